@@ -1,0 +1,28 @@
+# gpuemu_module(NAME DEPS ...): a static library gpuemu_NAME from every .cpp in the calling
+# folder, with src/ as include root. gpuemu_unit_tests(NAME DEPS ...) does the same for tests.
+function(gpuemu_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*/*.cpp)
+  if(sources)
+    add_library(gpuemu_${name} STATIC ${sources})
+    target_include_directories(gpuemu_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(gpuemu_${name} PUBLIC gpuemu_settings ${ARG_DEPS} PRIVATE gpuemu_warnings)
+  else()
+    add_library(gpuemu_${name} INTERFACE)
+    target_include_directories(gpuemu_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(gpuemu_${name} INTERFACE gpuemu_settings ${ARG_DEPS})
+  endif()
+endfunction()
+
+function(gpuemu_unit_tests name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*_test.cpp)
+  if(NOT sources)
+    return()
+  endif()
+  add_executable(unit_${name} ${sources})
+  target_link_libraries(unit_${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main gpuemu_warnings)
+  target_compile_definitions(unit_${name} PRIVATE
+    GPUEMU_SOURCE_DIR="${PROJECT_SOURCE_DIR}" GPUEMU_BINARY="$<TARGET_FILE:gpuemu>")
+  add_test(NAME unit_${name} COMMAND unit_${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endfunction()

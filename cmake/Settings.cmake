@@ -1,0 +1,12 @@
+# Build hygiene as targets: gpuemu_settings (language level, sanitizers) and gpuemu_warnings.
+# Every gpuemu target links both; nothing is set through global flags.
+add_library(gpuemu_settings INTERFACE)
+target_compile_features(gpuemu_settings INTERFACE cxx_std_23)
+set(CMAKE_CXX_EXTENSIONS OFF)
+if(GPUEMU_SANITIZE)
+  target_compile_options(gpuemu_settings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(gpuemu_settings INTERFACE -fsanitize=address,undefined)
+endif()
+
+add_library(gpuemu_warnings INTERFACE)
+target_compile_options(gpuemu_warnings INTERFACE -Wall -Wextra -Werror -Wno-missing-field-initializers)

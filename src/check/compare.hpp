@@ -1,0 +1,45 @@
+// Compares an op's outputs with the reference's: the pass rule, non-finite rules, statistics
+// and invariants of DESIGN section 4, all in double after exact decoding of each dtype.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "check/tolerance.hpp"
+#include "check/verdict.hpp"
+#include "tensor/tensor.hpp"
+
+namespace gpuemu::check {
+
+enum class Invariant : int {
+  shape_preserved = 0,
+  non_negative = 1,
+  finite = 2,
+  symmetric = 3,
+  normalized = 4,
+};
+std::string_view invariant_name(Invariant invariant);
+std::optional<Invariant> parse_invariant(std::string_view name);
+const std::vector<std::string_view>& all_invariant_names();
+
+struct CompareOptions {
+  ToleranceSpec tolerance;
+  bool check_nan = true;
+  bool check_inf = true;
+  // When set, an output of another dtype is a dtype_mismatch (the op must answer in the case dtype).
+  std::optional<tensor::DType> expected_dtype;
+  std::vector<Invariant> invariants;
+  // Shapes of the inputs, for shape_preserved ("output has the shape of the first input").
+  std::vector<tensor::Shape> input_shapes;
+};
+
+using Outputs = tensor::NamedTensors;
+
+// The verdict for one case. Every output of the reference must appear in `actual` under the
+// same name; extra outputs of the op are ignored. The worst failing kind wins, in this order:
+// missing_output, shape_mismatch, dtype_mismatch, nonfinite_mismatch, unexpected_nonfinite,
+// mismatch, invariant_violation.
+Verdict compare_outputs(const Outputs& actual, const Outputs& reference, const CompareOptions& options);
+
+}  // namespace gpuemu::check

@@ -1,0 +1,161 @@
+// The gpuemu.toml model after merging the three files (project, user, daemon) and resolving
+// paths against the file that named them. Parsing and diagnostics live in config/loader.hpp.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "check/compare.hpp"
+#include "check/tolerance.hpp"
+#include "rng/values.hpp"
+#include "tensor/dtype.hpp"
+#include "tensor/tensor.hpp"
+
+namespace gpuemu::config {
+
+namespace fs = std::filesystem;
+
+// Numbers are persisted: never renumber.
+enum class ExecutionMode : int { script_based = 0, client_side = 1, daemon_orchestrated = 2 };
+std::string_view execution_mode_name(ExecutionMode mode);
+
+// Where a piece of config came from, for diagnostics later than load time.
+struct SourceLocation {
+  fs::path file;
+  int line = 0;
+  int column = 0;
+};
+
+// How an op or reference is run: a script path (cold subprocess per case, or warm when
+// persistent) or a "module:function" callable (always warm).
+struct Runnable {
+  enum class Kind : int { none = 0, script = 1, callable = 2 };
+  Kind kind = Kind::none;
+  fs::path script;          // absolute, for Kind::script
+  std::string module;       // for Kind::callable
+  std::string function;     // for Kind::callable
+  bool persistent = false;  // scripts only: opt in to warm mode
+  std::string spelling;     // as written in the file, for messages and replay commands
+  bool empty() const { return kind == Kind::none; }
+};
+
+// A dimension in a schema: a [min, max] range or a list of candidates.
+struct DimSpec {
+  std::string name;
+  std::int64_t min = 1;
+  std::int64_t max = 1;
+  std::vector<std::int64_t> candidates;  // non-empty means candidates, not a range
+};
+
+// A dimension reference in an input's shape: a schema dim name or a literal size.
+using DimRef = std::variant<std::string, std::int64_t>;
+
+struct OpSchema {
+  std::vector<DimSpec> dims;                                      // in file order
+  std::vector<std::pair<std::string, std::vector<DimRef>>> inputs;  // in file order
+  std::vector<DimRef> output;                                     // optional declared output shape
+};
+
+struct InputSpec {
+  std::string name;
+  rng::Domain domain;                    // default [-1, 1]
+  std::optional<tensor::DType> dtype;    // fixed dtype, e.g. int64 indices
+  std::vector<DimRef> shape;             // for ops without a schema; empty = default shape
+};
+
+struct OpConfig {
+  std::string name;
+  std::string module;                    // informational dotted module path (seed docs)
+  Runnable reference;
+  Runnable op_script;                    // the kernel under test
+  std::vector<std::string> input_names;  // order of inputs; derived from schema when absent
+  ExecutionMode execution_mode = ExecutionMode::script_based;
+  std::vector<tensor::DType> dtypes;     // defaults to [validation].dtypes
+  std::map<tensor::DType, check::ToleranceSpec> tolerances;  // overrides only
+  std::vector<check::Invariant> invariants;
+  std::optional<OpSchema> schema;
+  std::map<std::string, InputSpec> inputs;
+  std::vector<tensor::Layout> layouts = {tensor::Layout::contiguous};
+  nlohmann::json kwargs = nlohmann::json::object();  // [ops.kwargs], passed to both scripts
+  std::optional<double> timeout_secs;    // per-case; defaults to [validation].timeout
+  std::string source;                    // "kernels/softmax.cu:42" or a path, for reports
+  SourceLocation location;               // of the [[ops]] table
+};
+
+struct ArtifactChecks {
+  std::int64_t max_registers = 128;
+  std::int64_t max_spills = 0;
+  std::int64_t max_local_memory_bytes = 0;
+  std::vector<std::string> forbidden_instructions;
+  std::vector<std::string> required_instructions;
+};
+
+struct KernelConfig {
+  std::string name;
+  fs::path source;  // absolute
+  std::string reference;
+  std::string arch = "sm_80";
+  ArtifactChecks artifact_checks;
+  SourceLocation location;
+};
+
+struct ProjectConfig {
+  std::string name;
+  std::string version = "0.0.0";
+  std::string framework = "pytorch";
+};
+
+struct ValidationConfig {
+  std::vector<tensor::DType> dtypes = {tensor::DType::float32};
+  bool check_nan = true;
+  bool check_inf = true;
+  std::uint64_t seed = 0;  // 0 = a random master seed per run (printed so it can be replayed)
+  std::map<tensor::DType, check::ToleranceSpec> tolerances;  // overrides of the built-in defaults
+  double timeout = 60.0;           // seconds per script invocation
+  std::string python = "python3";  // interpreter for scripts and workers; GPUEMU_PYTHON overrides
+  std::vector<fs::path> python_path;  // extra sys.path entries for module:function callables
+  int test_cases = 4;              // cases per (op, dtype) for `gpuemu test`
+  int fuzz_iterations = 100;       // default --iterations for `gpuemu fuzz`
+  int worker_max_cases = 1000;     // warm workers are recycled after this many cases
+};
+
+struct PolicyConfig {
+  bool fail_on_regression = true;
+  double warn_threshold = 0.8;
+  double max_error_growth = 2.0;  // a passing (op, dtype) whose max_abs grew by more than this factor regresses
+  std::map<std::string, double> artifact_thresholds;  // metric -> allowed growth (lint issue)
+};
+
+struct CiConfig {
+  std::vector<tensor::DType> quick_dtypes = {tensor::DType::float32};
+  int thorough_timeout = 300;
+  int parallel_jobs = 1;
+  int quick_iterations = 20;
+  int fuzz_iterations = 100;
+};
+
+struct Config {
+  ProjectConfig project;
+  ValidationConfig validation;
+  std::vector<OpConfig> ops;
+  std::vector<KernelConfig> kernels;
+  PolicyConfig policies;
+  CiConfig ci;
+
+  fs::path project_file;  // absolute path of the gpuemu.toml that was loaded
+  fs::path root;          // its directory: the project root for relative paths in reports
+  std::string digest;     // hex SHA-256 of the merged, normalised config (replay checks it)
+
+  const OpConfig* find_op(std::string_view name) const;
+  // Tolerance for an op at a dtype: op override, else [validation.tolerances], else the default.
+  check::ToleranceSpec tolerance_for(const OpConfig& op, tensor::DType dtype) const;
+};
+
+}  // namespace gpuemu::config

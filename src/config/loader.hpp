@@ -1,0 +1,31 @@
+// Reads gpuemu.toml (plus ~/.config/gpuemu/config.toml and $GPUEMU_HOME/daemon.toml) into a
+// Config, with diagnostics of the form "path:line:col: message" plus the line, a caret and a hint.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+
+#include "config/config.hpp"
+#include "util/error.hpp"
+
+namespace gpuemu::config {
+
+struct ConfigSources {
+  fs::path project_file;                 // required
+  std::optional<fs::path> user_file;     // used when it exists
+  std::optional<fs::path> daemon_file;   // used when it exists
+};
+
+// The default sources: ~/.config/gpuemu/config.toml and $GPUEMU_HOME/daemon.toml.
+ConfigSources default_sources(const fs::path& project_file);
+
+// The nearest gpuemu.toml from `start` upward, or a usage error naming where it looked.
+Expected<fs::path> find_project_file(const fs::path& start);
+
+// Parse, merge, validate. Errors are ErrorKind::config with the full diagnostic as message.
+Expected<Config> load_config(const ConfigSources& sources);
+
+// Parse a single TOML text as a project file (tests, and the daemon's inline configs).
+Expected<Config> load_config_text(std::string_view text, const fs::path& pretend_path);
+
+}  // namespace gpuemu::config

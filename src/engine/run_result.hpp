@@ -1,0 +1,81 @@
+// The outcome of a test or fuzz run, as the engine produces it and every consumer reads it:
+// the CLI's text and JSON output, the store, and the CI reports (docs/result-json.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "check/tolerance.hpp"
+#include "check/verdict.hpp"
+#include "fuzz/case.hpp"
+#include "tensor/tensor.hpp"
+
+namespace gpuemu::engine {
+
+// One case that did not pass, with everything needed to show, store and replay it.
+struct CaseRecord {
+  std::string op;
+  std::uint64_t seed = 0;
+  fuzz::CaseParams params;
+  std::map<std::string, std::int64_t> dims;
+  std::map<std::string, tensor::Shape> shapes;
+  check::ToleranceSpec tolerance;
+  check::Verdict verdict;
+  std::string stderr_tail;  // of the script that failed, for op_error / reference_error
+  // The case's inputs (as the op received them) for the store's snapshot; may be null.
+  std::shared_ptr<const tensor::NamedTensors> inputs;
+};
+
+// Totals and worst errors of one (op, dtype).
+struct DtypeSummary {
+  tensor::DType dtype = tensor::DType::float32;
+  int total = 0;
+  int passed = 0;
+  int failed = 0;  // numerical / invariant / shape failures
+  int errors = 0;  // op_error / reference_error
+  double max_abs = 0;
+  double max_rel = 0;
+  double max_ulp = 0;
+  double tolerance_used = 0;  // worst fraction of the tolerance used by a passing case
+  check::ToleranceSpec tolerance;
+};
+
+struct OpResult {
+  std::string op;
+  std::string source;  // [[ops]] source, for reports ("path:line" or path)
+  int total = 0;
+  int passed = 0;
+  int failed = 0;
+  int errors = 0;
+  std::vector<DtypeSummary> dtypes;
+  std::vector<CaseRecord> failures;  // in case order
+};
+
+struct RunResult {
+  std::string command;  // "test", "fuzz", "reproduce", "ci"
+  std::uint64_t master_seed = 0;
+  std::string config_digest;
+  std::string project;
+  bool partial = false;  // stopped by a time budget or --fail-fast before all cases ran
+  double duration_secs = 0;
+  std::vector<OpResult> ops;
+
+  bool passed() const;
+};
+
+// The JSON document of `--format json` (docs/result-json.md). Seeds are decimal strings;
+// non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity".
+nlohmann::json to_json(const RunResult& result);
+nlohmann::json case_to_json(const CaseRecord& record);
+nlohmann::json json_number(double value);
+
+// The one-line command that replays a case.
+std::string replay_command(const CaseRecord& record);
+
+}  // namespace gpuemu::engine

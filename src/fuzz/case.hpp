@@ -1,0 +1,56 @@
+// Generates one test case of an op from its case seed alone: dtype, layout, value distribution,
+// dims (boundary-aware from the schema) and input values. (op config, case seed) replays exactly.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "config/config.hpp"
+#include "rng/values.hpp"
+#include "rng/seeded_rng.hpp"
+#include "tensor/tensor.hpp"
+#include "util/error.hpp"
+
+namespace gpuemu::fuzz {
+
+// The choices a case seed makes before any tensor is generated (cheap to compute).
+struct CaseParams {
+  tensor::DType dtype = tensor::DType::float32;
+  tensor::Layout layout = tensor::Layout::contiguous;
+  rng::ValueDistribution distribution = rng::ValueDistribution::regular;
+};
+
+// What a run may force; unset fields are free. Seeds are drawn until the params match.
+struct CaseFilter {
+  std::optional<tensor::DType> dtype;
+  std::optional<tensor::Layout> layout;
+  std::optional<rng::ValueDistribution> distribution;
+};
+
+struct Case {
+  std::string op;
+  std::uint64_t seed = 0;
+  CaseParams params;
+  std::map<std::string, std::int64_t> dims;  // resolved schema dims
+  tensor::NamedTensors inputs;               // in the case's memory layout (what the op gets)
+  std::vector<std::string> input_order;
+  std::map<std::string, tensor::Shape> shapes() const;
+};
+
+CaseParams case_params(const config::OpConfig& op, std::uint64_t case_seed);
+
+// The index-th case seed of a stream ("test" or "fuzz") under a master seed that satisfies
+// the filter. Deterministic: same arguments, same seed.
+std::uint64_t case_seed(const config::OpConfig& op, std::uint64_t master_seed, std::string_view stream,
+                        std::uint64_t index, const CaseFilter& filter);
+
+// Errors (ErrorKind::config) only for ops whose declared shapes cannot be resolved.
+Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t case_seed);
+
+// Boundary-aware size choice from [lo, hi]: 1, the ends, powers of two and their neighbours,
+// primes, and uniform draws. Exposed for tests.
+std::int64_t choose_dim(rng::SeededRng& rng, std::int64_t lo, std::int64_t hi);
+
+}  // namespace gpuemu::fuzz

@@ -1,0 +1,56 @@
+// One interface for running an op or a reference on a case's inputs, whatever runs it: a cold
+// script per case (ColdScriptRunner) or a warm worker (WarmWorkerRunner, run/warm_worker.hpp).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "config/config.hpp"
+#include "run/script_protocol.hpp"
+
+namespace gpuemu::run {
+
+// How an invocation failed. Numbers are persisted: never renumber.
+enum class RunFailure : int {
+  none = 0,
+  crashed = 1,     // non-zero exit or killed by a signal
+  timed_out = 2,
+  bad_output = 3,  // unparsable stdout, invalid tensor, too large
+  start_failed = 4,  // interpreter missing etc.
+};
+
+struct RunOutcome {
+  RunFailure failure = RunFailure::none;
+  Tensors outputs;
+  std::string message;      // one line: what happened
+  std::string stderr_tail;  // the script's stderr (bounded)
+  std::chrono::milliseconds elapsed{0};
+  bool ok() const { return failure == RunFailure::none; }
+};
+
+struct RunRequest {
+  const Tensors* inputs = nullptr;
+  const std::vector<std::string>* input_order = nullptr;
+  const nlohmann::json* kwargs = nullptr;
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual RunOutcome run(const RunRequest& request) = 0;
+};
+
+struct RunnerSettings {
+  std::string python = "python3";           // interpreter; GPUEMU_PYTHON overrides config
+  std::filesystem::path cwd;                // the project root
+  std::vector<std::filesystem::path> python_path;
+  std::chrono::milliseconds timeout{60000};
+  int worker_max_cases = 1000;
+  std::string role;                         // "op" or "reference", for messages
+};
+
+// Makes the runner for a Runnable: a script runs cold unless persistent; callables run warm.
+std::unique_ptr<Runner> make_runner(const config::Runnable& runnable, const RunnerSettings& settings);
+
+}  // namespace gpuemu::run
