@@ -30,6 +30,8 @@ struct RunOutcome {
 };
 
 struct RunRequest {
+  std::string op;                                   // op name, for messages
+  tensor::DType case_dtype = tensor::DType::float32;  // sent as "dtype" so helpers encode outputs
   const Tensors* inputs = nullptr;
   const std::vector<std::string>* input_order = nullptr;
   const nlohmann::json* kwargs = nullptr;

@@ -15,10 +15,11 @@ namespace gpuemu::run {
 
 using Tensors = tensor::NamedTensors;
 
-// {"inputs": {name: {"shape", "strides", "dtype", "data"}}, "kwargs": {...}} as one line + '\n'.
-// Input order follows `order` (names not in `order` come after, sorted).
+// {"inputs": {name: {"shape", "strides", "dtype", "data"}}, "kwargs": {...}, "dtype": "float16"}
+// as one line + '\n'; "dtype" is the case dtype (scripts may ignore it). Input order follows
+// `order` (names not in `order` come after, sorted).
 std::string encode_request(const Tensors& inputs, const std::vector<std::string>& order,
-                           const nlohmann::json& kwargs);
+                           const nlohmann::json& kwargs, tensor::DType case_dtype);
 
 // Parses a script's stdout. A single tensor is named "out". `what` names the script in errors
 // (ErrorKind::parse), e.g. "reference examples/refs/softmax_ref.py".
