@@ -1,0 +1,148 @@
+// The CLI entry point (see cli.hpp): builds the CLI11 app from the command table, suggests
+// near names for unknown commands and flags, and turns every failure into a message and exit code.
+#include "cli/cli.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "cli/command.hpp"
+#include "util/suggest.hpp"
+
+namespace gpuemu::cli {
+namespace {
+
+constexpr int kUsage = static_cast<int>(ExitCode::usage_or_config);
+
+void add_global_options(CLI::App& app, GlobalOptions& globals) {
+  app.add_option("--config", globals.config_path, "gpuemu.toml to use (default: the nearest one upward)");
+  app.add_option("--format", globals.format, "Output format on stdout: text or json (and more per command)");
+  app.add_flag("-v,--verbose", globals.verbose, "More detail on stderr");
+  app.add_flag("-q,--quiet", globals.quiet, "No progress on stderr");
+}
+
+std::vector<std::string> top_level_names() {
+  std::vector<std::string> names;
+  for (const auto& row : command_table()) {
+    std::string first(row.path.substr(0, row.path.find(' ')));
+    if (std::find(names.begin(), names.end(), first) == names.end()) names.push_back(first);
+  }
+  return names;
+}
+
+// The first word that is not an option or an option's value, if it is not a known command.
+std::optional<std::string> unknown_command(int argc, char** argv) {
+  const auto names = top_level_names();
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--config" || arg == "--format") {
+      ++i;
+      continue;
+    }
+    if (arg.starts_with("-")) continue;
+    if (std::find(names.begin(), names.end(), arg) == names.end()) return std::string(arg);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string unexpected_flag_hint(const CLI::App* app, const std::string& message) {
+  // CLI11 says "The following arguments were not expected: --iteration"; suggest the near flag.
+  const auto pos = message.find(": ");
+  if (pos == std::string::npos || !app) return "";
+  std::string word = message.substr(pos + 2);
+  word = word.substr(0, word.find(' '));
+  std::vector<std::string> flags;
+  for (const auto* opt : app->get_options()) {
+    for (const auto& name : opt->get_lnames()) flags.push_back("--" + name);
+  }
+  return util::did_you_mean(word, flags);
+}
+
+int run_parsed(int argc, char** argv) {
+  GlobalOptions globals;
+  CLI::App app{"gpuemu: a GPU-less correctness gate for deep-learning kernels", "gpuemu"};
+  app.require_subcommand(1);
+  add_global_options(app, globals);
+
+  std::map<std::string, CLI::App*> groups;
+  std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands;
+  for (const auto& row : command_table()) {
+    CLI::App* parent = &app;
+    std::string_view path = row.path;
+    if (auto space = path.find(' '); space != std::string_view::npos) {
+      std::string group(path.substr(0, space));
+      auto& g = groups[group];
+      if (!g) {
+        g = app.add_subcommand(group, "Commands of '" + group + "' (see gpuemu " + group + " --help)");
+        g->require_subcommand(1);
+        g->fallthrough();
+      }
+      parent = g;
+      path = path.substr(space + 1);
+    }
+    CLI::App* sub = parent->add_subcommand(std::string(path), std::string(row.help));
+    sub->fallthrough();
+    auto command = row.make();
+    command->add_options(*sub);
+    commands.emplace_back(sub, std::move(command));
+  }
+
+  if (auto unknown = unknown_command(argc, argv)) {
+    std::cerr << "gpuemu: unknown command '" << *unknown << "'" << util::did_you_mean(*unknown, top_level_names())
+              << "; run 'gpuemu --help' for the list\n";
+    return kUsage;
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    const CLI::App* target = &app;
+    for (auto* s = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front(); s;
+         s = s->get_subcommands().empty() ? nullptr : s->get_subcommands().front()) {
+      target = s;
+    }
+    std::cout << target->help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    const CLI::App* deepest = nullptr;
+    for (const auto& [sub, command] : commands) {
+      if (sub->parsed()) deepest = sub;
+    }
+    std::cerr << "gpuemu: " << e.what() << unexpected_flag_hint(deepest ? deepest : &app, e.what())
+              << "\nRun 'gpuemu " << (deepest ? deepest->get_name() + " " : std::string()) << "--help' for usage.\n";
+    return kUsage;
+  }
+
+  Context context(globals);
+  for (auto& [sub, command] : commands) {
+    if (!sub->parsed()) continue;
+    auto code = command->run(context);
+    if (!code) {
+      std::cerr << "gpuemu: error: " << code.error().message << "\n";
+      return static_cast<int>(exit_code(code.error().kind));
+    }
+    return static_cast<int>(*code);
+  }
+  std::cerr << "gpuemu: no command given; run 'gpuemu --help'\n";
+  return kUsage;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  // Children that exit early close their pipes; a write must then fail with EPIPE, not kill us.
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    return run_parsed(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "gpuemu: internal error: " << e.what()
+              << "\nThis is a bug in gpuemu; please report it with the command line above.\n";
+  } catch (...) {
+    std::cerr << "gpuemu: internal error (unknown exception); please report it with the command line above.\n";
+  }
+  return static_cast<int>(ExitCode::environment);
+}
+
+}  // namespace gpuemu::cli

@@ -1,0 +1,45 @@
+// Context for commands (see command.hpp): lazy config loading, stderr logging, seed parsing.
+// The config is loaded at most once per process so every command sees the same digest.
+#include <unistd.h>
+
+#include <charconv>
+#include <filesystem>
+#include <format>
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "config/loader.hpp"
+
+namespace gpuemu::cli {
+
+Expected<const config::Config*> Context::config() {
+  if (!config_) {
+    std::filesystem::path file = globals.config_path;
+    if (file.empty()) {
+      file = TRY(config::find_project_file(std::filesystem::current_path()));
+    } else if (!std::filesystem::exists(file)) {
+      return fail(ErrorKind::usage, std::format("config file '{}' does not exist; pass the path of a gpuemu.toml "
+                                                "to --config",
+                                                file.string()));
+    }
+    config_ = TRY(config::load_config(config::default_sources(std::filesystem::absolute(file))));
+  }
+  return &*config_;
+}
+
+void Context::log(std::string_view line) const { std::cerr << line << '\n'; }
+
+bool Context::show_progress() const { return !globals.quiet; }
+
+Expected<std::uint64_t> parse_seed(std::string_view text, std::string_view what) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return fail(ErrorKind::usage, std::format("{} '{}' is not a seed: give an unsigned 64-bit decimal number "
+                                              "(0 to 18446744073709551615)",
+                                              what, text));
+  }
+  return value;
+}
+
+}  // namespace gpuemu::cli

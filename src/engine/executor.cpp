@@ -1,0 +1,164 @@
+// The job-thread executor (see executor.hpp). Work items are taken in plan order from an
+// atomic counter; each thread keeps its own OpSession per op, so warm workers stay per thread.
+#include "engine/executor.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "engine/op_session.hpp"
+
+namespace gpuemu::engine {
+namespace {
+
+struct Item {
+  std::size_t op_index;
+  std::uint64_t seed;
+};
+
+bool is_error(check::FailureKind kind) {
+  return kind == check::FailureKind::op_error || kind == check::FailureKind::reference_error;
+}
+
+}  // namespace
+
+OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
+                      const std::vector<CaseRecord>& records) {
+  OpResult result;
+  result.op = op.name;
+  result.source = op.source;
+  std::map<tensor::DType, DtypeSummary> by_dtype;
+  for (auto dtype : op.dtypes) {
+    by_dtype[dtype].dtype = dtype;
+    by_dtype[dtype].tolerance = config.tolerance_for(op, dtype);
+  }
+  for (const auto& r : records) {
+    auto& d = by_dtype[r.params.dtype];
+    d.dtype = r.params.dtype;
+    d.tolerance = r.tolerance;
+    ++d.total;
+    ++result.total;
+    const auto& s = r.verdict.stats;
+    if (!is_error(r.verdict.kind)) {
+      d.max_abs = std::max(d.max_abs, s.max_abs);
+      d.max_rel = std::max(d.max_rel, s.max_rel);
+      d.max_ulp = std::max(d.max_ulp, s.max_ulp);
+    }
+    if (r.verdict.passed()) {
+      ++d.passed;
+      ++result.passed;
+      d.tolerance_used = std::max(d.tolerance_used, s.tolerance_used);
+    } else if (is_error(r.verdict.kind)) {
+      ++d.errors;
+      ++result.errors;
+      result.failures.push_back(r);
+    } else {
+      ++d.failed;
+      ++result.failed;
+      result.failures.push_back(r);
+    }
+  }
+  for (auto dtype : op.dtypes) result.dtypes.push_back(by_dtype[dtype]);
+  for (const auto& [dtype, d] : by_dtype) {
+    if (std::find(op.dtypes.begin(), op.dtypes.end(), dtype) == op.dtypes.end()) result.dtypes.push_back(d);
+  }
+  return result;
+}
+
+Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, ResultSink* sink,
+                            const ProgressFn& progress) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<Item> items;
+  std::vector<std::size_t> op_totals(plan.ops.size(), 0);
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    for (auto seed : plan.ops[i].seeds) items.push_back({i, seed});
+    op_totals[i] = plan.ops[i].seeds.size();
+  }
+
+  std::vector<std::optional<CaseRecord>> records(items.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> first_failure{items.size()};
+  std::atomic<bool> stop{false};
+  std::atomic<bool> out_of_time{false};
+  std::mutex mutex;  // guards fatal, sink, progress and the counters below
+  std::optional<Error> fatal;
+  std::vector<std::size_t> done(plan.ops.size(), 0);
+  std::vector<std::size_t> not_passed(plan.ops.size(), 0);
+
+  auto worker = [&] {
+    std::map<std::size_t, std::unique_ptr<OpSession>> sessions;
+    while (!stop) {
+      const std::size_t index = next.fetch_add(1);
+      if (index >= items.size()) return;
+      if (plan.fail_fast && index > first_failure.load()) return;
+      if (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline) {
+        out_of_time = true;
+        return;
+      }
+      const Item& item = items[index];
+      auto& session = sessions[item.op_index];
+      if (!session) session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op);
+      auto record = session->run_seed(item.seed);
+      std::lock_guard lock(mutex);
+      if (!record) {
+        if (!fatal) fatal = record.error();
+        stop = true;
+        return;
+      }
+      if (sink) {
+        if (auto stored = sink->on_case(*record); !stored) {
+          if (!fatal) fatal = stored.error();
+          stop = true;
+          return;
+        }
+      }
+      ++done[item.op_index];
+      if (!record->verdict.passed()) {
+        ++not_passed[item.op_index];
+        if (plan.fail_fast) {
+          std::size_t current = first_failure.load();
+          while (index < current && !first_failure.compare_exchange_weak(current, index)) {
+          }
+        }
+      }
+      if (progress) progress(plan.ops[item.op_index].op->name, done[item.op_index], op_totals[item.op_index],
+                             not_passed[item.op_index]);
+      records[index] = std::move(*record);
+    }
+  };
+
+  const std::size_t threads = std::clamp<std::size_t>(plan.jobs < 1 ? 1 : plan.jobs, 1, std::max<std::size_t>(1, items.size()));
+  if (threads == 1) {
+    worker();
+  } else {
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+  }
+  if (fatal) return std::unexpected(*fatal);
+
+  RunResult result;
+  result.command = plan.command;
+  result.master_seed = plan.master_seed;
+  result.config_digest = config.digest;
+  result.project = config.project.name;
+  const std::size_t cutoff = plan.fail_fast ? std::min(first_failure.load() + 1, items.size()) : items.size();
+  result.partial = out_of_time || cutoff < items.size();
+  std::vector<std::vector<CaseRecord>> per_op(plan.ops.size());
+  for (std::size_t i = 0; i < cutoff; ++i) {
+    if (records[i]) {
+      per_op[items[i].op_index].push_back(std::move(*records[i]));
+    } else {
+      result.partial = true;
+    }
+  }
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    result.ops.push_back(summarize_op(config, *plan.ops[i].op, per_op[i]));
+  }
+  result.duration_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace gpuemu::engine

@@ -1,0 +1,109 @@
+// Case execution for one op (see op_session.hpp): the op sees the case's real memory layout,
+// the reference always gets contiguous row-major copies, and comparison happens in double.
+#include "engine/op_session.hpp"
+
+#include <cstdlib>
+#include <format>
+
+#include "check/compare.hpp"
+
+namespace gpuemu::engine {
+namespace {
+
+check::FailureKind error_kind(const std::string& role) {
+  return role == "reference" ? check::FailureKind::reference_error : check::FailureKind::op_error;
+}
+
+// Fatal when a script could not even start: every case would fail the same way.
+Expected<void> fatal_if_unstartable(const run::RunOutcome& outcome) {
+  if (outcome.failure == run::RunFailure::start_failed) {
+    return fail(ErrorKind::environment, outcome.message);
+  }
+  return {};
+}
+
+bool all_floating(const tensor::NamedTensors& outputs) {
+  for (const auto& [name, t] : outputs) {
+    if (!tensor::is_floating(t.dtype)) return false;
+  }
+  return !outputs.empty();
+}
+
+}  // namespace
+
+run::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op, std::string role) {
+  run::RunnerSettings s;
+  const char* env_python = std::getenv("GPUEMU_PYTHON");
+  s.python = env_python && *env_python ? env_python : config.validation.python;
+  s.cwd = config.root;
+  s.python_path = config.validation.python_path;
+  const double secs = op.timeout_secs.value_or(config.validation.timeout);
+  s.timeout = std::chrono::milliseconds(static_cast<long long>(secs * 1000));
+  s.worker_max_cases = config.validation.worker_max_cases;
+  s.role = std::move(role);
+  return s;
+}
+
+OpSession::OpSession(const config::Config& config, const config::OpConfig& op) : config_(config), op_(op) {
+  if (!op.op_script.empty()) op_runner_ = run::make_runner(op.op_script, runner_settings(config, op, "op"));
+  reference_runner_ = run::make_runner(op.reference, runner_settings(config, op, "reference"));
+}
+
+Expected<CaseRecord> OpSession::run_seed(std::uint64_t seed) {
+  auto c = TRY(fuzz::generate_case(op_, seed));
+  return run_case(c);
+}
+
+Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
+  CaseRecord record;
+  record.op = op_.name;
+  record.seed = c.seed;
+  record.params = c.params;
+  record.dims = c.dims;
+  record.shapes = c.shapes();
+  record.tolerance = config_.tolerance_for(op_, c.params.dtype);
+  record.inputs = std::make_shared<const tensor::NamedTensors>(c.inputs);
+
+  if (!op_runner_) {
+    return fail(ErrorKind::config, std::format("op '{}' has no op under test to run here (execution_mode {}): "
+                                               "set op_script, or drive it from the Python client",
+                                               op_.name, config::execution_mode_name(op_.execution_mode)));
+  }
+
+  tensor::NamedTensors reference_inputs;
+  for (const auto& [name, t] : c.inputs) reference_inputs[name] = t.contiguous();
+
+  run::RunRequest op_request{op_.name, c.params.dtype, &c.inputs, &c.input_order, &op_.kwargs};
+  run::RunRequest ref_request{op_.name, c.params.dtype, &reference_inputs, &c.input_order, &op_.kwargs};
+  run::RunOutcome ref = reference_runner_->run(ref_request);
+  TRY(fatal_if_unstartable(ref));
+  run::RunOutcome out = op_runner_->run(op_request);
+  TRY(fatal_if_unstartable(out));
+
+  // A broken reference cannot judge anything; it wins over a broken op.
+  for (const auto* failed : {&ref, &out}) {
+    if (!failed->ok()) {
+      const std::string role = failed == &ref ? "reference" : "op";
+      record.verdict.kind = error_kind(role);
+      record.verdict.message = failed->message;
+      record.stderr_tail = failed->stderr_tail;
+      return record;
+    }
+  }
+
+  check::CompareOptions options;
+  options.tolerance = record.tolerance;
+  options.check_nan = config_.validation.check_nan;
+  options.check_inf = config_.validation.check_inf;
+  options.invariants = op_.invariants;
+  if (tensor::is_floating(c.params.dtype) && all_floating(ref.outputs)) options.expected_dtype = c.params.dtype;
+  for (const auto& name : c.input_order) {
+    auto it = c.inputs.find(name);
+    if (it != c.inputs.end()) options.input_shapes.push_back(it->second.shape);
+  }
+  record.verdict = check::compare_outputs(out.outputs, ref.outputs, options);
+  if (!record.verdict.passed()) record.stderr_tail = out.stderr_tail;
+  return record;
+}
+
+}  // namespace gpuemu::engine

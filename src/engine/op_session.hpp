@@ -1,0 +1,39 @@
+// Runs single cases of one op: builds the case, runs the op under test and the reference
+// through their runners, and compares. One OpSession per (op, worker thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "config/config.hpp"
+#include "engine/run_result.hpp"
+#include "fuzz/case.hpp"
+#include "run/runner.hpp"
+#include "util/error.hpp"
+
+namespace gpuemu::engine {
+
+// Settings shared by every session of a run.
+run::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op, std::string role);
+
+class OpSession {
+ public:
+  OpSession(const config::Config& config, const config::OpConfig& op);
+
+  // Generates the case for `seed` and runs it. Errors only for fatal conditions (the
+  // interpreter cannot start, the schema cannot be resolved); script misbehaviour is a verdict.
+  Expected<CaseRecord> run_seed(std::uint64_t seed);
+
+  // Runs a case whose inputs are given (a stored snapshot, or a minimizer's candidate).
+  Expected<CaseRecord> run_case(const fuzz::Case& c);
+
+  const config::OpConfig& op() const { return op_; }
+
+ private:
+  const config::Config& config_;
+  const config::OpConfig& op_;
+  std::unique_ptr<run::Runner> op_runner_;
+  std::unique_ptr<run::Runner> reference_runner_;
+};
+
+}  // namespace gpuemu::engine

@@ -1,0 +1,136 @@
+// Plan builders for test and fuzz (see plans.hpp). Case seeds come from fuzz::case_seed, so a
+// plan is a pure function of (config, selection, master seed, count).
+#include "engine/plans.hpp"
+
+#include <algorithm>
+#include <format>
+#include <random>
+
+#include "util/suggest.hpp"
+
+namespace gpuemu::engine {
+namespace {
+
+bool runnable_here(const config::OpConfig& op) { return !op.op_script.empty() && !op.reference.empty(); }
+
+std::string dtype_list(const std::vector<tensor::DType>& dtypes) {
+  std::string out;
+  for (auto d : dtypes) out += (out.empty() ? "" : ", ") + std::string(tensor::dtype_name(d));
+  return out;
+}
+
+Expected<fuzz::CaseFilter> filter_for(const config::OpConfig& op, const Selection& s) {
+  fuzz::CaseFilter f;
+  if (s.dtype) {
+    if (std::find(op.dtypes.begin(), op.dtypes.end(), *s.dtype) == op.dtypes.end()) {
+      return fail(ErrorKind::usage, std::format("op '{}' is not tested in {} (its dtypes: {}); add it to the op's "
+                                                "dtypes in gpuemu.toml or pick one of those",
+                                                op.name, tensor::dtype_name(*s.dtype), dtype_list(op.dtypes)));
+    }
+    f.dtype = s.dtype;
+  }
+  if (s.layout) {
+    if (std::find(op.layouts.begin(), op.layouts.end(), *s.layout) == op.layouts.end()) {
+      return fail(ErrorKind::usage, std::format("op '{}' does not declare layout '{}'; add it to the op's layouts",
+                                                op.name, tensor::layout_name(*s.layout)));
+    }
+    f.layout = s.layout;
+  }
+  if (s.values && *s.values != rng::ValueDistribution::mixed) f.distribution = s.values;
+  return f;
+}
+
+}  // namespace
+
+Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& config,
+                                                          const std::vector<std::string>& names) {
+  std::vector<const config::OpConfig*> ops;
+  if (names.empty()) {
+    for (const auto& op : config.ops) {
+      if (runnable_here(op)) ops.push_back(&op);
+    }
+    if (ops.empty()) {
+      return fail(ErrorKind::config, std::format("{}: no [[ops]] with both a reference and an op_script to run; add "
+                                                 "one (see docs/configuration.md)",
+                                                 config.project_file.string()));
+    }
+    return ops;
+  }
+  std::vector<std::string> known;
+  for (const auto& op : config.ops) known.push_back(op.name);
+  for (const auto& name : names) {
+    const auto* op = config.find_op(name);
+    if (!op) {
+      return fail(ErrorKind::usage, std::format("unknown op '{}'{}; ops in {}: {}", name,
+                                                util::did_you_mean(name, known), config.project_file.string(),
+                                                [&] {
+                                                  std::string all;
+                                                  for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+                                                  return all;
+                                                }()));
+    }
+    if (!runnable_here(*op)) {
+      return fail(ErrorKind::usage, std::format("op '{}' has no op_script (execution_mode {}): the CLI cannot run "
+                                                "it; drive it from the Python client or add op_script",
+                                                name, config::execution_mode_name(op->execution_mode)));
+    }
+    if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+  }
+  return ops;
+}
+
+std::uint64_t resolve_master_seed(std::optional<std::uint64_t> cli_seed, const config::Config& config) {
+  if (cli_seed) return *cli_seed;
+  if (config.validation.seed != 0) return config.validation.seed;
+  std::random_device device;
+  std::uint64_t seed = 0;
+  while (seed == 0) seed = (std::uint64_t{device()} << 32) | device();
+  return seed;
+}
+
+Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
+                            int cases_per_dtype) {
+  RunPlan plan{.command = "test", .master_seed = master_seed};
+  for (const auto* op : TRY(select_ops(config, selection.ops))) {
+    OpPlan op_plan{op, {}};
+    for (auto dtype : op->dtypes) {
+      if (selection.dtype && dtype != *selection.dtype) continue;
+      Selection per_dtype = selection;
+      per_dtype.dtype = dtype;
+      auto filter = TRY(filter_for(*op, per_dtype));
+      for (int i = 0; i < cases_per_dtype; ++i) {
+        op_plan.seeds.push_back(fuzz::case_seed(*op, master_seed, "test/" + std::string(tensor::dtype_name(dtype)),
+                                                static_cast<std::uint64_t>(i), filter));
+      }
+    }
+    if (!op_plan.seeds.empty()) plan.ops.push_back(std::move(op_plan));
+  }
+  if (plan.ops.empty() && selection.dtype) {
+    return fail(ErrorKind::usage, std::format("no selected op is tested in {}", tensor::dtype_name(*selection.dtype)));
+  }
+  return plan;
+}
+
+Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
+                            int iterations) {
+  RunPlan plan{.command = "fuzz", .master_seed = master_seed};
+  for (const auto* op : TRY(select_ops(config, selection.ops))) {
+    auto filter = filter_for(*op, selection);
+    if (!filter) {
+      // With every op selected, ops lacking a forced dtype/layout are left out, not an error.
+      if (!selection.ops.empty()) return std::unexpected(filter.error());
+      continue;
+    }
+    OpPlan op_plan{op, {}};
+    for (int i = 0; i < iterations; ++i) {
+      op_plan.seeds.push_back(fuzz::case_seed(*op, master_seed, "fuzz", static_cast<std::uint64_t>(i), *filter));
+    }
+    plan.ops.push_back(std::move(op_plan));
+  }
+  if (plan.ops.empty()) {
+    return fail(ErrorKind::usage, "no op matches the requested --dtype/--layout; check the ops' dtypes and layouts");
+  }
+  return plan;
+}
+
+}  // namespace gpuemu::engine

@@ -1,0 +1,34 @@
+// Builds the case plans of `gpuemu test` (a small fixed set per op and dtype) and
+// `gpuemu fuzz` (N seeded cases per op, optionally forced to one dtype or distribution).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/executor.hpp"
+#include "fuzz/case.hpp"
+
+namespace gpuemu::engine {
+
+struct Selection {
+  std::vector<std::string> ops;  // empty = every op this run can execute
+  std::optional<tensor::DType> dtype;
+  std::optional<rng::ValueDistribution> values;  // nullopt or mixed = free
+  std::optional<tensor::Layout> layout;
+};
+
+// The ops a CLI run executes. Unknown names are usage errors with a suggestion; ops the CLI
+// cannot run (client_side without an op script) are skipped unless named, then an error.
+Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& config,
+                                                          const std::vector<std::string>& names);
+
+// --seed, else [validation] seed, else a fresh random seed (0 means random in the config).
+std::uint64_t resolve_master_seed(std::optional<std::uint64_t> cli_seed, const config::Config& config);
+
+Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
+                            int cases_per_dtype);
+Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
+                            int iterations);
+
+}  // namespace gpuemu::engine

@@ -1,0 +1,105 @@
+// JSON form of run results (docs/result-json.md) and the replay command line.
+// Seeds travel as decimal strings so JavaScript and other double-only readers keep them exact.
+#include "engine/run_result.hpp"
+
+#include <cmath>
+#include <format>
+
+#include "check/compare.hpp"
+#include "rng/values.hpp"
+
+namespace gpuemu::engine {
+
+bool RunResult::passed() const {
+  for (const auto& op : ops) {
+    if (op.failed > 0 || op.errors > 0) return false;
+  }
+  return true;
+}
+
+nlohmann::json json_number(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  return value;
+}
+
+std::string replay_command(const CaseRecord& record) {
+  return std::format("gpuemu reproduce {} --op {}", record.seed, record.op);
+}
+
+nlohmann::json case_to_json(const CaseRecord& r) {
+  nlohmann::json shapes = nlohmann::json::object();
+  for (const auto& [name, shape] : r.shapes) shapes[name] = shape;
+  nlohmann::json worst = nlohmann::json::array();
+  for (const auto& w : r.verdict.stats.worst) {
+    worst.push_back({{"output", w.output},
+                     {"index", w.index},
+                     {"actual", json_number(w.actual)},
+                     {"expected", json_number(w.expected)},
+                     {"abs_err", json_number(w.abs_err)},
+                     {"rel_err", json_number(w.rel_err)}});
+  }
+  const auto& s = r.verdict.stats;
+  return {{"seed", std::to_string(r.seed)},
+          {"op", r.op},
+          {"kind", check::failure_kind_name(r.verdict.kind)},
+          {"dtype", tensor::dtype_name(r.params.dtype)},
+          {"layout", tensor::layout_name(r.params.layout)},
+          {"distribution", rng::distribution_name(r.params.distribution)},
+          {"shapes", shapes},
+          {"dims", r.dims},
+          {"max_abs", json_number(s.max_abs)},
+          {"max_rel", json_number(s.max_rel)},
+          {"max_ulp", json_number(s.max_ulp)},
+          {"mismatches", s.mismatches},
+          {"elements", s.elements},
+          {"tolerance_used", json_number(s.tolerance_used)},
+          {"atol", r.tolerance.atol},
+          {"rtol", r.tolerance.rtol},
+          {"message", r.verdict.message},
+          {"worst", worst},
+          {"stderr", r.stderr_tail},
+          {"replay", replay_command(r)}};
+}
+
+nlohmann::json to_json(const RunResult& result) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& op : result.ops) {
+    nlohmann::json dtypes = nlohmann::json::array();
+    for (const auto& d : op.dtypes) {
+      dtypes.push_back({{"dtype", tensor::dtype_name(d.dtype)},
+                        {"total", d.total},
+                        {"passed", d.passed},
+                        {"failed", d.failed},
+                        {"errors", d.errors},
+                        {"max_abs", json_number(d.max_abs)},
+                        {"max_rel", json_number(d.max_rel)},
+                        {"max_ulp", json_number(d.max_ulp)},
+                        {"tolerance_used", json_number(d.tolerance_used)},
+                        {"atol", d.tolerance.atol},
+                        {"rtol", d.tolerance.rtol}});
+    }
+    nlohmann::json failures = nlohmann::json::array();
+    for (const auto& f : op.failures) failures.push_back(case_to_json(f));
+    ops.push_back({{"op", op.op},
+                   {"source", op.source},
+                   {"total", op.total},
+                   {"passed", op.passed},
+                   {"failed", op.failed},
+                   {"errors", op.errors},
+                   {"dtypes", dtypes},
+                   {"failures", failures}});
+  }
+  return {{"schema_version", 1},
+          {"tool", {{"name", "gpuemu"}, {"version", GPUEMU_VERSION}}},
+          {"command", result.command},
+          {"passed", result.passed()},
+          {"partial", result.partial},
+          {"seed", std::to_string(result.master_seed)},
+          {"config_digest", result.config_digest},
+          {"project", result.project},
+          {"duration_secs", result.duration_secs},
+          {"ops", ops}};
+}
+
+}  // namespace gpuemu::engine

@@ -1,0 +1,136 @@
+// Case generation from a case seed (see case.hpp). Every choice draws from its own derived
+// stream ("params", "dims", "input/NAME") so adding an input never shifts another's values.
+#include "fuzz/case.hpp"
+
+#include <algorithm>
+#include <array>
+#include <format>
+
+#include "rng/seeded_rng.hpp"
+
+namespace gpuemu::fuzz {
+namespace {
+
+using config::DimRef;
+
+constexpr std::array<rng::ValueDistribution, 3> kDistributions = {
+    rng::ValueDistribution::regular, rng::ValueDistribution::boundary, rng::ValueDistribution::adversarial};
+
+// Primes spread over the sizes kernels meet; tile bugs hide at sizes coprime with the block.
+constexpr std::array<std::int64_t, 16> kPrimes = {2, 3, 5, 7, 13, 17, 31, 61, 97, 127, 193, 251, 509, 1021, 2039, 4093};
+
+bool matches(const CaseParams& p, const CaseFilter& f) {
+  return (!f.dtype || *f.dtype == p.dtype) && (!f.layout || *f.layout == p.layout) &&
+         (!f.distribution || *f.distribution == p.distribution);
+}
+
+Expected<std::int64_t> resolve_dim(const DimRef& ref, const std::map<std::string, std::int64_t>& dims,
+                                   const config::OpConfig& op, const std::string& input) {
+  if (const auto* literal = std::get_if<std::int64_t>(&ref)) {
+    return *literal;
+  }
+  const auto& name = std::get<std::string>(ref);
+  auto it = dims.find(name);
+  if (it == dims.end()) {
+    return fail(ErrorKind::config, std::format("op '{}': input '{}' uses dim '{}', which [ops.schema] dims does "
+                                               "not declare; add it, e.g. {} = [1, 128]",
+                                               op.name, input, name, name));
+  }
+  return it->second;
+}
+
+// The shape used for an input that declares none (matches docs/configuration.md).
+const tensor::Shape kDefaultShape = {4, 64};
+
+}  // namespace
+
+std::map<std::string, tensor::Shape> Case::shapes() const {
+  std::map<std::string, tensor::Shape> out;
+  for (const auto& [name, t] : inputs) out[name] = t.shape;
+  return out;
+}
+
+CaseParams case_params(const config::OpConfig& op, std::uint64_t case_seed) {
+  rng::SeededRng r(rng::derive_seed(case_seed, "params"));
+  CaseParams p;
+  if (!op.dtypes.empty()) p.dtype = op.dtypes[r.gen_range(0, op.dtypes.size())];
+  if (!op.layouts.empty()) p.layout = op.layouts[r.gen_range(0, op.layouts.size())];
+  p.distribution = kDistributions[r.gen_range(0, kDistributions.size())];
+  return p;
+}
+
+std::uint64_t case_seed(const config::OpConfig& op, std::uint64_t master_seed, std::string_view stream,
+                        std::uint64_t index, const CaseFilter& filter) {
+  // Rejection keeps "the seed alone determines the case" while letting runs force a dtype,
+  // layout or distribution. Callers check the filter is satisfiable; the bound is a backstop.
+  std::uint64_t seed = 0;
+  for (std::uint64_t attempt = 0; attempt < 100000; ++attempt) {
+    seed = rng::derive_seed(master_seed, std::format("{}/{}/{}/{}", stream, op.name, index, attempt));
+    if (matches(case_params(op, seed), filter)) break;
+  }
+  return seed;
+}
+
+std::int64_t choose_dim(rng::SeededRng& r, std::int64_t lo, std::int64_t hi) {
+  if (hi <= lo) return lo;
+  // 60% of draws come from the boundary set, the rest uniformly from the range.
+  if (r.gen_range(0, 10) >= 6) {
+    return lo + static_cast<std::int64_t>(r.gen_range(0, static_cast<std::uint64_t>(hi - lo) + 1));
+  }
+  std::vector<std::int64_t> special = {lo, hi};
+  if (lo <= 1 && 1 <= hi) special.push_back(1);
+  for (std::int64_t p = 2; p <= hi && p > 0; p *= 2) {
+    for (std::int64_t v : {p - 1, p, p + 1}) {
+      if (v >= lo && v <= hi) special.push_back(v);
+    }
+  }
+  for (std::int64_t p : kPrimes) {
+    if (p >= lo && p <= hi) special.push_back(p);
+  }
+  std::sort(special.begin(), special.end());
+  special.erase(std::unique(special.begin(), special.end()), special.end());
+  return special[r.gen_range(0, special.size())];
+}
+
+Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t seed) {
+  Case c;
+  c.op = op.name;
+  c.seed = seed;
+  c.params = case_params(op, seed);
+
+  if (op.schema) {
+    rng::SeededRng dim_rng(rng::derive_seed(seed, "dims"));
+    for (const auto& dim : op.schema->dims) {
+      c.dims[dim.name] = dim.candidates.empty() ? choose_dim(dim_rng, dim.min, dim.max)
+                                                : dim.candidates[dim_rng.gen_range(0, dim.candidates.size())];
+    }
+  }
+
+  c.input_order = op.input_names;
+  for (const auto& name : op.input_names) {
+    tensor::Shape shape;
+    const std::vector<DimRef>* refs = nullptr;
+    if (op.schema) {
+      for (const auto& [input, dims] : op.schema->inputs) {
+        if (input == name) refs = &dims;
+      }
+    }
+    auto spec_it = op.inputs.find(name);
+    const config::InputSpec* spec = spec_it == op.inputs.end() ? nullptr : &spec_it->second;
+    if (!refs && spec && !spec->shape.empty()) refs = &spec->shape;
+    if (refs) {
+      for (const auto& ref : *refs) shape.push_back(TRY(resolve_dim(ref, c.dims, op, name)));
+    } else {
+      shape = kDefaultShape;
+    }
+    const tensor::DType dtype = spec && spec->dtype ? *spec->dtype : c.params.dtype;
+    const rng::Domain domain = spec ? spec->domain : rng::Domain{};
+    tensor::Tensor values =
+        rng::generate_tensor(rng::derive_seed(seed, "input/" + name), dtype, shape, domain, c.params.distribution);
+    c.inputs[name] = c.params.layout == tensor::Layout::contiguous ? std::move(values)
+                                                                    : tensor::with_layout(values, c.params.layout);
+  }
+  return c;
+}
+
+}  // namespace gpuemu::fuzz

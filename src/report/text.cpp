@@ -1,0 +1,73 @@
+// Plain-text renderer (see text.hpp). Reads only the result document, so `report render`
+// gives the same text offline as the live run printed.
+#include "report/text.hpp"
+
+#include <format>
+
+namespace gpuemu::report {
+namespace {
+
+std::string number(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return std::format("{:.4g}", v.get<double>());
+  return "-";
+}
+
+std::string shapes_text(const nlohmann::json& shapes) {
+  std::string out;
+  for (const auto& [name, shape] : shapes.items()) {
+    std::string dims;
+    for (const auto& d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d.get<long long>());
+    out += (out.empty() ? "" : " ") + name + "[" + dims + "]";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const nlohmann::json& result, const TextOptions& options) {
+  std::string out;
+  int failing_ops = 0;
+  const auto& ops = result.value("ops", nlohmann::json::array());
+  for (const auto& op : ops) {
+    const int failed = op.value("failed", 0);
+    const int errors = op.value("errors", 0);
+    const bool ok = failed == 0 && errors == 0;
+    failing_ops += ok ? 0 : 1;
+    out += std::format("{} {}: {} cases, {} passed, {} failed, {} errors\n", ok ? "PASS" : "FAIL",
+                       op.value("op", ""), op.value("total", 0), op.value("passed", 0), failed, errors);
+    for (const auto& d : op.value("dtypes", nlohmann::json::array())) {
+      if (d.value("total", 0) == 0) continue;
+      out += std::format("     {:<9} {:>4} cases  max_abs {}  max_rel {}  max_ulp {}  (atol {:g}, rtol {:g})\n",
+                         d.value("dtype", ""), d.value("total", 0), number(d["max_abs"]), number(d["max_rel"]),
+                         number(d["max_ulp"]), d.value("atol", 0.0), d.value("rtol", 0.0));
+    }
+    int shown = 0;
+    const auto& failures = op.value("failures", nlohmann::json::array());
+    for (const auto& f : failures) {
+      if (shown++ >= options.max_failures_per_op) break;
+      out += std::format("  - {} seed {} {} {} {} {}\n", f.value("kind", ""), f.value("seed", ""),
+                         f.value("dtype", ""), f.value("layout", ""), f.value("distribution", ""),
+                         shapes_text(f.value("shapes", nlohmann::json::object())));
+      out += "    " + f.value("message", "") + "\n";
+      const std::string stderr_text = f.value("stderr", "");
+      if (!stderr_text.empty()) {
+        const auto last_line_start = stderr_text.find_last_of('\n', stderr_text.size() >= 2 ? stderr_text.size() - 2 : 0);
+        out += "    stderr: " +
+               stderr_text.substr(last_line_start == std::string::npos ? 0 : last_line_start + 1) +
+               (stderr_text.ends_with('\n') ? "" : "\n");
+      }
+      out += "    replay: " + f.value("replay", "") + "\n";
+    }
+    if (static_cast<int>(failures.size()) > options.max_failures_per_op) {
+      out += std::format("  ... and {} more failures (use --format json for all)\n",
+                         failures.size() - options.max_failures_per_op);
+    }
+  }
+  out += std::format("{}: {} of {} ops failed, master seed {}{}\n", result.value("passed", false) ? "passed" : "FAILED",
+                     failing_ops, ops.size(), result.value("seed", ""),
+                     result.value("partial", false) ? " (partial: stopped early)" : "");
+  return out;
+}
+
+}  // namespace gpuemu::report
