@@ -2,6 +2,8 @@
 # Header-only libraries are found by their headers so the static build needs nothing extra.
 find_package(Threads REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
+# GCC 12 has no <format>; fmt (header-only mode, so the static build needs no .a) stands in.
+find_package(fmt 9 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus>=3.3)
 find_package(CLI11 2.1 QUIET CONFIG)

@@ -1,6 +1,6 @@
 // `gpuemu reproduce SEED --op NAME`: regenerates one case from its seed, re-runs the op and the
 // reference, and prints the same verdict with the worst elements. Exit 1 if it still fails.
-#include <format>
+#include <fmt/format.h>
 #include <iostream>
 
 #include "cli/command.hpp"
@@ -19,7 +19,7 @@ std::string index_text(const std::vector<std::int64_t>& index) {
 }
 
 void print_text(const engine::CaseRecord& r) {
-  std::cout << std::format("{} seed {} op {}: {} {} {}\n", r.verdict.passed() ? "PASS" : "FAIL", r.seed, r.op,
+  std::cout << fmt::format("{} seed {} op {}: {} {} {}\n", r.verdict.passed() ? "PASS" : "FAIL", r.seed, r.op,
                            tensor::dtype_name(r.params.dtype), tensor::layout_name(r.params.layout),
                            rng::distribution_name(r.params.distribution));
   for (const auto& [name, shape] : r.shapes) std::cout << "  input " << name << " " << tensor::shape_to_string(shape) << "\n";
@@ -28,14 +28,14 @@ void print_text(const engine::CaseRecord& r) {
     for (const auto& [name, value] : r.dims) dims += (dims.empty() ? "" : ", ") + name + "=" + std::to_string(value);
     std::cout << "  dims " << dims << "\n";
   }
-  std::cout << std::format("  tolerance atol {:g} rtol {:g}; max_abs {:.6g} max_rel {:.6g} max_ulp {:.6g}\n",
+  std::cout << fmt::format("  tolerance atol {:g} rtol {:g}; max_abs {:.6g} max_rel {:.6g} max_ulp {:.6g}\n",
                            r.tolerance.atol, r.tolerance.rtol, r.verdict.stats.max_abs, r.verdict.stats.max_rel,
                            r.verdict.stats.max_ulp);
   if (!r.verdict.passed()) std::cout << "  " << check::failure_kind_name(r.verdict.kind) << ": " << r.verdict.message << "\n";
   if (!r.verdict.stats.worst.empty()) {
     std::cout << "  worst elements:\n";
     for (const auto& w : r.verdict.stats.worst) {
-      std::cout << std::format("    {}{}  got {:.9g}  expected {:.9g}  abs {:.3g}  rel {:.3g}\n", w.output,
+      std::cout << fmt::format("    {}{}  got {:.9g}  expected {:.9g}  abs {:.3g}  rel {:.3g}\n", w.output,
                                index_text(w.index), w.actual, w.expected, w.abs_err, w.rel_err);
     }
   }
@@ -55,13 +55,13 @@ class ReproduceCommand final : public Command {
     if (text.empty()) return fail(ErrorKind::usage, "reproduce needs a case seed: gpuemu reproduce SEED --op NAME");
     const std::uint64_t seed = TRY(parse_seed(text, "seed"));
     if (op_.empty()) {
-      return fail(ErrorKind::usage, std::format("reproduce {} needs --op NAME: name the op the seed belongs to", seed));
+      return fail(ErrorKind::usage, fmt::format("reproduce {} needs --op NAME: name the op the seed belongs to", seed));
     }
     const auto* op = config.find_op(op_);
     if (!op) {
       std::vector<std::string> known;
       for (const auto& o : config.ops) known.push_back(o.name);
-      return fail(ErrorKind::usage, std::format("unknown op '{}'{} in {}", op_, util::did_you_mean(op_, known),
+      return fail(ErrorKind::usage, fmt::format("unknown op '{}'{} in {}", op_, util::did_you_mean(op_, known),
                                                 config.project_file.string()));
     }
     engine::OpSession session(config, *op);

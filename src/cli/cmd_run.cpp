@@ -1,6 +1,6 @@
 // `gpuemu test` and `gpuemu fuzz`: build a case plan, execute it, print the result document.
 // Exit 0 when every case passed, 1 when any failed or errored (DESIGN section 4).
-#include <format>
+#include <fmt/format.h>
 #include <thread>
 
 #include "cli/command.hpp"
@@ -31,7 +31,7 @@ class RunCommand : public Command {
     if (!dtype_.empty()) {
       selection.dtype = tensor::parse_dtype(dtype_);
       if (!selection.dtype) {
-        return fail(ErrorKind::usage, std::format("--dtype '{}' is not a dtype; use one of float32, float16, "
+        return fail(ErrorKind::usage, fmt::format("--dtype '{}' is not a dtype; use one of float32, float16, "
                                                   "bfloat16, float64, int8, int16, int32, int64, uint8, bool",
                                                   dtype_));
       }
@@ -44,7 +44,7 @@ class RunCommand : public Command {
     plan.jobs = jobs_ > 0 ? jobs_ : config.ci.parallel_jobs;
     plan.fail_fast = fail_fast_;
 
-    context.log(std::format("gpuemu {}: {} op(s), master seed {}", plan.command, plan.ops.size(), master));
+    context.log(fmt::format("gpuemu {}: {} op(s), master seed {}", plan.command, plan.ops.size(), master));
     ProgressReporter progress(plan.command, context.show_progress());
     auto result = TRY(engine::execute(config, plan, nullptr, progress.callback()));
     TRY(write_result(context, engine::to_json(result)));
@@ -88,7 +88,7 @@ class FuzzCommand final : public RunCommand {
     if (!values_.empty()) {
       selection.values = rng::parse_distribution(values_);
       if (!selection.values) {
-        return fail(ErrorKind::usage, std::format("--values '{}' is not a distribution; use regular, boundary, "
+        return fail(ErrorKind::usage, fmt::format("--values '{}' is not a distribution; use regular, boundary, "
                                                   "adversarial or mixed",
                                                   values_));
       }
@@ -97,7 +97,7 @@ class FuzzCommand final : public RunCommand {
       selection.layout = tensor::parse_layout(layout_);
       if (!selection.layout) {
         return fail(ErrorKind::usage,
-                    std::format("--layout '{}' is not a layout; use contiguous, transposed or strided", layout_));
+                    fmt::format("--layout '{}' is not a layout; use contiguous, transposed or strided", layout_));
       }
     }
     return {};

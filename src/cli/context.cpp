@@ -4,7 +4,7 @@
 
 #include <charconv>
 #include <filesystem>
-#include <format>
+#include <fmt/format.h>
 #include <iostream>
 
 #include "cli/command.hpp"
@@ -18,7 +18,7 @@ Expected<const config::Config*> Context::config() {
     if (file.empty()) {
       file = TRY(config::find_project_file(std::filesystem::current_path()));
     } else if (!std::filesystem::exists(file)) {
-      return fail(ErrorKind::usage, std::format("config file '{}' does not exist; pass the path of a gpuemu.toml "
+      return fail(ErrorKind::usage, fmt::format("config file '{}' does not exist; pass the path of a gpuemu.toml "
                                                 "to --config",
                                                 file.string()));
     }
@@ -35,7 +35,7 @@ Expected<std::uint64_t> parse_seed(std::string_view text, std::string_view what)
   std::uint64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return fail(ErrorKind::usage, std::format("{} '{}' is not a seed: give an unsigned 64-bit decimal number "
+    return fail(ErrorKind::usage, fmt::format("{} '{}' is not a seed: give an unsigned 64-bit decimal number "
                                               "(0 to 18446744073709551615)",
                                               what, text));
   }

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <format>
+#include <fmt/format.h>
 
 namespace gpuemu::cli {
 
@@ -25,7 +25,7 @@ engine::ProgressFn ProgressReporter::callback() {
 
 void ProgressReporter::update(const std::string& op, std::size_t done, std::size_t total, std::size_t not_passed) {
   const std::string line =
-      std::format("{} {}: {}/{} cases, {} not passed", verb_, op, done, total, not_passed);
+      fmt::format("{} {}: {}/{} cases, {} not passed", verb_, op, done, total, not_passed);
   if (tty_) {
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
     line_open_ = done < total;

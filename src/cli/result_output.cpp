@@ -2,7 +2,7 @@
 // banners and progress go to stderr.
 #include "cli/result_output.hpp"
 
-#include <format>
+#include <fmt/format.h>
 #include <iostream>
 
 #include "report/text.hpp"
@@ -17,7 +17,7 @@ Expected<void> write_result(const Context& context, const nlohmann::json& result
   } else if (format == "text") {
     std::cout << report::render_text(result);
   } else {
-    return fail(ErrorKind::usage, std::format("unknown --format '{}': use text or json", format));
+    return fail(ErrorKind::usage, fmt::format("unknown --format '{}': use text or json", format));
   }
   std::cout.flush();
   return {};

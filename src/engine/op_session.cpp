@@ -3,7 +3,7 @@
 #include "engine/op_session.hpp"
 
 #include <cstdlib>
-#include <format>
+#include <fmt/format.h>
 
 #include "check/compare.hpp"
 
@@ -65,7 +65,7 @@ Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
   record.inputs = std::make_shared<const tensor::NamedTensors>(c.inputs);
 
   if (!op_runner_) {
-    return fail(ErrorKind::config, std::format("op '{}' has no op under test to run here (execution_mode {}): "
+    return fail(ErrorKind::config, fmt::format("op '{}' has no op under test to run here (execution_mode {}): "
                                                "set op_script, or drive it from the Python client",
                                                op_.name, config::execution_mode_name(op_.execution_mode)));
   }

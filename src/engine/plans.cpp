@@ -3,7 +3,7 @@
 #include "engine/plans.hpp"
 
 #include <algorithm>
-#include <format>
+#include <fmt/format.h>
 #include <random>
 
 #include "util/suggest.hpp"
@@ -23,7 +23,7 @@ Expected<fuzz::CaseFilter> filter_for(const config::OpConfig& op, const Selectio
   fuzz::CaseFilter f;
   if (s.dtype) {
     if (std::find(op.dtypes.begin(), op.dtypes.end(), *s.dtype) == op.dtypes.end()) {
-      return fail(ErrorKind::usage, std::format("op '{}' is not tested in {} (its dtypes: {}); add it to the op's "
+      return fail(ErrorKind::usage, fmt::format("op '{}' is not tested in {} (its dtypes: {}); add it to the op's "
                                                 "dtypes in gpuemu.toml or pick one of those",
                                                 op.name, tensor::dtype_name(*s.dtype), dtype_list(op.dtypes)));
     }
@@ -31,7 +31,7 @@ Expected<fuzz::CaseFilter> filter_for(const config::OpConfig& op, const Selectio
   }
   if (s.layout) {
     if (std::find(op.layouts.begin(), op.layouts.end(), *s.layout) == op.layouts.end()) {
-      return fail(ErrorKind::usage, std::format("op '{}' does not declare layout '{}'; add it to the op's layouts",
+      return fail(ErrorKind::usage, fmt::format("op '{}' does not declare layout '{}'; add it to the op's layouts",
                                                 op.name, tensor::layout_name(*s.layout)));
     }
     f.layout = s.layout;
@@ -50,7 +50,7 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
       if (runnable_here(op)) ops.push_back(&op);
     }
     if (ops.empty()) {
-      return fail(ErrorKind::config, std::format("{}: no [[ops]] with both a reference and an op_script to run; add "
+      return fail(ErrorKind::config, fmt::format("{}: no [[ops]] with both a reference and an op_script to run; add "
                                                  "one (see docs/configuration.md)",
                                                  config.project_file.string()));
     }
@@ -61,7 +61,7 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
   for (const auto& name : names) {
     const auto* op = config.find_op(name);
     if (!op) {
-      return fail(ErrorKind::usage, std::format("unknown op '{}'{}; ops in {}: {}", name,
+      return fail(ErrorKind::usage, fmt::format("unknown op '{}'{}; ops in {}: {}", name,
                                                 util::did_you_mean(name, known), config.project_file.string(),
                                                 [&] {
                                                   std::string all;
@@ -70,7 +70,7 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
                                                 }()));
     }
     if (!runnable_here(*op)) {
-      return fail(ErrorKind::usage, std::format("op '{}' has no op_script (execution_mode {}): the CLI cannot run "
+      return fail(ErrorKind::usage, fmt::format("op '{}' has no op_script (execution_mode {}): the CLI cannot run "
                                                 "it; drive it from the Python client or add op_script",
                                                 name, config::execution_mode_name(op->execution_mode)));
     }
@@ -106,7 +106,7 @@ Expected<RunPlan> plan_test(const config::Config& config, const Selection& selec
     if (!op_plan.seeds.empty()) plan.ops.push_back(std::move(op_plan));
   }
   if (plan.ops.empty() && selection.dtype) {
-    return fail(ErrorKind::usage, std::format("no selected op is tested in {}", tensor::dtype_name(*selection.dtype)));
+    return fail(ErrorKind::usage, fmt::format("no selected op is tested in {}", tensor::dtype_name(*selection.dtype)));
   }
   return plan;
 }

@@ -3,7 +3,7 @@
 #include "engine/run_result.hpp"
 
 #include <cmath>
-#include <format>
+#include <fmt/format.h>
 
 #include "check/compare.hpp"
 #include "rng/values.hpp"
@@ -24,7 +24,7 @@ nlohmann::json json_number(double value) {
 }
 
 std::string replay_command(const CaseRecord& record) {
-  return std::format("gpuemu reproduce {} --op {}", record.seed, record.op);
+  return fmt::format("gpuemu reproduce {} --op {}", record.seed, record.op);
 }
 
 nlohmann::json case_to_json(const CaseRecord& r) {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <array>
-#include <format>
+#include <fmt/format.h>
 
 #include "rng/seeded_rng.hpp"
 
@@ -32,7 +32,7 @@ Expected<std::int64_t> resolve_dim(const DimRef& ref, const std::map<std::string
   const auto& name = std::get<std::string>(ref);
   auto it = dims.find(name);
   if (it == dims.end()) {
-    return fail(ErrorKind::config, std::format("op '{}': input '{}' uses dim '{}', which [ops.schema] dims does "
+    return fail(ErrorKind::config, fmt::format("op '{}': input '{}' uses dim '{}', which [ops.schema] dims does "
                                                "not declare; add it, e.g. {} = [1, 128]",
                                                op.name, input, name, name));
   }
@@ -65,7 +65,7 @@ std::uint64_t case_seed(const config::OpConfig& op, std::uint64_t master_seed, s
   // layout or distribution. Callers check the filter is satisfiable; the bound is a backstop.
   std::uint64_t seed = 0;
   for (std::uint64_t attempt = 0; attempt < 100000; ++attempt) {
-    seed = rng::derive_seed(master_seed, std::format("{}/{}/{}/{}", stream, op.name, index, attempt));
+    seed = rng::derive_seed(master_seed, fmt::format("{}/{}/{}/{}", stream, op.name, index, attempt));
     if (matches(case_params(op, seed), filter)) break;
   }
   return seed;

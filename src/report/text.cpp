@@ -2,14 +2,14 @@
 // gives the same text offline as the live run printed.
 #include "report/text.hpp"
 
-#include <format>
+#include <fmt/format.h>
 
 namespace gpuemu::report {
 namespace {
 
 std::string number(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_number()) return std::format("{:.4g}", v.get<double>());
+  if (v.is_number()) return fmt::format("{:.4g}", v.get<double>());
   return "-";
 }
 
@@ -34,11 +34,11 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
     const int errors = op.value("errors", 0);
     const bool ok = failed == 0 && errors == 0;
     failing_ops += ok ? 0 : 1;
-    out += std::format("{} {}: {} cases, {} passed, {} failed, {} errors\n", ok ? "PASS" : "FAIL",
+    out += fmt::format("{} {}: {} cases, {} passed, {} failed, {} errors\n", ok ? "PASS" : "FAIL",
                        op.value("op", ""), op.value("total", 0), op.value("passed", 0), failed, errors);
     for (const auto& d : op.value("dtypes", nlohmann::json::array())) {
       if (d.value("total", 0) == 0) continue;
-      out += std::format("     {:<9} {:>4} cases  max_abs {}  max_rel {}  max_ulp {}  (atol {:g}, rtol {:g})\n",
+      out += fmt::format("     {:<9} {:>4} cases  max_abs {}  max_rel {}  max_ulp {}  (atol {:g}, rtol {:g})\n",
                          d.value("dtype", ""), d.value("total", 0), number(d["max_abs"]), number(d["max_rel"]),
                          number(d["max_ulp"]), d.value("atol", 0.0), d.value("rtol", 0.0));
     }
@@ -46,7 +46,7 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
     const auto& failures = op.value("failures", nlohmann::json::array());
     for (const auto& f : failures) {
       if (shown++ >= options.max_failures_per_op) break;
-      out += std::format("  - {} seed {} {} {} {} {}\n", f.value("kind", ""), f.value("seed", ""),
+      out += fmt::format("  - {} seed {} {} {} {} {}\n", f.value("kind", ""), f.value("seed", ""),
                          f.value("dtype", ""), f.value("layout", ""), f.value("distribution", ""),
                          shapes_text(f.value("shapes", nlohmann::json::object())));
       out += "    " + f.value("message", "") + "\n";
@@ -60,11 +60,11 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
       out += "    replay: " + f.value("replay", "") + "\n";
     }
     if (static_cast<int>(failures.size()) > options.max_failures_per_op) {
-      out += std::format("  ... and {} more failures (use --format json for all)\n",
+      out += fmt::format("  ... and {} more failures (use --format json for all)\n",
                          failures.size() - options.max_failures_per_op);
     }
   }
-  out += std::format("{}: {} of {} ops failed, master seed {}{}\n", result.value("passed", false) ? "passed" : "FAILED",
+  out += fmt::format("{}: {} of {} ops failed, master seed {}{}\n", result.value("passed", false) ? "passed" : "FAILED",
                      failing_ops, ops.size(), result.value("seed", ""),
                      result.value("partial", false) ? " (partial: stopped early)" : "");
   return out;
