@@ -7,7 +7,7 @@
 namespace gpuemu::tensor {
 
 double f16_to_double(std::uint16_t bits);
-std::uint16_t double_to_f16(double value);   // round to nearest even; overflow gives +-Inf; NaN stays NaN
+std::uint16_t double_to_f16(double value);  // round to nearest even; overflow gives +-Inf; NaN stays NaN
 double bf16_to_double(std::uint16_t bits);
 std::uint16_t double_to_bf16(double value);  // round to nearest even; overflow gives +-Inf; NaN stays NaN
 float double_to_f32(double value);           // the C++ cast, named for symmetry

@@ -42,6 +42,10 @@ struct Tensor {
   std::vector<double> to_doubles() const;
   // A contiguous row-major copy (identity if already contiguous).
   Tensor contiguous() const;
+  // Decode logical elements [first, first + out.size()) in row-major order into `out`, following
+  // strides; the bulk form of get() that the comparison streams through in chunks. Requires a
+  // view that passes validate_view; throws std::out_of_range if the range leaves [0, numel).
+  void decode_range(std::int64_t first, std::span<double> out) const;
 
   // Contiguous tensor from doubles, each rounded to the dtype (nearest-even; ints truncate toward
   // zero after clamping to the type's range; bool is value != 0).
@@ -55,11 +59,18 @@ using NamedTensors = std::map<std::string, Tensor>;
 std::vector<std::int64_t> contiguous_strides(const Shape& shape);
 std::int64_t shape_numel(const Shape& shape);
 std::string shape_to_string(const Shape& shape);  // "[2, 3]"
+// Logical coordinates of the row-major linear index `linear` (0 <= linear < shape_numel(shape)).
+std::vector<std::int64_t> unravel_index(const Shape& shape, std::int64_t linear);
 
 // Materialise a contiguous tensor in the given memory layout: the result has the same logical
 // values and shape, but its data buffer and strides are the real layout. Rank < 2 is unchanged
-// for transposed; strided pads rows by `pad` elements (pad >= 1).
+// for transposed; strided pads rows by `pad` elements (pad >= 1; smaller values count as 1), and
+// for rank 1 uses stride 2 (every other element); rank 0 is unchanged. The gaps hold layout_poison().
+// A non-contiguous input is made contiguous first.
 Tensor with_layout(const Tensor& contiguous_tensor, Layout layout, std::int64_t pad = 3);
+// What fills layout gaps, chosen so a kernel that ignores strides visibly reads garbage: NaN for
+// floating dtypes, the minimum for signed ints, 255 for uint8, true for bool.
+double layout_poison(DType dtype);
 
 // Checks that strides/shape/data describe a valid in-bounds view (for tensors read from scripts
 // and peers). Errors name `what` (e.g. "output 'y' of scripts/ref.py").
