@@ -7,6 +7,7 @@
 
 namespace gpuemu::rng {
 
+// One SplitMix64 step: advances `state` by the golden gamma and returns the mixed output.
 std::uint64_t splitmix64(std::uint64_t& state);
 
 // derive_seed(seed, domain) = BLAKE2b (8-byte digest) over seed's 8 little-endian bytes followed
@@ -18,10 +19,13 @@ class SeededRng {
  public:
   explicit SeededRng(std::uint64_t seed);
   std::uint64_t next_u64();
-  double next_f64();                                     // (u >> 11) / 2^53, in [0, 1)
-  std::uint64_t gen_range(std::uint64_t lo, std::uint64_t hi);  // [lo, hi), spec in docs/rng.md
-  double normal();                                       // standard normal, spec in docs/rng.md
-  SeededRng derive(std::string_view domain) const;       // new generator from derive_seed(seed, domain)
+  double next_f64();  // (u >> 11) / 2^53, in [0, 1)
+  float next_f32();   // (u >> 40) / 2^24, in [0, 1); Python's gen_f32
+  // Uniform in [lo, hi) by Lemire's multiply-shift with rejection (unbiased). hi <= lo returns lo
+  // without drawing (Python raises ValueError there instead).
+  std::uint64_t gen_range(std::uint64_t lo, std::uint64_t hi);
+  double normal();                                  // Box-Muller, two draws; spec in docs/rng.md
+  SeededRng derive(std::string_view domain) const;  // new generator from derive_seed(seed, domain)
   std::uint64_t seed() const { return seed_; }
 
  private:

@@ -1,0 +1,176 @@
+"""Helpers for op and reference scripts that speak gpuemu's JSON+base64 script protocol
+(docs/script-protocol.md): read the request from stdin, call a function, write its output.
+
+A script is usually three lines::
+
+    from gpuemu.script import serve
+    def softmax(inputs, dim=-1): ...
+    serve(softmax, role="reference")
+
+Run as a program (cold mode), ``serve`` reads one request and writes one reply, exactly like
+``main``. Imported as a module (by the warm worker of ``python -m gpuemu.worker`` when the op
+says ``persistent = true``, or by a test), it only records the function, which the importer
+then finds with ``registered()``; the worker calls it once per case.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from typing import IO, Any, Callable, Mapping
+
+import numpy as np
+
+from gpuemu import tensors
+
+Fn = Callable[..., Any]
+
+ROLES = ("op", "reference")
+
+# The function a persistent script registered through serve(). One per process: a warm worker
+# serves exactly one (op, role), so a single slot is enough and keeps the contract obvious.
+_registered: Fn | None = None
+_registered_role: str | None = None
+
+
+def registered() -> Fn | None:
+    """The function the most recently imported script passed to serve(), or None."""
+    return _registered
+
+
+def registered_role() -> str | None:
+    """The role given with the registered function ("op" or "reference"), or None."""
+    return _registered_role
+
+
+def clear_registered() -> None:
+    """Forget the registered function (the worker calls this before importing a script)."""
+    global _registered, _registered_role
+    _registered = None
+    _registered_role = None
+
+
+def read_request(stream: IO[str] | None = None) -> tuple[dict[str, np.ndarray], dict, str]:
+    """Reads one request and returns (inputs, kwargs, case_dtype).
+
+    Inputs are numpy arrays with the request's real strides (a strided or transposed case is a
+    view into its storage buffer, not a copy); bfloat16 arrives as exact float32 because numpy
+    has no bfloat16. case_dtype is the dtype the case is run at; when an older engine leaves it
+    out, it is the first floating input's dtype, else "float32".
+    """
+    stream = sys.stdin if stream is None else stream
+    text = stream.read()
+    try:
+        request = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"gpuemu.script: stdin is not one JSON request: {exc}") from None
+    if not isinstance(request, dict):
+        raise ValueError("gpuemu.script: the request must be a JSON object")
+    raw_inputs = request.get("inputs", {})
+    if not isinstance(raw_inputs, dict):
+        raise ValueError("gpuemu.script: request 'inputs' must be an object of tensors")
+    inputs = {name: tensors.decode_tensor(obj) for name, obj in raw_inputs.items()}
+    kwargs = request.get("kwargs") or {}
+    if not isinstance(kwargs, dict):
+        raise ValueError("gpuemu.script: request 'kwargs' must be an object")
+    case_dtype = request.get("dtype")
+    if not isinstance(case_dtype, str):
+        case_dtype = next((str(obj.get("dtype")) for obj in raw_inputs.values()
+                           if isinstance(obj, dict) and str(obj.get("dtype", "")).startswith(("float", "bfloat"))),
+                          "float32")
+    return inputs, kwargs, case_dtype
+
+
+def output_dtype(arr: np.ndarray, case_dtype: str | None, role: str = "op") -> str | None:
+    """The wire dtype for one output array, or None for the array's own dtype.
+
+    An op that computes a bfloat16 case gets float32 arrays (numpy has no bfloat16) and casts
+    back "to the input dtype" with arr.astype(x.dtype), i.e. to float32; so an op's float32
+    output of a bfloat16 case is rounded to bfloat16 on the wire, as the GPU kernel would store
+    it. Every other output, and every reference output, keeps its own dtype: the reference's
+    float64 must reach the comparison unrounded.
+    """
+    if role not in ROLES:
+        raise ValueError(f"gpuemu.script: role must be one of {ROLES}, not {role!r}")
+    if role == "op" and case_dtype == "bfloat16" and np.asarray(arr).dtype == np.float32:
+        return "bfloat16"
+    return None
+
+
+def _as_array(value: Any, what: str) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype == object:
+        raise TypeError(f"gpuemu.script: {what} is not a numeric array (got {type(value).__name__})")
+    return np.ascontiguousarray(arr)
+
+
+def encode_outputs(out: Any, case_dtype: str | None = None, role: str = "op",
+                   dtype: str | None = None) -> dict:
+    """The reply object for a function's return value: an array or a dict of arrays.
+
+    `dtype` forces the wire dtype of every floating output; otherwise output_dtype() decides.
+    """
+    def encode(value: Any, what: str) -> dict:
+        arr = _as_array(value, what)
+        wire = dtype if (dtype is not None and arr.dtype.kind == "f") else output_dtype(arr, case_dtype, role)
+        return tensors.encode_tensor(arr, wire)
+
+    if isinstance(out, Mapping):
+        if not out:
+            raise ValueError("gpuemu.script: the function returned an empty dict of outputs")
+        return {"outputs": {str(name): encode(value, f"output {name!r}") for name, value in out.items()}}
+    return encode(out, "the output")
+
+
+def write_output(out: Any, dtype: str | None = None, stream: IO[str] | None = None) -> None:
+    """Writes an array (one tensor) or a dict of arrays ({"outputs": ...}) as the reply.
+
+    `dtype` (e.g. "bfloat16") is the wire dtype of floating outputs; None keeps each array's own.
+    """
+    stream = sys.stdout if stream is None else stream
+    reply = encode_outputs(out, role="reference", dtype=dtype)
+    stream.write(json.dumps(reply, separators=(",", ":")))
+    stream.write("\n")
+    stream.flush()
+
+
+def run_once(fn: Fn, role: str = "op", stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
+    """Reads one request, calls fn(inputs, **kwargs) and writes the reply (the body of main)."""
+    inputs, kwargs, case_dtype = read_request(stdin)
+    out = fn(inputs, **kwargs)
+    reply = encode_outputs(out, case_dtype=case_dtype, role=role)
+    stream = sys.stdout if stdout is None else stdout
+    stream.write(json.dumps(reply, separators=(",", ":")))
+    stream.write("\n")
+    stream.flush()
+
+
+def main(fn: Fn, role: str = "op") -> None:
+    """Cold-mode entry: one request from stdin, fn(inputs, **kwargs), one reply on stdout.
+
+    Exceptions propagate, so the traceback lands on stderr and the exit status is non-zero,
+    which gpuemu reports as an op_error or reference_error with that stderr.
+    """
+    if role not in ROLES:
+        raise ValueError(f"gpuemu.script: role must be one of {ROLES}, not {role!r}")
+    run_once(fn, role)
+
+
+def serve(fn: Fn, role: str = "op") -> Fn:
+    """Registers fn as this script's callable; when the script runs as a program, also main(fn).
+
+    Whether the script runs as a program is decided by the caller's __name__: the warm worker
+    (and any test) imports the script under a module name, so nothing is read from stdin then.
+    Returns fn, so it also works as a decorator.
+    """
+    global _registered, _registered_role
+    if role not in ROLES:
+        raise ValueError(f"gpuemu.script: role must be one of {ROLES}, not {role!r}")
+    _registered = fn
+    _registered_role = role
+    caller = inspect.currentframe()
+    caller = caller.f_back if caller is not None else None
+    if caller is not None and caller.f_globals.get("__name__") == "__main__":
+        main(fn, role)
+    return fn

@@ -1,0 +1,170 @@
+# The tensor codec every Python part of gpuemu uses (script helpers, warm worker, client): the
+# script-protocol JSON form and raw binary-frame buffers <-> numpy arrays (docs/rng.md, "Storage").
+"""Encode and decode tensors: {"shape", "strides", "dtype", "data"} and raw little-endian buffers.
+
+Strides are in elements. A decoded tensor is a numpy view over the storage buffer with exactly
+those strides (so a strided or transposed layout reaches the script as that layout), except for
+bfloat16: numpy has no bfloat16, so bfloat16 storage decodes exactly to a new float32 array.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import numpy as np
+
+from gpuemu.dtypes import canonical_dtype, from_bf16_bits, storage_dtype, to_bf16_bits
+
+__all__ = [
+    "numpy_dtype",
+    "decode_tensor",
+    "decode_raw",
+    "encode_tensor",
+    "encode_raw",
+    "to_bf16_bits",
+    "from_bf16_bits",
+    "contiguous_strides",
+]
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The numpy dtype users see for a gpuemu dtype; bfloat16 maps to float32 (exact values)."""
+    name = canonical_dtype(name)
+    if name == "bfloat16":
+        return np.dtype(np.float32)
+    return storage_dtype(name).newbyteorder("=")
+
+
+def contiguous_strides(shape) -> list[int]:
+    """Row-major strides in elements."""
+    strides = []
+    step = 1
+    for dim in reversed(list(shape)):
+        strides.append(step)
+        step *= max(int(dim), 1)
+    return strides[::-1]
+
+
+def _as_int_list(value: Any, what: str) -> list[int]:
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"tensor {what} must be a list of integers, got {type(value).__name__}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"tensor {what} must hold integers, got {v!r}")
+        out.append(int(v))
+    return out
+
+
+def decode_raw(dtype: str, shape, strides, buffer) -> np.ndarray:
+    """A numpy view with the given shape and element strides over a little-endian storage buffer.
+
+    strides None means contiguous row-major. The view is writable exactly when the buffer is.
+    Raises ValueError naming the problem for unknown dtypes, negative sizes or strides, buffers
+    that are not a whole number of elements, and views that reach past the buffer's end.
+    """
+    name = canonical_dtype(dtype)
+    dims = _as_int_list(shape, "shape")
+    if any(d < 0 for d in dims):
+        raise ValueError(f"tensor shape {dims} has a negative dimension")
+    steps = contiguous_strides(dims) if strides is None else _as_int_list(strides, "strides")
+    if len(steps) != len(dims):
+        raise ValueError(f"tensor strides {steps} do not match the rank of shape {dims}")
+    if any(s < 0 for s in steps):
+        raise ValueError(f"tensor strides {steps} are negative; gpuemu layouts use strides >= 0")
+    store = storage_dtype(name)
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError(f"tensor data must be bytes-like, got {type(buffer).__name__}") from None
+    nbytes = view.nbytes
+    if nbytes % store.itemsize != 0:
+        raise ValueError(
+            f"tensor data has {nbytes} bytes, not a whole number of {name} elements ({store.itemsize} bytes each)"
+        )
+    count = nbytes // store.itemsize
+    numel = 1
+    for d in dims:
+        numel *= d
+    if numel > 0:
+        last = sum((d - 1) * s for d, s in zip(dims, steps))
+        if last >= count:
+            raise ValueError(
+                f"tensor view with shape {dims} and strides {steps} reaches element {last}, "
+                f"but the data holds only {count} {name} elements"
+            )
+    flat = np.frombuffer(view.cast("B"), dtype=store, count=count) if count else np.zeros(0, store)
+    if name == "bool" and count and flat.view(np.uint8).max() > 1:
+        raise ValueError("bool tensor data must hold only bytes 0 and 1")
+    if numel == 0:
+        out = np.zeros(dims, dtype=store)
+    else:
+        out = np.lib.stride_tricks.as_strided(
+            flat, shape=dims, strides=[s * store.itemsize for s in steps], writeable=not view.readonly
+        )
+    if name == "bfloat16":
+        return from_bf16_bits(np.ascontiguousarray(out))
+    if not store.isnative:  # only on big-endian hosts
+        return out.astype(store.newbyteorder("="))
+    return out
+
+
+def decode_tensor(obj: dict) -> np.ndarray:
+    """Decode the script-protocol form {"shape", "strides"?, "dtype", "data": base64}."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"a tensor must be a JSON object with shape, dtype and data, got {type(obj).__name__}")
+    missing = [key for key in ("shape", "dtype", "data") if key not in obj]
+    if missing:
+        raise ValueError(f"tensor object is missing {', '.join(missing)}; it needs shape, dtype and data")
+    data = obj["data"]
+    if not isinstance(data, str):
+        raise ValueError("tensor data must be a base64 string")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as err:
+        raise ValueError(f"tensor data is not valid base64: {err}") from None
+    return decode_raw(obj["dtype"], obj["shape"], obj.get("strides"), bytearray(raw))
+
+
+def _storage_bytes(arr, dtype: str | None) -> tuple[str, np.ndarray]:
+    a = np.asarray(arr)
+    if dtype is None:
+        if a.dtype == np.bool_:
+            name = "bool"
+        else:
+            try:
+                name = canonical_dtype(a.dtype.name)
+            except ValueError:
+                raise ValueError(
+                    f"cannot encode a {a.dtype} array; cast it to one of the gpuemu dtypes or pass dtype="
+                ) from None
+    else:
+        name = canonical_dtype(dtype)
+    if a.dtype.kind not in "biuf":
+        raise ValueError(f"cannot encode a {a.dtype} array as {name}; only bool, int and float arrays")
+    if name == "bfloat16":
+        stored = to_bf16_bits(a)
+    else:
+        stored = a.astype(storage_dtype(name), copy=False)
+    return name, np.ascontiguousarray(stored)
+
+
+def encode_raw(arr, dtype: str | None = None) -> tuple[dict, bytes]:
+    """({"shape", "strides", "dtype"}, contiguous row-major little-endian bytes)."""
+    name, stored = _storage_bytes(arr, dtype)
+    shape = [int(d) for d in stored.shape]
+    header = {"shape": shape, "strides": contiguous_strides(shape), "dtype": name}
+    return header, stored.tobytes()
+
+
+def encode_tensor(arr, dtype: str | None = None) -> dict:
+    """The script-protocol form of arr: contiguous row-major data, base64 little-endian.
+
+    dtype None keeps the array's own dtype; "bfloat16" rounds to nearest even from the values;
+    any other dtype casts with numpy's astype (correctly rounded for floats).
+    """
+    header, raw = encode_raw(arr, dtype)
+    header["data"] = base64.b64encode(raw).decode("ascii")
+    return header

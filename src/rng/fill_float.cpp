@@ -1,0 +1,241 @@
+// The floating-point fill: each element computed alone from counter-based streams, in float64,
+// clamped to the domain and rounded once to the dtype. Mirrors python/gpuemu/values.py line by line.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "rng/counter.hpp"
+#include "rng/seeded_rng.hpp"
+#include "rng/value_plan.hpp"
+#include "tensor/half.hpp"
+
+namespace gpuemu::rng {
+namespace {
+
+using tensor::DType;
+
+struct FloatInfo {
+  double min_normal;
+  double min_subnormal;
+  double max_finite;
+  int mantissa_bits;
+};
+
+FloatInfo float_info(DType dtype) {
+  switch (dtype) {
+    case DType::float16:
+      return {0x1p-14, 0x1p-24, 65504.0, 10};
+    case DType::bfloat16:
+      return {0x1p-126, 0x1p-133, 0x1.FEp127, 7};
+    case DType::float32:
+      return {0x1p-126, 0x1p-149, 0x1.FFFFFEp127, 23};
+    default:
+      return {0x1p-1022, 0x1p-1074, 0x1.FFFFFFFFFFFFFp1023, 52};
+  }
+}
+
+int exponent_of(double v) {  // floor(log2(v)) for v > 0, as Python's frexp(v)[1] - 1
+  int e = 0;
+  std::frexp(v, &e);
+  return e - 1;
+}
+
+// Not std::clamp: keeps -0.0 exactly as numpy.where(x < lo, lo, where(x > hi, hi, x)) does.
+double clamp_to(double x, double lo, double hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+// Everything an element needs, computed once per tensor.
+class FloatFill {
+ public:
+  FloatFill(const ValuePlan& plan, std::uint64_t seed, DType dtype, const ResolvedDomain& d,
+            std::uint64_t row_len)
+      : plan_(plan), dtype_(dtype), lo_(d.lo), hi_(d.hi), any_(d.any), row_len_(row_len) {
+    a_ = derive_seed(seed, "values/a");
+    b_ = derive_seed(seed, "values/b");
+    c_ = derive_seed(seed, "values/c");
+    d_ = derive_seed(seed, "values/d");
+    row_ = derive_seed(seed, "values/row");
+    mid_ = 0.5 * lo_ + 0.5 * hi_;
+    half_ = 0.5 * hi_ - 0.5 * lo_;
+    zero_ = clamp_to(0.0, lo_, hi_);
+    const FloatInfo info = float_info(dtype);
+    eps_ = std::ldexp(1.0, -info.mantissa_bits);
+    const double amax = std::max(std::fabs(lo_), std::fabs(hi_));
+    const double amin = (lo_ <= 0.0 && 0.0 <= hi_) ? 0.0 : std::min(std::fabs(lo_), std::fabs(hi_));
+    e_lo_ = amin > 0 ? exponent_of(amin) : exponent_of(info.min_subnormal);
+    e_hi_ = amax > 0 ? exponent_of(amax) : e_lo_;
+    for (double v : plan.float_pool) {
+      pool_.push_back(lo_ * (1.0 - v) + hi_ * v);
+    }
+    if (plan.distribution == ValueDistribution::boundary) {
+      build_boundary(info);
+    }
+  }
+
+  double value(std::uint64_t i) const {
+    switch (plan_.distribution) {
+      case ValueDistribution::regular:
+        return plan_.mode == RegularMode::uniform ? uniform(i) : base(i);
+      case ValueDistribution::boundary: {
+        const auto& cat = categories_[mulhi(counter_u64(a_, i), categories_.size())];
+        return cat[mulhi(counter_u64(b_, i), cat.size())];
+      }
+      default:
+        return adversarial(i);
+    }
+  }
+
+ private:
+  double uni(std::uint64_t i) const { return static_cast<double>(counter_u64(c_, i) >> 11) * 0x1p-53; }
+
+  double bell(std::uint64_t i) const {
+    const std::uint64_t a = counter_u64(a_, i);
+    const std::uint64_t b = counter_u64(b_, i);
+    const std::uint64_t total = (a >> 32) + (a & 0xFFFFFFFFu) + (b >> 32) + (b & 0xFFFFFFFFu);
+    return static_cast<double>(total) * 0x1p-33 - 1.0;
+  }
+
+  double base(std::uint64_t i) const {
+    if (any_) {
+      return bell(i) * std::ldexp(1.0, static_cast<int>(mulhi(counter_u64(d_, i), 9)));
+    }
+    return mid_ + bell(i) * half_;
+  }
+
+  double uniform(std::uint64_t i) const {
+    const double u = uni(i);
+    return lo_ * (1.0 - u) + hi_ * u;
+  }
+
+  std::uint64_t row_u64(std::uint64_t i) const { return counter_u64(row_, i / row_len_); }
+
+  double adversarial(std::uint64_t i) const {
+    switch (plan_.float_pattern) {
+      case FloatPattern::dynamic_range: {
+        const auto span = static_cast<std::uint64_t>(e_hi_ - e_lo_ + 1);
+        const int e = static_cast<int>(mulhi(counter_u64(d_, i), span)) + e_lo_;
+        const double mag = (1.0 + uni(i)) * std::ldexp(1.0, e);
+        if (lo_ >= 0.0) {
+          return mag;
+        }
+        if (hi_ <= 0.0) {
+          return -mag;
+        }
+        return (counter_u64(b_, i) >> 63) == 1 ? -mag : mag;
+      }
+      case FloatPattern::huge_logits: {
+        if (mulhi(counter_u64(d_, i), 8) != 0) {
+          return base(i);
+        }
+        const double u = uni(i);
+        return (counter_u64(b_, i) >> 63) == 0 ? hi_ - half_ * u * 0.0625 : lo_ + half_ * u * 0.0625;
+      }
+      case FloatPattern::near_cancellation: {
+        const double v = base(i >> 1);
+        if ((i & 1) == 0) {
+          return v;
+        }
+        const double w = -v + v * eps_;
+        return (w < lo_ || w > hi_) ? v - v * eps_ : w;
+      }
+      case FloatPattern::ties:
+        return pool_[mulhi(counter_u64(a_, i), pool_.size())];
+      case FloatPattern::zero_rows:
+        return (row_u64(i) >> 63) == 1 ? zero_ : base(i);
+      case FloatPattern::one_hot: {
+        const double spike = hi_ != zero_ ? hi_ : lo_;
+        return i % row_len_ == mulhi(row_u64(i), row_len_) ? spike : zero_;
+      }
+      case FloatPattern::alternating_signs: {
+        const double m = std::fabs(base(i));
+        return (i & 1) == 0 ? m : -m;
+      }
+    }
+    return zero_;
+  }
+
+  void build_boundary(const FloatInfo& info) {
+    const double mn = info.min_normal;
+    const double ms = info.min_subnormal;
+    const double mx = info.max_finite;
+    std::vector<double> zeros;
+    if (lo_ <= 0.0 && 0.0 <= hi_) {
+      zeros.push_back(0.0);
+    }
+    if (lo_ < 0.0 && 0.0 <= hi_) {
+      zeros.push_back(-0.0);
+    }
+    std::vector<double> powers;
+    for (int k = -16; k <= 16; ++k) {
+      powers.push_back(std::ldexp(1.0, k));
+      powers.push_back(-std::ldexp(1.0, k));
+    }
+    const std::vector<std::vector<double>> groups = {
+        {1.0, -1.0}, {mn, -mn}, {ms, -ms, mn - ms, -(mn - ms), mn / 2, -mn / 2}, {mx, -mx}, powers};
+    const std::vector<double> ends = {lo_, hi_, std::min(dtype_step(lo_, dtype_, true), hi_),
+                                      std::max(dtype_step(hi_, dtype_, false), lo_)};
+    auto keep = [this](std::vector<double> c) {
+      if (!c.empty()) {
+        categories_.push_back(std::move(c));
+      }
+    };
+    keep(zeros);
+    for (const auto& group : groups) {
+      std::vector<double> inside;
+      for (double v : group) {
+        if (lo_ <= v && v <= hi_) {
+          inside.push_back(v);
+        }
+      }
+      keep(inside);
+    }
+    keep(ends);
+  }
+
+  const ValuePlan& plan_;
+  DType dtype_;
+  double lo_, hi_;
+  bool any_;
+  std::uint64_t row_len_;
+  std::uint64_t a_ = 0, b_ = 0, c_ = 0, d_ = 0, row_ = 0;
+  double mid_ = 0, half_ = 0, zero_ = 0, eps_ = 0;
+  int e_lo_ = 0, e_hi_ = 0;
+  std::vector<double> pool_;
+  std::vector<std::vector<double>> categories_;
+};
+
+template <class T>
+void store(std::byte* out, std::uint64_t i, T v) {
+  std::memcpy(out + i * sizeof(T), &v, sizeof(T));
+}
+
+}  // namespace
+
+void fill_float(const ValuePlan& plan, std::uint64_t seed, DType dtype, const ResolvedDomain& domain,
+                std::uint64_t numel, std::uint64_t row_len, std::byte* out) {
+  static_assert(std::endian::native == std::endian::little, "tensor storage is little-endian");
+  const FloatFill fill(plan, seed, dtype, domain, row_len);
+  for (std::uint64_t i = 0; i < numel; ++i) {
+    const double x = clamp_to(fill.value(i), domain.lo, domain.hi);
+    switch (dtype) {
+      case DType::float16:
+        store(out, i, tensor::double_to_f16(x));
+        break;
+      case DType::bfloat16:
+        store(out, i, tensor::double_to_bf16(x));
+        break;
+      case DType::float32:
+        store(out, i, static_cast<float>(x));
+        break;
+      default:
+        store(out, i, x);
+        break;
+    }
+  }
+}
+
+}  // namespace gpuemu::rng
