@@ -1,0 +1,222 @@
+// Renders a signed report as HTML or Markdown (see render.hpp). Both formats are written from
+// one list of titled tables, so they always show the same facts.
+#include "attest/render.hpp"
+
+#include <fmt/format.h>
+#include <vector>
+
+#include "attest/dsse.hpp"
+#include "attest/statement.hpp"
+
+namespace gpuemu::attest {
+namespace {
+
+using nlohmann::json;
+
+struct Table {
+  std::string title;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::string empty_text;  // shown instead of an empty table
+};
+
+std::string cell(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return fmt::format("{:.4g}", value.get<double>());
+  if (value.is_null()) return "";
+  return value.dump();
+}
+
+std::string shapes_text(const json& shapes) {
+  std::string out;
+  for (const auto& [name, shape] : shapes.items()) {
+    if (!out.empty()) out += " ";
+    out += name + "=" + shape.dump();
+  }
+  return out;
+}
+
+std::vector<Table> tables_of(const json& statement) {
+  const json& p = statement["predicate"];
+  Table run{"Run", {"Field", "Value"}, {}, ""};
+  run.rows = {{"Tool", cell(p["tool"]["name"]) + " " + cell(p["tool"]["version"])},
+              {"Command", cell(p["command"])},
+              {"Result", p["passed"].get<bool>() ? "all cases passed" : "failures found"},
+              {"Partial run", p["partial"].get<bool>() ? "yes (stopped before all cases ran)" : "no"},
+              {"Master seed", cell(p["seed"])},
+              {"Config digest", cell(p["config_digest"])},
+              {"Timestamp", cell(p["timestamp"])}};
+  if (p.contains("project")) run.rows.insert(run.rows.begin() + 1, {"Project", cell(p["project"])});
+
+  Table dtypes{"Results per op and dtype",
+               {"Op", "Source", "Dtype", "Cases", "Passed", "Failed", "Errors", "Max abs", "Max rel",
+                "Max ULP", "Tolerance used", "atol", "rtol"},
+               {},
+               "No ops were run."};
+  Table failures{"Failures",
+                 {"Op", "Seed", "Kind", "Dtype", "Shapes", "Max abs", "Max rel", "Max ULP", "Replay"},
+                 {},
+                 "No failing cases."};
+  for (const json& op : p["ops"]) {
+    for (const json& d : op["dtypes"]) {
+      dtypes.rows.push_back({cell(op["op"]), cell(op["source"]), cell(d["dtype"]), cell(d["total"]),
+                             cell(d["passed"]), cell(d["failed"]), cell(d["errors"]), cell(d["max_abs"]),
+                             cell(d["max_rel"]), cell(d["max_ulp"]), cell(d["tolerance_used"]),
+                             cell(d["atol"]), cell(d["rtol"])});
+    }
+    for (const json& f : op["failures"]) {
+      failures.rows.push_back({cell(op["op"]), cell(f["seed"]), cell(f["kind"]), cell(f["dtype"]),
+                               shapes_text(f["shapes"]), cell(f["max_abs"]), cell(f.value("max_rel", json())),
+                               cell(f.value("max_ulp", json())), cell(f.value("replay", json()))});
+    }
+  }
+  Table subjects{"Subjects (SHA-256)", {"Name", "Role", "sha256"}, {}, ""};
+  for (const json& s : statement["subject"]) {
+    subjects.rows.push_back({cell(s["name"]),
+                             cell(s.value("annotations", json::object()).value("gpuemu.role", json("-"))),
+                             cell(s["digest"]["sha256"])});
+  }
+  return {run, dtypes, failures, subjects};
+}
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// Escapes Markdown punctuation that could start markup or break a table row.
+std::string md_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '|':
+      case '#':
+      case '~':
+      case '!':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_markdown(const std::vector<Table>& tables, const VerifyStatus& status) {
+  std::string out = "# Kernel Correctness Report\n\n";
+  out += "**Verification:** " + md_escape(status.summary) + "\n";
+  for (const auto& table : tables) {
+    out += "\n## " + md_escape(table.title) + "\n\n";
+    if (table.rows.empty()) {
+      out += md_escape(table.empty_text) + "\n";
+      continue;
+    }
+    std::string rule = "|";
+    out += "|";
+    for (const auto& h : table.header) {
+      out += " " + md_escape(h) + " |";
+      rule += " --- |";
+    }
+    out += "\n" + rule + "\n";
+    for (const auto& row : table.rows) {
+      out += "|";
+      for (const auto& c : row) out += " " + md_escape(c) + " |";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string render_html(const std::vector<Table>& tables, const VerifyStatus& status) {
+  const char* css_class = status.state == VerifyStatus::State::valid     ? "valid"
+                          : status.state == VerifyStatus::State::invalid ? "invalid"
+                                                                         : "unchecked";
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>Kernel Correctness Report</title>\n<style>\n"
+      "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}"
+      "th,td{border:1px solid #999;padding:.25em .5em;text-align:left}"
+      ".valid{color:#060}.invalid{color:#b00}.unchecked{color:#a60}\n"
+      "</style>\n</head>\n<body>\n<h1>Kernel Correctness Report</h1>\n";
+  out += fmt::format("<p class=\"{}\"><strong>Verification:</strong> {}</p>\n", css_class,
+                     html_escape(status.summary));
+  for (const auto& table : tables) {
+    out += "<h2>" + html_escape(table.title) + "</h2>\n";
+    if (table.rows.empty()) {
+      out += "<p>" + html_escape(table.empty_text) + "</p>\n";
+      continue;
+    }
+    out += "<table>\n<tr>";
+    for (const auto& h : table.header) out += "<th>" + html_escape(h) + "</th>";
+    out += "</tr>\n";
+    for (const auto& row : table.rows) {
+      out += "<tr>";
+      for (const auto& c : row) out += "<td>" + html_escape(c) + "</td>";
+      out += "</tr>\n";
+    }
+    out += "</table>\n";
+  }
+  return out + "</body>\n</html>\n";
+}
+
+}  // namespace
+
+bool is_dsse_envelope(const nlohmann::json& document) {
+  return document.is_object() && document.contains("payloadType") && document.contains("payload") &&
+         document.contains("signatures");
+}
+
+Expected<std::string> render_report(const nlohmann::json& envelope, const VerifyStatus& status,
+                                    RenderFormat format) {
+  auto parsed = TRY(parse_envelope(envelope));
+  auto statement = json::parse(text_of(parsed.payload), nullptr, false);
+  if (statement.is_discarded()) {
+    return fail(ErrorKind::parse, "envelope: the payload is not JSON, so there is nothing to render");
+  }
+  TRY(check_statement(statement));
+  auto tables = tables_of(statement);
+  return format == RenderFormat::html ? render_html(tables, status) : render_markdown(tables, status);
+}
+
+}  // namespace gpuemu::attest
