@@ -102,7 +102,7 @@ def _as_array(value: Any, what: str) -> np.ndarray:
     arr = np.asarray(value)
     if arr.dtype == object:
         raise TypeError(f"gpuemu.script: {what} is not a numeric array (got {type(value).__name__})")
-    return np.ascontiguousarray(arr)
+    return np.asarray(arr, order="C")  # ascontiguousarray would turn a 0-d result into 1-d
 
 
 def encode_outputs(out: Any, case_dtype: str | None = None, role: str = "op",
@@ -162,7 +162,7 @@ def serve(fn: Fn, role: str = "op") -> Fn:
 
     Whether the script runs as a program is decided by the caller's __name__: the warm worker
     (and any test) imports the script under a module name, so nothing is read from stdin then.
-    Returns fn, so it also works as a decorator.
+    Call it last in the script (after everything fn needs is defined). Returns fn.
     """
     global _registered, _registered_role
     if role not in ROLES:
