@@ -1,0 +1,65 @@
+// The table of failure kinds the reports know: one row per kind of docs/result-json.md, in the
+// order SARIF publishes them as rules.
+#include "report/failure_kinds.hpp"
+
+#include <array>
+
+namespace gpuemu::report {
+namespace {
+
+constexpr std::array kKinds{
+    FailureKindInfo{"mismatch", "GPUEMU-MISMATCH", "output outside tolerance",
+                    "Some output elements differ from the reference by more than atol + rtol * |ref|. "
+                    "Replay the seed, look at the worst elements, and fix the kernel or, if the error "
+                    "is expected, widen the op's tolerance.",
+                    Tier::numeric},
+    FailureKindInfo{"nonfinite_mismatch", "GPUEMU-NONFINITE-MISMATCH", "NaN/Inf differ from reference",
+                    "NaN or infinity positions or signs differ from the reference's (NaN must meet NaN, "
+                    "+inf must meet +inf). Look for overflow, a missing max-subtraction or 0/0.",
+                    Tier::wrong_result},
+    FailureKindInfo{"unexpected_nonfinite", "GPUEMU-UNEXPECTED-NONFINITE", "unexpected NaN/Inf",
+                    "The output holds NaN or infinity where the reference is finite and the op checks "
+                    "for them (check_nan / check_inf).",
+                    Tier::wrong_result},
+    FailureKindInfo{"shape_mismatch", "GPUEMU-SHAPE-MISMATCH", "wrong output shape",
+                    "An output's shape differs from the reference's.", Tier::wrong_result},
+    FailureKindInfo{"dtype_mismatch", "GPUEMU-DTYPE-MISMATCH", "wrong output dtype",
+                    "An output's dtype differs from the one the op declares.", Tier::wrong_result},
+    FailureKindInfo{"invariant_violation", "GPUEMU-INVARIANT-VIOLATION", "invariant violated",
+                    "The output breaks an invariant the op declares (shape_preserved, non_negative, "
+                    "finite, symmetric, normalized).",
+                    Tier::numeric},
+    FailureKindInfo{"op_error", "GPUEMU-OP-ERROR", "op crashed or timed out",
+                    "The op under test exited non-zero, timed out or answered something unreadable; its "
+                    "stderr is in the report.",
+                    Tier::wrong_result},
+    FailureKindInfo{"reference_error", "GPUEMU-REFERENCE-ERROR", "reference crashed or timed out",
+                    "The reference implementation failed on this case, so nothing was compared; fix the "
+                    "reference script or its declared input domain.",
+                    Tier::setup},
+    FailureKindInfo{"missing_output", "GPUEMU-MISSING-OUTPUT", "output missing",
+                    "An output the reference produces is absent from the op's answer.", Tier::wrong_result},
+    FailureKindInfo{"input_mutated", "GPUEMU-INPUT-MUTATED", "op wrote into its inputs",
+                    "The op modified an input buffer it should only read.", Tier::wrong_result},
+    FailureKindInfo{"output_aliased", "GPUEMU-OUTPUT-ALIASED", "output aliases an input",
+                    "An output buffer overlaps an input buffer.", Tier::wrong_result},
+    FailureKindInfo{"regression", "GPUEMU-REGRESSION", "regression against baseline",
+                    "The op still passes or already failed, but got worse than in the baseline run "
+                    "(see the reason, before and after).",
+                    Tier::regression},
+};
+
+}  // namespace
+
+std::span<const FailureKindInfo> failure_kinds() {
+  return kKinds;
+}
+
+const FailureKindInfo* find_failure_kind(std::string_view name) {
+  for (const auto& kind : kKinds) {
+    if (kind.name == name) return &kind;
+  }
+  return nullptr;
+}
+
+}  // namespace gpuemu::report

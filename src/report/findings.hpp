@@ -1,0 +1,40 @@
+// What the reports flag, worst first: one finding per failing (op, dtype), represented by its
+// worst case, plus one per baseline regression. SARIF, annotations and the summary share this.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/failure_kinds.hpp"
+#include "report/result_document.hpp"
+
+namespace gpuemu::report {
+
+struct Finding {
+  const FailureKindInfo* kind = nullptr;  // of the worst case, or the "regression" row
+  std::string op;
+  std::string dtype;
+  SourceLocation location;                     // repo-relative; unknown when the op names no source
+  const nlohmann::json* worst = nullptr;       // the worst failures[] entry; null for a regression
+  const nlohmann::json* regression = nullptr;  // the ci.baseline.regressions[] entry, for a regression
+  int failing_cases = 0;                       // failures[] entries of this (op, dtype)
+  int total_cases = 0;                         // cases of this (op, dtype), 0 when unknown
+
+  // "seed 123: <message>" for a case, "<reason>" for a regression: the finding in one line.
+  std::string headline() const;
+  // The command that replays the worst case; empty for a regression.
+  std::string replay() const;
+};
+
+// Findings of a validated result document, worst first: by tier (failure_kinds.hpp), then by the
+// share of the tolerance used (NaN counts as the worst), then by op and dtype for a stable order.
+// The pointers refer into `result`, which must outlive the findings.
+std::vector<Finding> collect_findings(const nlohmann::json& result, std::string_view workspace);
+
+// How much worse `a` is than `b` under that order, for picking a group's worst case.
+bool worse_case(const nlohmann::json& a, const nlohmann::json& b);
+
+}  // namespace gpuemu::report

@@ -1,0 +1,68 @@
+// Text forms of result.json values (see format.hpp); deliberately locale-independent so reports
+// are byte-identical on every machine.
+#include "report/format.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace gpuemu::report {
+
+std::string format_number(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  return buffer;
+}
+
+std::string format_field(const nlohmann::json& object, std::string_view key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return "-";
+  return format_number(decode_number(*it));
+}
+
+std::string format_index(const nlohmann::json& index) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += index[i].is_number() ? index[i].dump()
+                                 : index[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return text + "]";
+}
+
+std::string format_shapes(const nlohmann::json& shapes) {
+  std::string text;
+  if (!shapes.is_object()) return text;
+  for (const auto& [name, shape] : shapes.items()) {
+    if (!text.empty()) text += ' ';
+    text += name + "=" + (shape.is_array() ? format_index(shape) : shape.dump());
+  }
+  return text;
+}
+
+std::string format_dims(const nlohmann::json& dims) {
+  std::string text;
+  if (!dims.is_object()) return text;
+  for (const auto& [name, size] : dims.items()) {
+    if (!text.empty()) text += ' ';
+    text += name + "=" + size.dump();
+  }
+  return text;
+}
+
+std::string format_location(const SourceLocation& location) {
+  if (!location.known()) return "";
+  return location.line > 0 ? location.path + ":" + std::to_string(location.line) : location.path;
+}
+
+std::string case_label(std::string_view op, std::string_view dtype) {
+  return std::string(op) + "[" + std::string(dtype) + "]";
+}
+
+std::string first_line(std::string_view text) {
+  auto end = text.find_first_of("\r\n");
+  return std::string(text.substr(0, end));
+}
+
+}  // namespace gpuemu::report

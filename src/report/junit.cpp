@@ -1,0 +1,250 @@
+// JUnit XML from result.json: a testsuite per op, a testcase per (op, dtype) named "op[dtype]".
+// Implements the JUnit dialect Jenkins xUnit reads (tests/schemas/junit-jenkins.xsd) plus, in the
+// standard flavour, the testcase file/line attributes GitLab and pytest emit (tests/schemas/junit.xsd).
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include <pugixml.hpp>
+
+#include "report/findings.hpp"
+#include "report/format.hpp"
+#include "report/writer.hpp"
+
+namespace gpuemu::report {
+namespace {
+
+// Failing cases spelled out in one testcase's failure text; the rest are counted.
+constexpr std::size_t kCasesInText = 20;
+// Failing seeds listed in a property.
+constexpr std::size_t kSeedsInProperty = 50;
+
+// Appends code point `cp` as UTF-8.
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// XML 1.0 cannot carry most control characters, not even as character references, and scripts'
+// stderr is full of them (ANSI colours). Show them as "\x1b"; replace invalid UTF-8 with U+FFFD.
+std::string xml_text(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size();) {
+    auto byte = static_cast<unsigned char>(in[i]);
+    std::size_t length = byte < 0x80           ? 1
+                         : (byte >> 5) == 0x6  ? 2
+                         : (byte >> 4) == 0xE  ? 3
+                         : (byte >> 3) == 0x1E ? 4
+                                               : 0;
+    char32_t cp = length == 1 ? byte : length == 2 ? byte & 0x1F : length == 3 ? byte & 0x0F : byte & 0x07;
+    bool valid = length > 0 && i + length <= in.size();
+    for (std::size_t k = 1; valid && k < length; ++k) {
+      auto next = static_cast<unsigned char>(in[i + k]);
+      valid = (next & 0xC0) == 0x80;
+      cp = (cp << 6) | (next & 0x3F);
+    }
+    static constexpr char32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    valid = valid && cp >= kMinimum[length] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (!valid) {
+      append_utf8(out, 0xFFFD);
+      i += 1;
+      continue;
+    }
+    if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F || cp == 0xFFFE || cp == 0xFFFF) {
+      char escaped[16];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned>(cp & 0xFFFF));
+      out += escaped;
+    } else {
+      out.append(in.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
+void set(pugi::xml_node node, const char* name, std::string_view value) {
+  node.append_attribute(name).set_value(xml_text(value).c_str());
+}
+
+void add_property(pugi::xml_node properties, std::string_view name, std::string_view value) {
+  auto property = properties.append_child("property");
+  set(property, "name", name);
+  set(property, "value", value);
+}
+
+// One failing case as the failure text shows it: everything needed to understand and replay it.
+void describe_case(std::ostringstream& text, const nlohmann::json& f) {
+  text << "\ncase seed " << f.value("seed", "") << ": " << f.value("kind", "") << ": "
+       << f.value("message", "") << "\n";
+  text << "  layout " << f.value("layout", "-") << ", distribution " << f.value("distribution", "-");
+  if (f.contains("shapes")) text << ", shapes " << format_shapes(f["shapes"]);
+  if (f.contains("dims") && !f["dims"].empty()) text << ", dims " << format_dims(f["dims"]);
+  text << "\n  max_abs " << format_field(f, "max_abs") << ", max_rel " << format_field(f, "max_rel")
+       << ", max_ulp " << format_field(f, "max_ulp") << ", tolerance used "
+       << format_field(f, "tolerance_used") << " (atol " << format_field(f, "atol") << ", rtol "
+       << format_field(f, "rtol") << ")";
+  if (f.contains("mismatches") && f.contains("elements")) {
+    text << "; " << f["mismatches"].dump() << " of " << f["elements"].dump() << " elements outside tolerance";
+  }
+  text << "\n";
+  for (const auto& w : f.value("worst", nlohmann::json::array())) {
+    text << "  worst " << w.value("output", "out") << format_index(w.value("index", nlohmann::json::array()))
+         << ": actual " << format_field(w, "actual") << ", expected " << format_field(w, "expected")
+         << " (abs err " << format_field(w, "abs_err") << ", rel err " << format_field(w, "rel_err") << ")\n";
+  }
+  text << "  replay: " << f.value("replay", "") << "\n";
+  if (auto err = f.value("stderr", ""); !err.empty()) {
+    text << "  stderr:\n";
+    std::istringstream lines(err);
+    for (std::string line; std::getline(lines, line);) text << "    " << line << "\n";
+  }
+}
+
+bool is_error_kind(const nlohmann::json& failure) {
+  return failure["kind"] == "op_error" || failure["kind"] == "reference_error";
+}
+
+struct Counts {
+  int tests = 0, failures = 0, errors = 0, skipped = 0;
+};
+
+void write_testcase(pugi::xml_node suite, const nlohmann::json& op, const std::string& dtype, int total,
+                    const std::vector<const nlohmann::json*>& failures, const SourceLocation& location,
+                    const RenderOptions& options, Counts& counts) {
+  const std::string name = op["op"];
+  auto testcase = suite.append_child("testcase");
+  set(testcase, "name", case_label(name, dtype));
+  set(testcase, "classname", name);
+  if (options.junit_flavor == JunitFlavor::standard && location.known()) {
+    set(testcase, "file", location.path);
+    if (location.line > 0) testcase.append_attribute("line").set_value(location.line);
+  }
+  ++counts.tests;
+  if (failures.empty()) {
+    if (total == 0) {
+      ++counts.skipped;
+      set(testcase.append_child("skipped"), "message", "no case of this dtype ran (the run stopped early)");
+    }
+    return;
+  }
+  const nlohmann::json* worst = failures.front();
+  bool all_errors = true;
+  for (const auto* f : failures) {
+    if (worse_case(*f, *worst)) worst = f;
+    all_errors = all_errors && is_error_kind(*f);
+  }
+  auto element = testcase.append_child(all_errors ? "error" : "failure");
+  ++(all_errors ? counts.errors : counts.failures);
+  set(element, "type", (*worst)["kind"].get<std::string>());
+  std::string message = "seed " + worst->value("seed", "") + ": " + first_line(worst->value("message", ""));
+  if (message.size() > 500) message = message.substr(0, 500) + "...";
+  set(element, "message", message);
+
+  std::ostringstream text;
+  text << case_label(name, dtype) << ": " << failures.size() << " of " << total << " cases failed\n";
+  if (location.known()) text << "at " << format_location(location) << "\n";
+  for (std::size_t i = 0; i < failures.size() && i < kCasesInText; ++i) describe_case(text, *failures[i]);
+  if (failures.size() > kCasesInText) {
+    text << "\n... and " << failures.size() - kCasesInText << " more failing cases (see result.json)\n";
+  }
+  element.append_child(pugi::node_pcdata).set_value(xml_text(text.str()).c_str());
+}
+
+void write_suite(pugi::xml_node suites, const nlohmann::json& result, const nlohmann::json& op,
+                 const RenderOptions& options, Counts& totals) {
+  const std::string name = op["op"];
+  auto location = op_location(op, options.workspace);
+  // Testcases follow the op's dtypes; a failure of a dtype the summary lacks still gets one.
+  std::vector<std::string> order;
+  std::map<std::string, int> totals_by_dtype;
+  std::map<std::string, std::vector<const nlohmann::json*>> failures;
+  for (const auto& d : op["dtypes"]) {
+    order.push_back(d["dtype"]);
+    totals_by_dtype[d["dtype"]] = d["total"].get<int>();
+  }
+  for (const auto& f : op["failures"]) {
+    const std::string dtype = f["dtype"];
+    if (!totals_by_dtype.contains(dtype)) {
+      order.push_back(dtype);
+      totals_by_dtype[dtype] = 0;
+    }
+    failures[dtype].push_back(&f);
+  }
+
+  auto suite = suites.append_child("testsuite");
+  set(suite, "name", name);
+  auto properties = suite.append_child("properties");
+  add_property(properties, "seed", result["seed"].get<std::string>());
+  add_property(properties, "config_digest", result["config_digest"].get<std::string>());
+  if (location.known()) add_property(properties, "source", format_location(location));
+  if (result["partial"].get<bool>()) add_property(properties, "partial", "true");
+  for (const auto& dtype : order) {
+    auto it = failures.find(dtype);
+    if (it == failures.end()) continue;
+    std::string seeds;
+    for (std::size_t i = 0; i < it->second.size() && i < kSeedsInProperty; ++i) {
+      seeds += (i ? " " : "") + it->second[i]->value("seed", "");
+    }
+    add_property(properties, dtype + ".failing_seeds", seeds);
+    const nlohmann::json* worst = it->second.front();
+    for (const auto* f : it->second) worst = worse_case(*f, *worst) ? f : worst;
+    add_property(properties, dtype + ".shapes",
+                 format_shapes(worst->value("shapes", nlohmann::json::object())));
+  }
+
+  Counts counts;
+  for (const auto& dtype : order) {
+    write_testcase(suite, op, dtype, totals_by_dtype[dtype], failures[dtype], location, options, counts);
+  }
+  // Attributes go first for readers that scan them, so insert them before the children.
+  suite.insert_attribute_after("tests", suite.attribute("name")).set_value(counts.tests);
+  suite.insert_attribute_after("failures", suite.attribute("tests")).set_value(counts.failures);
+  suite.insert_attribute_after("errors", suite.attribute("failures")).set_value(counts.errors);
+  suite.insert_attribute_after("skipped", suite.attribute("errors")).set_value(counts.skipped);
+  totals.tests += counts.tests;
+  totals.failures += counts.failures;
+  totals.errors += counts.errors;
+  totals.skipped += counts.skipped;
+}
+
+}  // namespace
+
+Expected<std::string> write_junit(const nlohmann::json& result, const RenderOptions& options) {
+  pugi::xml_document document;
+  auto declaration = document.append_child(pugi::node_declaration);
+  declaration.append_attribute("version").set_value("1.0");
+  declaration.append_attribute("encoding").set_value("UTF-8");
+  auto suites = document.append_child("testsuites");
+  set(suites, "name", "gpuemu " + result["project"].get<std::string>());
+  Counts totals;
+  for (const auto& op : result["ops"]) write_suite(suites, result, op, options, totals);
+  suites.append_attribute("tests").set_value(totals.tests);
+  suites.append_attribute("failures").set_value(totals.failures);
+  suites.append_attribute("errors").set_value(totals.errors);
+  if (double seconds = number_field(result, "duration_secs"); std::isfinite(seconds) && seconds >= 0) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3f", seconds);
+    suites.append_attribute("time").set_value(buffer);
+  }
+  std::ostringstream out;
+  document.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
+  return out.str();
+}
+
+}  // namespace gpuemu::report

@@ -1,0 +1,265 @@
+// Markdown summary from result.json, for a CI job page ($GITHUB_STEP_SUMMARY): a pass/fail table
+// per op and dtype, regressions, and the worst failures with replay commands. GitHub rejects a
+// summary of 1 MiB or more, so output is built block by block under a hard byte limit.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "report/findings.hpp"
+#include "report/format.hpp"
+#include "report/writer.hpp"
+
+namespace gpuemu::report {
+namespace {
+
+// Failures shown in full; the rest are in result.json and the other reports.
+constexpr std::size_t kDetailedFailures = 50;
+// Bytes of a script's stderr shown per failure.
+constexpr std::size_t kStderrTail = 4096;
+
+// Appends whole blocks while they fit, keeping room for the closing note; once one does not fit,
+// later blocks are only counted, so a truncated summary ends cleanly instead of mid-table.
+class Budget {
+ public:
+  explicit Budget(std::size_t limit) : limit_(limit) {}
+
+  void add(std::string_view block) {
+    if (!truncated_ && out_.size() + block.size() + kNoteReserve < limit_) {
+      out_ += block;
+    } else {
+      truncated_ = true;
+      ++omitted_;
+    }
+  }
+
+  std::string finish() && {
+    if (truncated_) {
+      std::string note = "\n> **Truncated:** " + std::to_string(omitted_) +
+                         " more blocks did not fit under the summary size limit; the full results are in "
+                         "result.json, junit.xml and gpuemu.sarif.\n";
+      if (out_.size() + note.size() < limit_) out_ += note;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  static constexpr std::size_t kNoteReserve = 256;
+  std::size_t limit_;
+  std::string out_;
+  bool truncated_ = false;
+  std::size_t omitted_ = 0;
+};
+
+// Text inside a paragraph or table cell: no HTML, no Markdown syntax, no line breaks.
+std::string inline_text(std::string_view in) {
+  std::string out;
+  for (char c : in) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\r':
+        break;
+      case '\n':
+        out += ' ';
+        break;
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '|':
+      case '~':
+      case '#':
+      case '!':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// A code span that survives backticks and pipes in `in` (GitHub reads "\|" as "|" inside tables).
+std::string code(std::string_view in) {
+  std::string body;
+  for (char c : in) {
+    if (c == '\n' || c == '\r')
+      body += ' ';
+    else if (c == '|')
+      body += "\\|";
+    else
+      body += c;
+  }
+  if (body.empty()) return "";
+  if (body.find('`') == std::string::npos) return "`" + body + "`";
+  return "`` " + body + " ``";
+}
+
+// A fenced block whose fence is longer than any backtick run inside it.
+std::string fenced(std::string_view info, std::string_view body) {
+  std::size_t longest = 0, run = 0;
+  for (char c : body) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  std::string text(body);
+  if (!text.ends_with("\n")) text += "\n";
+  return fence + std::string(info) + "\n" + text + fence + "\n";
+}
+
+std::string compact(const nlohmann::json& value) {
+  if (value.is_object()) {
+    std::string out;
+    for (const auto& [key, v] : value.items()) {
+      out += (out.empty() ? "" : ", ") + key + " " + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    return out;
+  }
+  return value.is_null() ? "-" : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void header(Budget& budget, const nlohmann::json& result, int checks, int failing) {
+  std::string title = failing == 0 ? "## ✅ gpuemu: all " + std::to_string(checks) + " checks passed\n\n"
+                                   : "## ❌ gpuemu: " + std::to_string(failing) + " of " +
+                                         std::to_string(checks) + " checks failed\n\n";
+  if (failing == 0 && !result["passed"].get<bool>()) title = "## ❌ gpuemu: failed (see regressions)\n\n";
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.2f s", number_field(result, "duration_secs"));
+  std::string line = "Project " + code(result["project"].get<std::string>()) + " · `gpuemu " +
+                     inline_text(result["command"].get<std::string>()) + "` · seed " +
+                     code(result["seed"].get<std::string>()) + " · config " +
+                     code(result["config_digest"].get<std::string>().substr(0, 12)) + " · " + seconds +
+                     " · gpuemu " + inline_text(result["tool"]["version"].get<std::string>()) + "\n\n";
+  budget.add(title + line);
+  if (result["partial"].get<bool>()) {
+    budget.add(
+        "> ⚠️ **Partial run:** it stopped at its time budget or on the first failure, so not every "
+        "case ran.\n\n");
+  }
+}
+
+void table(Budget& budget, const nlohmann::json& result) {
+  budget.add(
+      "| Op | Dtype | Result | Cases | Failed | Errors | Max abs | Max rel | Max ULP | Tolerance used |\n"
+      "|:---|:---|:---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& op : result["ops"]) {
+    for (const auto& d : op["dtypes"]) {
+      int failed = d["failed"].get<int>(), errors = d["errors"].get<int>(), total = d["total"].get<int>();
+      std::string verdict = failed + errors > 0 ? "❌ fail" : total == 0 ? "⏭️ not run" : "✅ pass";
+      budget.add("| " + inline_text(op["op"].get<std::string>()) + " | " +
+                 inline_text(d["dtype"].get<std::string>()) + " | " + verdict + " | " +
+                 std::to_string(total) + " | " + std::to_string(failed) + " | " + std::to_string(errors) +
+                 " | " + format_field(d, "max_abs") + " | " + format_field(d, "max_rel") + " | " +
+                 format_field(d, "max_ulp") + " | " + format_field(d, "tolerance_used") + " |\n");
+    }
+  }
+  budget.add("\n");
+}
+
+void regressions(Budget& budget, const nlohmann::json& result) {
+  if (!result.contains("ci") || !result["ci"].is_object()) return;
+  const auto baseline = result["ci"].value("baseline", nlohmann::json());
+  if (!baseline.is_object()) return;
+  const auto list = baseline.value("regressions", nlohmann::json::array());
+  std::string source = baseline.value("tag_or_source", "");
+  budget.add("### Regressions against the baseline" + (source.empty() ? "" : " " + code(source)) + "\n\n");
+  if (list.empty())
+    budget.add("None.\n\n");
+  else
+    budget.add("| Op | Dtype | Reason | Before | After |\n|:---|:---|:---|:---|:---|\n");
+  for (const auto& r : list) {
+    budget.add("| " + inline_text(r.value("op", "")) + " | " + inline_text(r.value("dtype", "")) + " | " +
+               inline_text(r.value("reason", "")) + " | " +
+               inline_text(compact(r.value("before", nlohmann::json()))) + " | " +
+               inline_text(compact(r.value("after", nlohmann::json()))) + " |\n");
+  }
+  if (!list.empty()) budget.add("\n");
+  for (const auto& warning : baseline.value("warnings", nlohmann::json::array())) {
+    budget.add("- ⚠️ " + inline_text(warning.is_string() ? warning.get<std::string>() : warning.dump()) +
+               "\n");
+  }
+  budget.add("\n");
+}
+
+std::string failure_block(const Finding& f) {
+  const auto& w = *f.worst;
+  std::string block =
+      "#### ❌ " + inline_text(case_label(f.op, f.dtype)) + ": " + std::string(f.kind->title) + "\n\n";
+  std::string facts;
+  if (f.location.known()) facts += code(format_location(f.location)) + " · ";
+  facts += std::to_string(f.failing_cases) + " of " + std::to_string(f.total_cases) +
+           " cases failed · seed " + code(w["seed"].get<std::string>());
+  for (const char* key : {"layout", "distribution"}) {
+    if (w.contains(key)) facts += " · " + std::string(key) + " " + inline_text(w[key].get<std::string>());
+  }
+  if (w.contains("shapes")) facts += " · shapes " + code(format_shapes(w["shapes"]));
+  block += facts + "\n\n> " + inline_text(w["message"].get<std::string>()) + "\n\n";
+  block += "Max abs " + format_field(w, "max_abs") + " · max rel " + format_field(w, "max_rel") +
+           " · max ULP " + format_field(w, "max_ulp") + " · tolerance used " +
+           format_field(w, "tolerance_used") + " (atol " + format_field(w, "atol") + ", rtol " +
+           format_field(w, "rtol") + ")\n\n";
+  const auto worst = w.value("worst", nlohmann::json::array());
+  if (!worst.empty()) {
+    block += "| Output | Index | Actual | Expected | Abs err | Rel err |\n|:---|:---|---:|---:|---:|---:|\n";
+    for (const auto& e : worst) {
+      block += "| " + inline_text(e.value("output", "out")) + " | " +
+               code(format_index(e.value("index", nlohmann::json::array()))) + " | " +
+               format_field(e, "actual") + " | " + format_field(e, "expected") + " | " +
+               format_field(e, "abs_err") + " | " + format_field(e, "rel_err") + " |\n";
+    }
+    block += "\n";
+  }
+  block += "Replay:\n\n" + fenced("sh", f.replay()) + "\n";
+  if (auto err = w.value("stderr", ""); !err.empty()) {
+    if (err.size() > kStderrTail) {
+      // Keep the end, where the error usually is, starting on a UTF-8 character boundary.
+      std::size_t start = err.size() - kStderrTail;
+      while (start < err.size() && (static_cast<unsigned char>(err[start]) & 0xC0) == 0x80) ++start;
+      err = "[... " + std::to_string(start) + " bytes cut ...]\n" + err.substr(start);
+    }
+    block += "<details><summary>stderr</summary>\n\n" + fenced("text", err) + "\n</details>\n\n";
+  }
+  return block;
+}
+
+}  // namespace
+
+Expected<std::string> write_markdown(const nlohmann::json& result, const RenderOptions& options) {
+  int checks = 0, failing = 0;
+  for (const auto& op : result["ops"]) {
+    for (const auto& d : op["dtypes"]) {
+      ++checks;
+      if (d["failed"].get<int>() + d["errors"].get<int>() > 0) ++failing;
+    }
+  }
+  Budget budget(options.markdown_limit);
+  header(budget, result, checks, failing);
+  table(budget, result);
+  regressions(budget, result);
+  auto findings = collect_findings(result, options.workspace);
+  std::erase_if(findings, [](const Finding& f) { return f.worst == nullptr; });
+  if (!findings.empty()) budget.add("### Failures, worst first\n\n");
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    if (i == kDetailedFailures) {
+      budget.add("… and " + std::to_string(findings.size() - i) +
+                 " more failing (op, dtype) pairs; see result.json or the SARIF report.\n");
+      break;
+    }
+    budget.add(failure_block(findings[i]));
+  }
+  return std::move(budget).finish();
+}
+
+}  // namespace gpuemu::report

@@ -1,0 +1,47 @@
+// Reading result.json version 1 (docs/result-json.md), the one document every report is rendered
+// from: loading, structural validation with the offending path named, and decoding of its values.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.hpp"
+
+namespace gpuemu::report {
+
+// The result.json schema version this code reads and writes. Bump only with a migration note in
+// docs/result-json.md; readers reject other versions instead of guessing.
+inline constexpr int kSchemaVersion = 1;
+
+// Checks that `result` has every field the writers rely on, with the right types, so the writers
+// can read it without further checks. `name` (a path or "result.json") prefixes error messages.
+Expected<void> validate_result(const nlohmann::json& result, std::string_view name = "result.json");
+
+// Reads, parses and validates a result.json file; errors name the file.
+Expected<nlohmann::json> load_result(const std::filesystem::path& path);
+
+// A number as result.json writes it: a JSON number, or one of the strings "NaN", "Infinity",
+// "-Infinity". Anything else (null, a missing field) reads as NaN.
+double decode_number(const nlohmann::json& value);
+// decode_number of object[key], NaN when the key is absent.
+double number_field(const nlohmann::json& object, std::string_view key);
+
+// Where an op's code lives, from its `source` ("kernels/softmax.cu:42" or a bare path).
+struct SourceLocation {
+  std::string path;  // empty when the op names no source
+  int line = 0;      // 0 when the source names no line
+  bool known() const { return !path.empty(); }
+};
+SourceLocation parse_source(std::string_view source);
+
+// `path` relative to `workspace` (a repository root) when it lies inside it, lexically; a path
+// already relative is returned without a leading "./". Paths outside the workspace stay as given.
+std::string repo_relative(std::string_view path, std::string_view workspace);
+
+// The op source made repo-relative: what every report shows as the failure's location.
+SourceLocation op_location(const nlohmann::json& op, std::string_view workspace);
+
+}  // namespace gpuemu::report

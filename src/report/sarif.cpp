@@ -1,0 +1,161 @@
+// SARIF 2.1.0 (OASIS, errata 01; tests/schemas/sarif-2.1.0.json) from result.json: a rule per
+// failure kind with a stable ruleId, one result per failing (op, dtype) or regression, worst first.
+#include <cmath>
+#include <cstdio>
+
+#include "report/findings.hpp"
+#include "report/format.hpp"
+#include "report/writer.hpp"
+#include "util/hash.hpp"
+#include "util/json_text.hpp"
+
+namespace gpuemu::report {
+namespace {
+
+constexpr std::string_view kSchemaUri =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+// Relative URIs are resolved against the checkout root; code scanning knows this base id.
+constexpr std::string_view kSourceRoot = "%SRCROOT%";
+
+// RFC 3986 percent-encoding of a path: unreserved characters and "/" stay, the rest is encoded.
+std::string uri_path(std::string_view path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+        c == '_' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      char buffer[4];
+      std::snprintf(buffer, sizeof buffer, "%%%02X", c);
+      out += buffer;
+    }
+  }
+  return out;
+}
+
+nlohmann::json artifact_location(const std::string& path) {
+  if (path.starts_with("/")) return {{"uri", "file://" + uri_path(path)}};
+  return {{"uri", uri_path(path)}, {"uriBaseId", kSourceRoot}};
+}
+
+// "GPUEMU-NONFINITE-MISMATCH" -> "NonfiniteMismatch": SARIF's rule name is an identifier.
+std::string rule_name(std::string_view kind_name) {
+  std::string out;
+  bool upper = true;
+  for (char c : kind_name) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(c - 'a' + 'A') : c;
+    upper = false;
+  }
+  return out;
+}
+
+nlohmann::json rules() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& kind : failure_kinds()) {
+    out.push_back({{"id", kind.rule_id},
+                   {"name", rule_name(kind.name)},
+                   {"shortDescription", {{"text", kind.title}}},
+                   {"fullDescription", {{"text", kind.help}}},
+                   {"help", {{"text", kind.help}}},
+                   {"defaultConfiguration", {{"level", "error"}}},
+                   {"properties", {{"tags", nlohmann::json::array({"correctness", "gpuemu"})}}}});
+  }
+  return out;
+}
+
+int rule_index(const FailureKindInfo* kind) {
+  auto all = failure_kinds();
+  return static_cast<int>(kind - all.data());
+}
+
+std::string message_text(const Finding& f) {
+  std::string text = case_label(f.op, f.dtype) + ": " + std::string(f.kind->title);
+  if (f.worst) {
+    text += " in " + std::to_string(f.failing_cases) + " of " + std::to_string(f.total_cases) + " cases. " +
+            f.headline() + " Replay: " + f.replay();
+  } else {
+    text += ". " + f.headline();
+  }
+  return text;
+}
+
+nlohmann::json result_object(const Finding& f, const RenderOptions& options) {
+  nlohmann::json out = {{"ruleId", f.kind->rule_id},
+                        {"ruleIndex", rule_index(f.kind)},
+                        {"level", "error"},
+                        {"kind", "fail"},
+                        {"message", {{"text", message_text(f)}}}};
+  std::string path = f.location.known() ? f.location.path : options.config_path;
+  if (!path.empty()) {
+    nlohmann::json physical = {{"artifactLocation", artifact_location(path)}};
+    if (f.location.known() && f.location.line > 0) physical["region"] = {{"startLine", f.location.line}};
+    nlohmann::json logical = {{"name", f.op}, {"kind", "function"}};
+    nlohmann::json location = {{"physicalLocation", physical},
+                               {"logicalLocations", nlohmann::json::array({logical})}};
+    out["locations"] = nlohmann::json::array({location});
+  }
+  // Stable across runs and seeds: the same (op, dtype, kind) is the same alert in code scanning.
+  std::string identity = f.op + '\0' + f.dtype + '\0' + std::string(f.kind->name);
+  out["partialFingerprints"] = {{"gpuemuFinding/v1", util::sha256_hex(identity).substr(0, 32)}};
+  nlohmann::json properties = {{"op", f.op}, {"dtype", f.dtype}};
+  if (f.worst) {
+    properties["seed"] = (*f.worst)["seed"];
+    properties["replay"] = f.replay();
+    properties["failingCases"] = f.failing_cases;
+    properties["totalCases"] = f.total_cases;
+    for (const char* key : {"max_abs", "max_rel", "max_ulp", "tolerance_used"}) {
+      if (f.worst->contains(key)) properties[key] = (*f.worst)[key];
+    }
+  } else if (f.regression) {
+    for (const char* key : {"reason", "before", "after"}) {
+      if (f.regression->contains(key)) properties[key] = (*f.regression)[key];
+    }
+  }
+  out["properties"] = properties;
+  return out;
+}
+
+}  // namespace
+
+Expected<std::string> write_sarif(const nlohmann::json& result, const RenderOptions& options) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& finding : collect_findings(result, options.workspace)) {
+    results.push_back(result_object(finding, options));
+  }
+  nlohmann::json invocation = {{"executionSuccessful", true}};
+  if (result["partial"].get<bool>()) {
+    nlohmann::json notification = {
+        {"level", "warning"},
+        {"message", {{"text", "The run stopped early (time budget or fail-fast); not every case ran."}}}};
+    invocation["toolExecutionNotifications"] = nlohmann::json::array({notification});
+  }
+  nlohmann::json run = {{"tool",
+                         {{"driver",
+                           {{"name", result["tool"]["name"]},
+                            {"version", result["tool"]["version"]},
+                            {"semanticVersion", result["tool"]["version"]},
+                            {"rules", rules()}}}}},
+                        {"invocations", nlohmann::json::array({invocation})},
+                        {"columnKind", "unicodeCodePoints"},
+                        {"results", results},
+                        {"properties",
+                         {{"command", result["command"]},
+                          {"seed", result["seed"]},
+                          {"configDigest", result["config_digest"]},
+                          {"project", result["project"]},
+                          {"partial", result["partial"]}}}};
+  if (!options.workspace.empty() && options.workspace.starts_with("/")) {
+    std::string root = "file://" + uri_path(options.workspace);
+    if (!root.ends_with("/")) root += "/";
+    run["originalUriBaseIds"] = {{kSourceRoot, {{"uri", root}}}};
+  }
+  nlohmann::json log = {
+      {"$schema", kSchemaUri}, {"version", "2.1.0"}, {"runs", nlohmann::json::array({run})}};
+  return util::dump_json(log) + "\n";
+}
+
+}  // namespace gpuemu::report

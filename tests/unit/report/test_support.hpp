@@ -1,0 +1,106 @@
+// Shared by the report and github unit tests: the result.json fixtures under data/, temporary
+// directories, and running the real validators (xmllint, python3 jsonschema) on rendered output.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuemu::testing {
+
+inline std::filesystem::path source_dir() {
+  return GPUEMU_SOURCE_DIR;
+}
+inline std::filesystem::path schema_path(const std::string& name) {
+  return source_dir() / "tests/schemas" / name;
+}
+
+inline nlohmann::json load_fixture(const std::string& name) {
+  std::ifstream in(source_dir() / "tests/unit/report/data" / name);
+  return nlohmann::json::parse(in);
+}
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline void write_file(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+}
+
+// A fresh directory under the system temp dir, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "gpuemu-test-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+inline CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// xmllint --schema: status 0 when `xml` is valid against the XSD.
+inline CommandResult validate_xml(const std::string& xml, const std::string& xsd) {
+  TempDir dir;
+  write_file(dir / "report.xml", xml);
+  return run_command("xmllint --noout --schema '" + schema_path(xsd).string() + "' '" +
+                     (dir / "report.xml").string() + "'");
+}
+
+// python3 jsonschema with the validator the schema's $schema names (draft 4 for SARIF, 2020-12 for
+// result.json): status 0 when valid, else one line per error.
+inline CommandResult validate_json(const std::string& document, const std::string& schema) {
+  TempDir dir;
+  write_file(dir / "document.json", document);
+  const char* script =
+      "import json, sys, jsonschema\n"
+      "schema = json.load(open(sys.argv[1]))\n"
+      "document = json.load(open(sys.argv[2]))\n"
+      "cls = jsonschema.validators.validator_for(schema)\n"
+      "cls.check_schema(schema)\n"
+      "errors = sorted(cls(schema).iter_errors(document), key=lambda e: e.json_path)\n"
+      "for e in errors: print(e.json_path, e.message[:300])\n"
+      "sys.exit(1 if errors else 0)\n";
+  write_file(dir / "validate.py", script);
+  return run_command("python3 '" + (dir / "validate.py").string() + "' '" + schema_path(schema).string() +
+                     "' '" + (dir / "document.json").string() + "'");
+}
+
+}  // namespace gpuemu::testing
