@@ -18,7 +18,9 @@ namespace gpuemu::attest::testing {
 
 namespace fs = std::filesystem;
 
-inline fs::path fixture_dir() { return fs::path(GPUEMU_SOURCE_DIR) / "tests/fixtures/attest"; }
+inline fs::path fixture_dir() {
+  return fs::path(GPUEMU_SOURCE_DIR) / "tests/fixtures/attest";
+}
 
 // A fresh directory removed when the test ends.
 class ScratchDir {
@@ -48,7 +50,9 @@ inline void write_text(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-inline nlohmann::json fixture_result() { return nlohmann::json::parse(read_text(fixture_dir() / "result.json")); }
+inline nlohmann::json fixture_result() {
+  return nlohmann::json::parse(read_text(fixture_dir() / "result.json"));
+}
 
 // Copies the fixture project (kernels/, reference/) into `dir` so tests may change files.
 inline void copy_project(const fs::path& dir) {

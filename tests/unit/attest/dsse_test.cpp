@@ -14,14 +14,18 @@
 namespace gpuemu::attest {
 namespace {
 
-std::string as_string(const std::vector<std::byte>& bytes) { return std::string(text_of(bytes)); }
+std::string as_string(const std::vector<std::byte>& bytes) {
+  return std::string(text_of(bytes));
+}
 
 // From protocol.md of github.com/secure-systems-lab/dsse, "Test Vectors".
 constexpr std::string_view kVectorType = "http://example.com/HelloWorld";
 constexpr std::string_view kVectorBody = "hello world";
 constexpr std::string_view kVectorPae = "DSSEv1 29 http://example.com/HelloWorld 11 hello world";
-constexpr const char* kVectorX = "46950820868899156662930047687818585632848591499744589407958293238635476079160";
-constexpr const char* kVectorY = "5640078356564379163099075877009565129882514886557779369047442380624545832820";
+constexpr const char* kVectorX =
+    "46950820868899156662930047687818585632848591499744589407958293238635476079160";
+constexpr const char* kVectorY =
+    "5640078356564379163099075877009565129882514886557779369047442380624545832820";
 constexpr std::string_view kVectorSig =
     "A3JqsQGtVsJ2O2xqrI5IcnXip5GToJ3F+FnZ+O88SjtR6rDAajabZKciJTfUiHqJPcIAriEGAHTVeCUjW2JIZA==";
 
@@ -32,7 +36,8 @@ TEST(Dsse, PaeMatchesThePublishedVector) {
 
 TEST(Dsse, PaeLengthsCountBytesNotCharacters) {
   // "é" is two UTF-8 bytes; LEN is the byte length.
-  EXPECT_EQ(as_string(pae("t\xc3\xa9", bytes_of("\xc3\xa9\xc3\xa9"))), "DSSEv1 3 t\xc3\xa9 4 \xc3\xa9\xc3\xa9");
+  EXPECT_EQ(as_string(pae("t\xc3\xa9", bytes_of("\xc3\xa9\xc3\xa9"))),
+            "DSSEv1 3 t\xc3\xa9 4 \xc3\xa9\xc3\xa9");
 }
 
 // Verifying the spec's own ECDSA P-256 signature over our PAE bytes proves they are the bytes
@@ -88,8 +93,9 @@ TEST(Dsse, PublishedSignatureVerifiesOverOurPae) {
 }
 
 TEST(Dsse, ParsesThePublishedEnvelope) {
-  auto envelope = parse_envelope(nlohmann::json{
-      {"payload", "aGVsbG8gd29ybGQ="}, {"payloadType", kVectorType}, {"signatures", {{{"sig", kVectorSig}}}}});
+  auto envelope = parse_envelope(nlohmann::json{{"payload", "aGVsbG8gd29ybGQ="},
+                                                {"payloadType", kVectorType},
+                                                {"signatures", {{{"sig", kVectorSig}}}}});
   ASSERT_TRUE(envelope) << envelope.error().message;
   EXPECT_EQ(envelope->payload_type, kVectorType);
   EXPECT_EQ(as_string(envelope->payload), kVectorBody);
@@ -160,8 +166,9 @@ TEST(Dsse, MalformedEnvelopesNameTheField) {
             "envelope: signatures is missing or empty; the report is not signed");
   EXPECT_EQ(message({{"payloadType", "t"}, {"payload", "eA=="}, {"signatures", {{{"keyid", "k"}}}}}),
             "envelope: signatures[0].sig is missing or not a string");
-  EXPECT_EQ(message({{"payloadType", "t"}, {"payload", "eA=="}, {"signatures", {{{"keyid", 7}, {"sig", "eA=="}}}}}),
-            "envelope: signatures[0].keyid is not a string");
+  EXPECT_EQ(
+      message({{"payloadType", "t"}, {"payload", "eA=="}, {"signatures", {{{"keyid", 7}, {"sig", "eA=="}}}}}),
+      "envelope: signatures[0].keyid is not a string");
 }
 
 }  // namespace

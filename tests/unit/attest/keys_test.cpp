@@ -140,15 +140,17 @@ TEST(Keys, NonEd25519KeysAreNamed) {
   ASSERT_EQ(made.exit_code, 0) << made.output;
   auto priv = load_private_key(dir.path() / "ec.key");
   ASSERT_FALSE(priv);
-  EXPECT_EQ(priv.error().message, "key file '" + (dir.path() / "ec.key").string() +
-                                      "' holds a EC key; gpuemu signs with Ed25519: make one with `gpuemu keygen`");
+  EXPECT_EQ(priv.error().message,
+            "key file '" + (dir.path() / "ec.key").string() +
+                "' holds a EC key; gpuemu signs with Ed25519: make one with `gpuemu keygen`");
   EXPECT_FALSE(load_public_key(dir.path() / "ec.pub"));
 }
 
 TEST(Keys, EncryptedKeysAreRejectedWithoutPrompting) {
   ScratchDir dir;
   auto made = testing::run_command(
-      "openssl genpkey -algorithm ED25519 -aes-128-cbc -pass pass:secret -out enc.key </dev/null", dir.path());
+      "openssl genpkey -algorithm ED25519 -aes-128-cbc -pass pass:secret -out enc.key </dev/null",
+      dir.path());
   ASSERT_EQ(made.exit_code, 0) << made.output;
   auto priv = load_private_key(dir.path() / "enc.key");
   ASSERT_FALSE(priv);

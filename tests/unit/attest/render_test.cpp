@@ -10,7 +10,9 @@ namespace {
 using nlohmann::json;
 using testing::SignedFixture;
 
-bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
 
 TEST(Render, MarkdownShowsTheMeasurementsAndTheStatus) {
   SignedFixture f;
@@ -20,13 +22,16 @@ TEST(Render, MarkdownShowsTheMeasurementsAndTheStatus) {
   EXPECT_TRUE(contains(*md, "**Verification:** valid: valid Ed25519 signature by key " + f.key_id)) << *md;
   EXPECT_TRUE(contains(*md, "| Tool | gpuemu 0.1.0 |"));
   EXPECT_TRUE(contains(*md, "| Master seed | 18446744073709551557 |"));
-  EXPECT_TRUE(contains(*md, "| Config digest | 5f1c0d2e9a7b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5 |"));
+  EXPECT_TRUE(
+      contains(*md, "| Config digest | 5f1c0d2e9a7b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5 |"));
   EXPECT_TRUE(contains(*md, "| Timestamp | 2026-01-01T00:00:00Z |"));
-  EXPECT_TRUE(contains(*md, "| softmax | kernels/softmax.py | float16 | 20 | 19 | 1 | 0 | NaN | NaN | Infinity | "
-                            "0.41 | 0.01 | 0.01 |"))
+  EXPECT_TRUE(contains(*md,
+                       "| softmax | kernels/softmax.py | float16 | 20 | 19 | 1 | 0 | NaN | NaN | Infinity | "
+                       "0.41 | 0.01 | 0.01 |"))
       << *md;
   EXPECT_TRUE(contains(*md, "| matmul | kernels/matmul.py | float32 | 10 | 10 | 0 | 0 | 3.815e-06 |")) << *md;
-  EXPECT_TRUE(contains(*md, "| softmax | 9007199254740993 | nan\\_mismatch | float16 | x=\\[3,65504\\] | NaN |"))
+  EXPECT_TRUE(
+      contains(*md, "| softmax | 9007199254740993 | nan\\_mismatch | float16 | x=\\[3,65504\\] | NaN |"))
       << *md;
   EXPECT_TRUE(contains(*md, "| reference/softmax\\_ref.py | reference | "));
   EXPECT_FALSE(contains(*md, "SECRET_TOKEN"));
@@ -50,10 +55,12 @@ TEST(Render, UnverifiedAndInvalidReportsSaySo) {
   EXPECT_TRUE(contains(*md, "**Verification:** not verified"));
 
   testing::write_text(f.project / "kernels/matmul.py", "changed\n");
-  auto html = render_report(f.envelope, verify(f.envelope, f.public_key(), f.project).status(), RenderFormat::html);
+  auto html =
+      render_report(f.envelope, verify(f.envelope, f.public_key(), f.project).status(), RenderFormat::html);
   ASSERT_TRUE(html);
-  EXPECT_TRUE(contains(*html, "<p class=\"invalid\"><strong>Verification:</strong> INVALID: subject "
-                              "&#39;kernels/matmul.py&#39; changed since signing"))
+  EXPECT_TRUE(contains(*html,
+                       "<p class=\"invalid\"><strong>Verification:</strong> INVALID: subject "
+                       "&#39;kernels/matmul.py&#39; changed since signing"))
       << *html;
 }
 

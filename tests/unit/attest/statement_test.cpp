@@ -22,8 +22,9 @@ TEST(Statement, SubjectsAreTheOpReferenceAndToolFilesBySha256) {
     ASSERT_TRUE(digest);
     EXPECT_EQ(s["digest"]["sha256"], *digest);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"kernels/softmax.py", "kernels/matmul.py", "reference/softmax_ref.py",
-                                             "reference/matmul_ref.py", "gpuemu"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"kernels/softmax.py", "kernels/matmul.py", "reference/softmax_ref.py",
+                                      "reference/matmul_ref.py", "gpuemu"}));
   EXPECT_EQ(subjects[0]["annotations"]["gpuemu.role"], "op");
   EXPECT_EQ(subjects[2]["annotations"]["gpuemu.role"], "reference");
   EXPECT_EQ(subjects[4]["annotations"]["gpuemu.role"], "tool");
@@ -62,8 +63,8 @@ TEST(Statement, PredicateHoldsWhatWasMeasuredAndNothingElse) {
 }
 
 TEST(Statement, OneReferenceForManyOpsIsOneSubject) {
-  auto subjects = collect_subjects("/r", {"kernels/a.py", "kernels/b.py"}, {"ref/common.py", "ref/./common.py"},
-                                   "/usr/bin/gpuemu");
+  auto subjects = collect_subjects("/r", {"kernels/a.py", "kernels/b.py"},
+                                   {"ref/common.py", "ref/./common.py"}, "/usr/bin/gpuemu");
   ASSERT_EQ(subjects.size(), 4u);
   EXPECT_EQ(subjects[2].name, "ref/common.py");
   EXPECT_EQ(subjects[2].path, fs::path("/r/ref/common.py"));
@@ -85,8 +86,8 @@ TEST(Statement, SubjectNamesMustStayInsideTheProject) {
   for (const char* name : {"/etc/passwd", "../outside.py", "kernels/../../x"}) {
     auto statement = build_statement(testing::fixture_result(), {{name, "/etc/hostname", SubjectRole::op}});
     ASSERT_FALSE(statement) << name;
-    EXPECT_EQ(statement.error().message,
-              std::string("subject name '") + name + "' must be a relative path inside the project, without '..'");
+    EXPECT_EQ(statement.error().message, std::string("subject name '") + name +
+                                             "' must be a relative path inside the project, without '..'");
   }
 }
 
@@ -105,8 +106,9 @@ TEST(Statement, MalformedResultsNameTheField) {
   EXPECT_EQ(message_for([](json& r) { r["tool"].erase("version"); }), "result.json: tool.version is missing");
   EXPECT_EQ(message_for([](json& r) { r["ops"][1]["total"] = "ten"; }),
             "result.json: ops[1].total must be an integer");
-  EXPECT_EQ(message_for([](json& r) { r["ops"][0]["dtypes"][1]["max_ulp"] = "lots"; }),
-            "result.json: ops[0].dtypes[1].max_ulp must be a number (or \"NaN\", \"Infinity\", \"-Infinity\")");
+  EXPECT_EQ(
+      message_for([](json& r) { r["ops"][0]["dtypes"][1]["max_ulp"] = "lots"; }),
+      "result.json: ops[0].dtypes[1].max_ulp must be a number (or \"NaN\", \"Infinity\", \"-Infinity\")");
   EXPECT_EQ(message_for([](json& r) { r["ops"][0]["failures"][0]["seed"] = "0x10"; }),
             "result.json: ops[0].failures[0].seed must be a decimal string");
   EXPECT_EQ(message_for([](json& r) { r = json::array(); }), "result.json: expected a JSON object");
@@ -116,11 +118,13 @@ TEST(Statement, CheckNamesTheFirstBadField) {
   SignedFixture f;
   json s = f.statement;
   s["subject"][1]["digest"]["sha256"] = "ABC";
-  EXPECT_EQ(check_statement(s).error().message, "statement: subject[1].digest.sha256 must be 64 lowercase hex digits");
+  EXPECT_EQ(check_statement(s).error().message,
+            "statement: subject[1].digest.sha256 must be 64 lowercase hex digits");
   s = f.statement;
   s["_type"] = "https://in-toto.io/Statement/v0.1";
   EXPECT_EQ(check_statement(s).error().message,
-            "statement: _type is \"https://in-toto.io/Statement/v0.1\", expected \"https://in-toto.io/Statement/v1\"");
+            "statement: _type is \"https://in-toto.io/Statement/v0.1\", expected "
+            "\"https://in-toto.io/Statement/v1\"");
   s = f.statement;
   s["predicate"]["ops"][0].erase("dtypes");
   EXPECT_EQ(check_statement(s).error().message, "statement predicate: ops[0].dtypes is missing");

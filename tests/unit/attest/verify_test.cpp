@@ -27,8 +27,8 @@ TEST(Verify, SignedReportIsValidWithEveryCheckPassed) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"envelope", "signature", "payload type", "statement",
                                              "subject kernels/softmax.py", "subject kernels/matmul.py",
-                                             "subject reference/softmax_ref.py", "subject reference/matmul_ref.py",
-                                             "subject gpuemu"}));
+                                             "subject reference/softmax_ref.py",
+                                             "subject reference/matmul_ref.py", "subject gpuemu"}));
   ASSERT_TRUE(report.statement);
   EXPECT_EQ(*report.statement, f.statement);
   EXPECT_EQ(report.status().state, VerifyStatus::State::valid);
@@ -77,9 +77,10 @@ TEST(Verify, AnotherKeyIsNamed) {
   auto keys = generate_keys(other.path(), Overwrite::refuse);
   ASSERT_TRUE(keys);
   auto report = verify(f.envelope, *load_public_key(keys->public_key), f.project);
-  EXPECT_EQ(failure_of(report), "signature: signature is not from the given public key: the report was signed by "
-                                "key " + f.key_id + ", but --pub is key " + keys->key_id +
-                                    "; verify with the signer's gpuemu.pub");
+  EXPECT_EQ(failure_of(report),
+            "signature: signature is not from the given public key: the report was signed by "
+            "key " +
+                f.key_id + ", but --pub is key " + keys->key_id + "; verify with the signer's gpuemu.pub");
 }
 
 TEST(Verify, KeyidIsOnlyAHint) {
@@ -95,7 +96,8 @@ TEST(Verify, KeyidIsOnlyAHint) {
 
 TEST(Verify, ChangedSubjectFileFails) {
   SignedFixture f;
-  testing::write_text(f.project / "kernels/softmax.py", testing::read_text(f.project / "kernels/softmax.py") + "#\n");
+  testing::write_text(f.project / "kernels/softmax.py",
+                      testing::read_text(f.project / "kernels/softmax.py") + "#\n");
   auto report = verify(f.envelope, f.public_key(), f.project);
   EXPECT_FALSE(report.valid());
   const Check* failed = report.first_failure();
@@ -114,9 +116,11 @@ TEST(Verify, MissingSubjectFileFails) {
   SignedFixture f;
   fs::remove(f.project / "reference/matmul_ref.py");
   auto report = verify(f.envelope, f.public_key(), f.project);
-  EXPECT_EQ(failure_of(report), "subject reference/matmul_ref.py: subject 'reference/matmul_ref.py' is missing: no "
-                                "file '" + (f.project / "reference/matmul_ref.py").string() +
-                                    "'; pass the project directory the report was made from as --artifacts");
+  EXPECT_EQ(failure_of(report),
+            "subject reference/matmul_ref.py: subject 'reference/matmul_ref.py' is missing: no "
+            "file '" +
+                (f.project / "reference/matmul_ref.py").string() +
+                "'; pass the project directory the report was made from as --artifacts");
 }
 
 TEST(Verify, AbsentToolBinaryIsSkippedButAChangedOneFails) {
@@ -134,8 +138,9 @@ TEST(Verify, AbsentToolBinaryIsSkippedButAChangedOneFails) {
 TEST(Verify, WrongPayloadTypeFailsEvenWhenSigned) {
   SignedFixture f;
   auto report = verify(f.sign(f.statement, "application/json"), f.public_key());
-  EXPECT_EQ(failure_of(report), "payload type: payloadType is \"application/json\", expected "
-                                "\"application/vnd.in-toto+json\": this is not a gpuemu report");
+  EXPECT_EQ(failure_of(report),
+            "payload type: payloadType is \"application/json\", expected "
+            "\"application/vnd.in-toto+json\": this is not a gpuemu report");
 }
 
 TEST(Verify, SignedButMalformedStatementFails) {
@@ -154,8 +159,9 @@ TEST(Verify, SubjectNamesCannotEscapeTheArtifactsDirectory) {
   json statement = f.statement;
   statement["subject"][0]["name"] = "../../etc/hostname";
   auto report = verify(f.sign(statement), f.public_key(), f.project);
-  EXPECT_EQ(failure_of(report), "subject ../../etc/hostname: subject '../../etc/hostname' is not a relative path "
-                                "inside the artifacts directory");
+  EXPECT_EQ(failure_of(report),
+            "subject ../../etc/hostname: subject '../../etc/hostname' is not a relative path "
+            "inside the artifacts directory");
 }
 
 TEST(Verify, BrokenEnvelopeFailsTheEnvelopeCheck) {
