@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what gpuemu needs and is missing: Debian packages (apt-get) and Python packages (pip).
+# Idempotent and quick when everything is present; setup.sh and test.sh both call it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(cmake ninja-build g++ pkg-config libtomlplusplus-dev nlohmann-json3-dev libb2-dev
+  libcli11-dev libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev libpugixml-dev libnng-dev
+  libmbedtls-dev libxml2-utils clang-format nginx libnginx-mod-http-dav-ext python3 python3-pip)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing Debian packages: ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+PY=${GPUEMU_PYTHON:-python3}
+if ! "$PY" -c 'import numpy, pytest, jsonschema' 2>/dev/null; then
+  echo "install-deps: installing Python packages (numpy, pytest, jsonschema)" >&2
+  "$PY" -m pip install -q numpy pytest jsonschema
+fi
+if [ -f python/pyproject.toml ] && ! "$PY" -c "import gpuemu" 2>/dev/null; then
+  "$PY" -m pip install -q -e python >/dev/null
+fi
+

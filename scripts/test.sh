@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Quick start, step 2: every test suite. Builds gpuemu with AddressSanitizer and UBSan, runs the
+# C++ unit tests (ctest), then the Python and end-to-end suites (pytest) against that binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+scripts/install-deps.sh
+
+BUILD=${GPUEMU_TEST_BUILD_DIR:-build-asan}
+JOBS=${GPUEMU_JOBS:-$(nproc)}
+echo "test: building $BUILD with ASan/UBSan" >&2
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUEMU_SANITIZE=ON >/dev/null
+cmake --build "$BUILD" -j "$JOBS"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export GPUEMU_BIN="$ROOT/$BUILD/gpuemu"
+export GPUEMU_SOURCE_DIR="$ROOT"
+
+status=0
+echo "test: C++ unit tests (ctest)" >&2
+ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" || status=1
+
+echo "test: Python and end-to-end tests (pytest)" >&2
+suites=()
+[ -d python/tests ] && suites+=(python/tests)
+[ -d tests/e2e ] && suites+=(tests/e2e)
+set +e
+python3 -m pytest -q -p no:cacheprovider "${suites[@]}"
+rc=$?
+set -e
+# pytest exits 5 when it collected nothing: that is a failure here, not a pass.
+[ "$rc" -eq 0 ] || status=1
+
+if [ -f vscode/package.json ]; then
+  echo "test: VS Code extension (node --test)" >&2
+  (cd vscode && npm ci --silent --no-audit --no-fund && npm test) || status=1
+fi
+exit $status
