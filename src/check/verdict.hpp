@@ -11,26 +11,26 @@
 namespace gpuemu::check {
 
 enum class FailureKind : int {
-  none = 0,                 // passed
-  mismatch = 1,             // some element outside atol + rtol * |ref|
-  nonfinite_mismatch = 2,   // NaN/Inf positions or signs differ from the reference
-  unexpected_nonfinite = 3, // check_nan / check_inf: output has NaN/Inf the reference lacks
+  none = 0,                  // passed
+  mismatch = 1,              // some element outside atol + rtol * |ref|
+  nonfinite_mismatch = 2,    // NaN/Inf positions or signs differ from the reference
+  unexpected_nonfinite = 3,  // check_nan / check_inf: output has NaN/Inf the reference lacks
   shape_mismatch = 4,
   dtype_mismatch = 5,
   invariant_violation = 6,
-  op_error = 7,             // the op under test crashed, timed out or answered garbage
-  reference_error = 8,      // the reference did
-  missing_output = 9,       // an output the reference has is absent from the op's answer
-  input_mutated = 10,       // client-side: the op wrote into its inputs
-  output_aliased = 11,      // client-side: an output aliases an input buffer
+  op_error = 7,         // the op under test crashed, timed out or answered garbage
+  reference_error = 8,  // the reference did
+  missing_output = 9,   // an output the reference has is absent from the op's answer
+  input_mutated = 10,   // client-side: the op wrote into its inputs
+  output_aliased = 11,  // client-side: an output aliases an input buffer
 };
 std::string_view failure_kind_name(FailureKind kind);
 std::optional<FailureKind> parse_failure_kind(std::string_view name);
 
 // One element compared: where it is and what both sides had.
 struct ElementDiff {
-  std::string output;                 // output name ("out" for a single tensor)
-  std::vector<std::int64_t> index;    // logical coordinates
+  std::string output;               // output name ("out" for a single tensor)
+  std::vector<std::int64_t> index;  // logical coordinates
   double actual = 0;
   double expected = 0;
   double abs_err = 0;
@@ -40,11 +40,11 @@ struct ElementDiff {
 struct ErrorStats {
   double max_abs = 0;
   double max_rel = 0;
-  double max_ulp = 0;          // in the op output's dtype
-  std::int64_t mismatches = 0; // elements outside tolerance (non-finite mismatches included)
+  double max_ulp = 0;           // in the op output's dtype
+  std::int64_t mismatches = 0;  // elements outside tolerance (non-finite mismatches included)
   std::int64_t elements = 0;
   double mismatch_fraction = 0;
-  double tolerance_used = 0;   // max over elements of |out-ref| / (atol + rtol*|ref|); > 1 fails
+  double tolerance_used = 0;       // max over elements of |out-ref| / (atol + rtol*|ref|); > 1 fails
   std::vector<ElementDiff> worst;  // up to 5, worst first
 };
 

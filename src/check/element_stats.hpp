@@ -1,0 +1,75 @@
+// Streams output/reference pairs through the per-element pass rule and non-finite rules of
+// DESIGN section 4, gathering ErrorStats without materialising whole tensors as doubles.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "check/tolerance.hpp"
+#include "check/verdict.hpp"
+#include "tensor/tensor.hpp"
+
+namespace gpuemu::check {
+
+struct ElementRules {
+  ToleranceSpec tolerance;
+  bool check_nan = true;
+  bool check_inf = true;
+};
+
+// Accumulates statistics over every compared output of one case.
+//
+// Definitions (the numbers reports print):
+// - max_abs, max_rel, max_ulp and tolerance_used range over pairs where both values are finite;
+//   elements skipped (check_nan/check_inf off) and matching NaN/Inf pairs do not contribute.
+// - rel = |out-ref| / |ref|; when ref is 0 it is 0 if out is 0 too, else +inf.
+// - ratio = |out-ref| / (atol + rtol*|ref|); when the bound is 0 it is 0 for equal values, else
+//   +inf. tolerance_used is the largest ratio; a failing non-finite element makes it +inf, so
+//   tolerance_used > 1 exactly when some element failed.
+// - ULPs are counted in the output's dtype (integers and bool: the absolute difference).
+// - worst holds the five largest ratios above 0, worst first, earliest first among equals;
+//   non-finite failures rank as +inf with abs_err = rel_err = +inf.
+class StatsAccumulator {
+ public:
+  explicit StatsAccumulator(ElementRules rules) : rules_(rules) {}
+
+  // Compares one output; both tensors have the same shape and pass validate_view.
+  void add_output(const std::string& name, const tensor::Tensor& actual, const tensor::Tensor& expected);
+  ErrorStats finish() const;
+
+  std::int64_t nonfinite_mismatches() const { return nonfinite_; }
+  std::int64_t unexpected_nonfinite() const { return unexpected_; }
+  std::int64_t finite_mismatches() const { return finite_failures_; }
+  // The first element (in output-name, then row-major order) of each non-finite failure kind.
+  const std::optional<ElementDiff>& first_nonfinite() const { return first_nonfinite_; }
+  const std::optional<ElementDiff>& first_unexpected() const { return first_unexpected_; }
+
+  static constexpr std::size_t kChunk = 1024;
+  static constexpr std::size_t kWorst = 5;
+
+ private:
+  struct Chunk;
+  void precise_chunk(const Chunk& chunk);
+  void offer_worst(double ratio, const Chunk& chunk, std::size_t i, double abs_err, double rel_err);
+  double worst_threshold() const { return worst_count_ < kWorst ? 0.0 : worst_ratio_[kWorst - 1]; }
+  ElementDiff make_diff(const Chunk& chunk, std::size_t i, double abs_err, double rel_err) const;
+
+  ElementRules rules_;
+  double max_abs_ = 0;
+  double max_rel_ = 0;
+  double max_ulp_ = 0;
+  double max_ratio_ = 0;
+  std::int64_t elements_ = 0;
+  std::int64_t nonfinite_ = 0;
+  std::int64_t unexpected_ = 0;
+  std::int64_t finite_failures_ = 0;
+  std::optional<ElementDiff> first_nonfinite_;
+  std::optional<ElementDiff> first_unexpected_;
+  std::array<double, kWorst> worst_ratio_{};
+  std::array<ElementDiff, kWorst> worst_{};
+  std::size_t worst_count_ = 0;
+};
+
+}  // namespace gpuemu::check
