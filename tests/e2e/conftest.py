@@ -1,0 +1,82 @@
+"""Fixtures for the end-to-end suites: the real gpuemu binary and throwaway projects.
+
+The binary comes from $GPUEMU_BIN (scripts/test.sh sets it to the sanitizer build), else build/gpuemu.
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SCRIPTS = pathlib.Path(__file__).resolve().parent / "scripts"
+
+
+def binary_path() -> pathlib.Path:
+    env = os.environ.get("GPUEMU_BIN")
+    return pathlib.Path(env) if env else REPO / "build" / "gpuemu"
+
+
+@pytest.fixture(scope="session")
+def gpuemu_bin() -> pathlib.Path:
+    path = binary_path()
+    if not path.exists():
+        pytest.fail(f"gpuemu binary not found at {path}: build it (scripts/setup.sh) or set GPUEMU_BIN")
+    return path
+
+
+class Project:
+    """A temporary gpuemu project: a gpuemu.toml plus copies of scripts from tests/e2e/scripts."""
+
+    def __init__(self, root: pathlib.Path, binary: pathlib.Path):
+        self.root = root
+        self.binary = binary
+        self.home = root / ".gpuemu-home"
+
+    def write(self, toml: str, scripts=()):
+        for name in ("_proto.py", *scripts):
+            shutil.copy(SCRIPTS / name, self.root / name)
+        (self.root / "gpuemu.toml").write_text(toml)
+        return self
+
+    def run(self, *args, env=None, timeout=300, check_json=False):
+        full_env = dict(os.environ)
+        full_env["GPUEMU_HOME"] = str(self.home)
+        full_env["HOME"] = str(self.root)  # no user config from the developer's machine
+        full_env.update(env or {})
+        proc = subprocess.run([str(self.binary), *args], cwd=self.root, env=full_env, capture_output=True,
+                              text=True, timeout=timeout)
+        if check_json:
+            proc.json = json.loads(proc.stdout)
+        return proc
+
+
+@pytest.fixture
+def project(tmp_path, gpuemu_bin) -> Project:
+    return Project(tmp_path, gpuemu_bin)
+
+
+def one_op_toml(op_script: str, reference: str = "ref_identity.py", extra: str = "", validation: str = "") -> str:
+    """A project with one op 'op' over input x[M, N] and the given scripts."""
+    return f"""
+[project]
+name = "e2e"
+
+[validation]
+dtypes = ["float32"]
+seed = 7
+timeout = 5
+{validation}
+
+[[ops]]
+name = "op"
+op_script = "{op_script}"
+reference = "{reference}"
+{extra}
+
+[ops.schema]
+dims = {{ M = [1, 8], N = [1, 70] }}
+inputs = {{ x = ["M", "N"] }}
+"""
