@@ -23,13 +23,14 @@ struct ProcessSpec {
 };
 
 struct ProcessResult {
-  int exit_code = -1;          // valid when !signaled && !timed_out
+  int exit_code = -1;  // valid when !signaled && !timed_out
   bool signaled = false;
   int signal = 0;
   bool timed_out = false;
   bool stdout_overflow = false;
   std::string stdout_data;
-  std::string stderr_tail;     // last stderr_tail bytes
+  std::string stderr_tail;       // last stderr_tail bytes
+  std::size_t stderr_bytes = 0;  // total bytes written to stderr (more than the tail when truncated)
   std::chrono::milliseconds elapsed{0};
 };
 

@@ -14,9 +14,9 @@ namespace gpuemu::run {
 // How an invocation failed. Numbers are persisted: never renumber.
 enum class RunFailure : int {
   none = 0,
-  crashed = 1,     // non-zero exit or killed by a signal
+  crashed = 1,  // non-zero exit or killed by a signal
   timed_out = 2,
-  bad_output = 3,  // unparsable stdout, invalid tensor, too large
+  bad_output = 3,    // unparsable stdout, invalid tensor, too large
   start_failed = 4,  // interpreter missing etc.
 };
 
@@ -30,7 +30,7 @@ struct RunOutcome {
 };
 
 struct RunRequest {
-  std::string op;                                   // op name, for messages
+  std::string op;                                     // op name, for messages
   tensor::DType case_dtype = tensor::DType::float32;  // sent as "dtype" so helpers encode outputs
   const Tensors* inputs = nullptr;
   const std::vector<std::string>* input_order = nullptr;
@@ -44,13 +44,23 @@ class Runner {
 };
 
 struct RunnerSettings {
-  std::string python = "python3";           // interpreter; GPUEMU_PYTHON overrides config
-  std::filesystem::path cwd;                // the project root
+  std::string python = "python3";  // interpreter; GPUEMU_PYTHON overrides config
+  std::filesystem::path cwd;       // the project root
   std::vector<std::filesystem::path> python_path;
   std::chrono::milliseconds timeout{60000};
   int worker_max_cases = 1000;
-  std::string role;                         // "op" or "reference", for messages
+  std::string role;  // "op" or "reference", for messages
+  // Directory holding the gpuemu Python package (gpuemu/worker.py), prepended to PYTHONPATH so
+  // workers and scripts can import it; empty = python_package_dir().
+  std::filesystem::path package_dir;
+  std::size_t stderr_tail = 16 * 1024;        // bytes of a script's or worker's stderr kept per case
+  std::size_t max_output_bytes = 1ull << 30;  // larger stdout or reply frames are bad_output
 };
+
+// Where the gpuemu Python package lives: $GPUEMU_PACKAGE_DIR, else a python/ folder with
+// gpuemu/worker.py next to (or a few levels above) the running executable, else
+// <prefix>/share/gpuemu/python. Empty when none exists (an installed package is then used).
+std::filesystem::path python_package_dir();
 
 // Makes the runner for a Runnable: a script runs cold unless persistent; callables run warm.
 std::unique_ptr<Runner> make_runner(const config::Runnable& runnable, const RunnerSettings& settings);

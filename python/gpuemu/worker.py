@@ -1,0 +1,225 @@
+# The warm worker gpuemu starts once per (op, role): `python -m gpuemu.worker --callable mod:fn`
+# or `--script path.py`. It loads the code once and serves many cases over binary frames.
+"""Warm worker entry point (docs/worker-protocol.md).
+
+The worker keeps the real stdin/stdout for frames and points file descriptors 0 and 1 at
+/dev/null and stderr, so user code that reads stdin sees end-of-file and user code that prints
+cannot corrupt the frame stream (its prints land in the case's stderr tail).
+
+Loading:
+  --callable mod:fn   imports mod (with every --path first on sys.path) and takes fn; dots in fn
+                      walk attributes (``mod:Class.method``).
+  --script path.py    imports the file under a private module name (so its
+                      ``if __name__ == "__main__"`` block does not run) and takes the function
+                      it passed to ``gpuemu.script.serve(fn)``, else its top-level ``run``.
+
+Each case: fn(inputs: dict[str, ndarray], **kwargs) -> ndarray | dict[str, ndarray].
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import re
+import sys
+import traceback
+from typing import Any, Callable
+
+from gpuemu import _frames
+
+Fn = Callable[..., Any]
+
+__all__ = ["main", "serve_frames", "load_callable", "load_script", "decode_inputs", "encode_outputs"]
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def load_callable(spec: str) -> Fn:
+    """The function named by "module:function" (function may be a dotted attribute path)."""
+    module_name, sep, attr_path = spec.partition(":")
+    if not sep or not module_name or not attr_path:
+        raise ValueError(f"callable {spec!r} must be written module:function, e.g. my_project.refs:softmax")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise AttributeError(f"module {module_name!r} has no attribute {attr_path!r}") from None
+    if not callable(obj):
+        raise TypeError(f"{spec} is a {type(obj).__name__}, not a function")
+    return obj
+
+
+def load_script(path: str) -> tuple[Fn, str | None]:
+    """(function, role it registered or None) for a persistent script."""
+    from gpuemu import script as helpers
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"script {path} does not exist")
+    helpers.clear_registered()
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    name = f"_gpuemu_script_{stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    # Like `python path.py`: the script's own folder comes first on sys.path.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec.loader.exec_module(module)
+    fn = helpers.registered()
+    if fn is not None:
+        return fn, helpers.registered_role()
+    fn = getattr(module, "run", None)
+    if callable(fn):
+        return fn, None
+    raise LookupError(
+        f"{path} is persistent but does not opt in to warm mode: call gpuemu.script.serve(fn) "
+        f"at module level or define run(inputs, **kwargs)"
+    )
+
+
+def decode_inputs(header: dict, payload: bytearray) -> dict:
+    """{name: ndarray view into payload} for a call frame's "tensors"."""
+    from gpuemu import tensors
+
+    view = memoryview(payload)
+    inputs = {}
+    for entry in header.get("tensors", []):
+        offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
+        if offset < 0 or nbytes < 0 or offset + nbytes > len(payload):
+            raise _frames.FrameError(f"tensor {entry.get('name')!r} lies outside the frame payload")
+        inputs[entry["name"]] = tensors.decode_raw(
+            entry["dtype"], entry["shape"], entry.get("strides"), view[offset : offset + nbytes]
+        )
+    return inputs
+
+
+def encode_outputs(out: Any, case_dtype: str | None, role: str) -> tuple[list, list]:
+    """(tensor entries, buffers) for fn's return value, with the wire dtypes cold mode uses."""
+    import numpy as np
+
+    from gpuemu import script as helpers
+    from gpuemu import tensors
+
+    if isinstance(out, dict):
+        if not out:
+            raise ValueError("gpuemu.worker: the function returned an empty dict of outputs")
+        items = [(str(name), value) for name, value in out.items()]
+    else:
+        items = [("out", out)]
+    entries, buffers, offset = [], [], 0
+    for name, value in items:
+        arr = np.asarray(value)
+        if arr.dtype == object:
+            raise TypeError(f"gpuemu.worker: output {name!r} is not a numeric array (got {type(value).__name__})")
+        arr = np.ascontiguousarray(arr)
+        header, raw = tensors.encode_raw(arr, helpers.output_dtype(arr, case_dtype, role))
+        entries.append({**header, "name": name, "offset": offset, "nbytes": len(raw)})
+        buffers.append(raw)
+        offset += len(raw)
+    return entries, buffers
+
+
+def _flush_user_output() -> None:
+    # User prints go to stderr (fd 1 points there); flush so they belong to this case's tail.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def serve_frames(fn: Fn, frames_in, frames_out: int, role: str) -> int:
+    """Serves call frames until the input ends; returns the process exit status."""
+    while True:
+        try:
+            frame = _frames.read_frame(frames_in)
+        except _frames.FrameError as exc:
+            _frames.write_frame(frames_out, {"type": "fatal", "kind": "protocol", "error": str(exc), "traceback": ""})
+            return 3
+        if frame is None:
+            return 0
+        header, payload = frame
+        kind = header.get("type")
+        if kind == "shutdown":
+            return 0
+        if kind != "call":
+            _frames.write_frame(frames_out, {"type": "error", "error": f"unknown frame type {kind!r}", "traceback": ""})
+            continue
+        try:
+            inputs = decode_inputs(header, payload)
+            kwargs = header.get("kwargs") or {}
+            out = fn(inputs, **kwargs)
+            entries, buffers = encode_outputs(out, header.get("dtype"), role)
+        except Exception as exc:  # the case fails, the worker lives on
+            tb = traceback.format_exc()
+            _flush_user_output()
+            _frames.write_frame(frames_out, {"type": "error", "error": _error_text(exc), "traceback": tb})
+            continue
+        _flush_user_output()
+        _frames.write_frame(frames_out, {"type": "result", "tensors": entries}, buffers)
+
+
+def _claim_stdio() -> tuple[Any, int]:
+    """Private descriptors for the frame stream; fd 0 becomes /dev/null and fd 1 becomes stderr."""
+    frames_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    frames_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return frames_in, frames_out
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m gpuemu.worker", description="gpuemu warm worker")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--callable", metavar="MODULE:FUNCTION")
+    which.add_argument("--script", metavar="PATH")
+    parser.add_argument("--role", choices=("op", "reference"), default="op")
+    parser.add_argument("--path", action="append", default=[], help="prepended to sys.path (repeatable)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    frames_in, frames_out = _claim_stdio()
+    for entry in reversed(args.path):
+        sys.path.insert(0, entry)
+    try:
+        import numpy  # noqa: F401  (gpuemu's own dependency: missing means no case can run)
+
+        from gpuemu import script, tensors  # noqa: F401
+    except ImportError as exc:
+        _frames.write_frame(
+            frames_out,
+            {"type": "fatal", "kind": "environment", "error": _error_text(exc), "traceback": traceback.format_exc()},
+        )
+        return 2
+    role = args.role
+    try:
+        if args.callable is not None:
+            fn = load_callable(args.callable)
+        else:
+            fn, registered_role = load_script(args.script)
+            role = registered_role or role
+    except BaseException as exc:  # noqa: BLE001  (any failure to load is reported, then we exit)
+        _flush_user_output()
+        _frames.write_frame(
+            frames_out, {"type": "fatal", "kind": "load", "error": _error_text(exc), "traceback": traceback.format_exc()}
+        )
+        return 2
+    _flush_user_output()
+    _frames.write_frame(frames_out, {"type": "ready", "protocol": _frames.VERSION, "pid": os.getpid(),
+                                     "python": sys.version.split()[0]})
+    return serve_frames(fn, frames_in, frames_out, role)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+// ColdScriptRunner: one subprocess per case (cold_runner.hpp), failures mapped to RunOutcome.
+#include "run/cold_runner.hpp"
+
+#include <fmt/format.h>
+
+#include "run/process.hpp"
+#include "run/runner_common.hpp"
+
+namespace gpuemu::run {
+
+ColdScriptRunner::ColdScriptRunner(config::Runnable runnable, RunnerSettings settings)
+    : runnable_(std::move(runnable)), settings_(std::move(settings)) {
+  what_ = describe_runnable(runnable_, settings_);
+}
+
+RunOutcome ColdScriptRunner::run(const RunRequest& request) {
+  if (!interpreter_ok_) {
+    if (auto missing = check_interpreter(settings_)) return *missing;
+    interpreter_ok_ = true;
+  }
+  static const Tensors kNoInputs;
+  static const std::vector<std::string> kNoOrder;
+  static const nlohmann::json kNoKwargs = nlohmann::json::object();
+
+  ProcessSpec spec;
+  spec.argv = {settings_.python, runnable_.script.string()};
+  spec.cwd = settings_.cwd;
+  spec.extra_env = python_env(settings_);
+  spec.stdin_data = encode_request(request.inputs ? *request.inputs : kNoInputs,
+                                   request.input_order ? *request.input_order : kNoOrder,
+                                   request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype);
+  spec.timeout = settings_.timeout;
+  spec.max_stdout = settings_.max_output_bytes;
+  spec.stderr_tail = settings_.stderr_tail;
+
+  RunOutcome outcome;
+  auto result = run_process(spec);
+  if (!result) {
+    outcome.failure = RunFailure::start_failed;
+    outcome.message = fmt::format("{} could not be started: {}", what_, result.error().message);
+    return outcome;
+  }
+  outcome.elapsed = result->elapsed;
+  outcome.stderr_tail = shown_stderr(result->stderr_tail, result->stderr_bytes);
+  if (result->timed_out) {
+    outcome.failure = RunFailure::timed_out;
+    outcome.message = fmt::format("{} timed out after {}; the whole process group was killed", what_,
+                                  format_seconds(settings_.timeout));
+  } else if (result->stdout_overflow) {
+    outcome.failure = RunFailure::bad_output;
+    outcome.message = fmt::format("{} printed more than {} bytes on stdout and was killed", what_,
+                                  settings_.max_output_bytes);
+  } else if (result->signaled) {
+    outcome.failure = RunFailure::crashed;
+    outcome.message = fmt::format("{} was {}", what_, describe_signal(result->signal));
+  } else if (result->exit_code != 0) {
+    outcome.failure = RunFailure::crashed;
+    outcome.message = fmt::format("{} exited with code {}", what_, result->exit_code);
+  } else if (auto outputs = decode_response(result->stdout_data, what_)) {
+    outcome.outputs = std::move(*outputs);
+  } else {
+    outcome.failure = RunFailure::bad_output;
+    outcome.message = outputs.error().message;
+  }
+  return outcome;
+}
+
+}  // namespace gpuemu::run

@@ -1,0 +1,166 @@
+// Encoding and decoding warm-worker frames (frames.hpp, docs/worker-protocol.md).
+#include "run/frames.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cstring>
+
+namespace gpuemu::run {
+
+namespace {
+
+using nlohmann::json;
+
+void put_u32(std::byte* out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+}
+void put_u64(std::byte* out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+}
+std::uint64_t get_le(const std::byte* in, int n) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(in[i]) << (8 * i);
+  return v;
+}
+
+Expected<std::vector<std::int64_t>> ints(const json& j, const char* key, const std::string& what) {
+  if (!j.contains(key) || !j[key].is_array()) {
+    return fail(ErrorKind::parse, fmt::format("{}: \"{}\" must be a list of integers", what, key));
+  }
+  std::vector<std::int64_t> out;
+  for (const auto& v : j[key]) {
+    if (!v.is_number_integer())
+      return fail(ErrorKind::parse, fmt::format("{}: \"{}\" must hold integers", what, key));
+    out.push_back(v.get<std::int64_t>());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::array<std::byte, kFramePrefixSize> encode_frame_prefix(const FramePrefix& prefix) {
+  std::array<std::byte, kFramePrefixSize> out{};
+  std::memcpy(out.data(), kFrameMagic.data(), 4);
+  put_u32(out.data() + 4, kFrameVersion);
+  put_u32(out.data() + 8, prefix.header_bytes);
+  put_u64(out.data() + 12, prefix.payload_bytes);
+  return out;
+}
+
+Expected<FramePrefix> decode_frame_prefix(std::span<const std::byte, kFramePrefixSize> bytes,
+                                          const std::string& what) {
+  if (std::memcmp(bytes.data(), kFrameMagic.data(), 4) != 0) {
+    std::string start;
+    for (int i = 0; i < 4; ++i) {
+      auto c = static_cast<unsigned char>(bytes[i]);
+      start += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+    }
+    return fail(ErrorKind::parse, fmt::format("{} wrote '{}' where a frame should start (expected 'GEMU'); "
+                                              "is something in the worker printing to its stdout?",
+                                              what, start));
+  }
+  auto version = static_cast<std::uint32_t>(get_le(bytes.data() + 4, 4));
+  if (version != kFrameVersion) {
+    return fail(ErrorKind::parse, fmt::format("{} speaks worker protocol version {}, this gpuemu speaks {}: "
+                                              "install the gpuemu Python package of the same release",
+                                              what, version, kFrameVersion));
+  }
+  FramePrefix prefix;
+  prefix.header_bytes = static_cast<std::uint32_t>(get_le(bytes.data() + 8, 4));
+  prefix.payload_bytes = get_le(bytes.data() + 12, 8);
+  if (prefix.header_bytes > kMaxFrameHeader) {
+    return fail(ErrorKind::parse, fmt::format("{} sent a frame header of {} bytes (the limit is {})", what,
+                                              prefix.header_bytes, kMaxFrameHeader));
+  }
+  return prefix;
+}
+
+std::size_t OutgoingFrame::size() const {
+  std::size_t n = head.size();
+  for (const auto& s : payload) n += s.size();
+  return n;
+}
+
+OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
+                                const std::vector<std::string>& order, const json& kwargs) {
+  std::vector<const std::pair<const std::string, tensor::Tensor>*> items;
+  for (const auto& name : order) {
+    auto it = inputs.find(name);
+    if (it != inputs.end() && std::find(items.begin(), items.end(), &*it) == items.end())
+      items.push_back(&*it);
+  }
+  for (const auto& entry : inputs) {
+    if (std::find(order.begin(), order.end(), entry.first) == order.end()) items.push_back(&entry);
+  }
+  OutgoingFrame frame;
+  json tensors = json::array();
+  std::uint64_t offset = 0;
+  for (const auto* item : items) {
+    const tensor::Tensor& t = item->second;
+    tensors.push_back(
+        {{"name", item->first},
+         {"dtype", tensor::dtype_name(t.dtype)},
+         {"shape", t.shape},
+         {"strides", t.strides.size() == t.shape.size() ? t.strides : tensor::contiguous_strides(t.shape)},
+         {"offset", offset},
+         {"nbytes", t.data.size()}});
+    frame.payload.emplace_back(t.data);
+    offset += t.data.size();
+  }
+  json header = {{"type", "call"},
+                 {"op", op},
+                 {"dtype", tensor::dtype_name(case_dtype)},
+                 {"kwargs", kwargs.is_null() ? json::object() : kwargs},
+                 {"tensors", std::move(tensors)}};
+  std::string text = header.dump(-1, ' ', false, json::error_handler_t::replace);
+  auto prefix = encode_frame_prefix({static_cast<std::uint32_t>(text.size()), offset});
+  frame.head.reserve(prefix.size() + text.size());
+  frame.head.append(reinterpret_cast<const char*>(prefix.data()), prefix.size());
+  frame.head += text;
+  return frame;
+}
+
+Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what) {
+  const json& list = frame.header.contains("tensors") ? frame.header["tensors"] : json();
+  if (!list.is_array() || list.empty()) {
+    return fail(ErrorKind::parse, fmt::format("{} sent a result frame without tensors", what));
+  }
+  Tensors outputs;
+  for (const auto& entry : list) {
+    if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string()) {
+      return fail(ErrorKind::parse, fmt::format("{} sent a tensor entry without a \"name\"", what));
+    }
+    const std::string name = entry["name"].get<std::string>();
+    const std::string tensor_what = fmt::format("output '{}' of {}", name, what);
+    tensor::Tensor t;
+    auto dtype = entry.contains("dtype") && entry["dtype"].is_string()
+                     ? tensor::parse_dtype(entry["dtype"].get<std::string>())
+                     : std::nullopt;
+    if (!dtype)
+      return fail(ErrorKind::parse, fmt::format("{} has a missing or unknown \"dtype\"", tensor_what));
+    t.dtype = *dtype;
+    t.shape = TRY(ints(entry, "shape", tensor_what));
+    t.strides = entry.contains("strides") ? TRY(ints(entry, "strides", tensor_what))
+                                          : tensor::contiguous_strides(t.shape);
+    if (!entry.contains("offset") || !entry["offset"].is_number_unsigned() || !entry.contains("nbytes") ||
+        !entry["nbytes"].is_number_unsigned()) {
+      return fail(ErrorKind::parse,
+                  fmt::format("{} needs non-negative integer \"offset\" and \"nbytes\"", tensor_what));
+    }
+    auto offset = entry["offset"].get<std::uint64_t>();
+    auto nbytes = entry["nbytes"].get<std::uint64_t>();
+    if (offset > frame.payload.size() || nbytes > frame.payload.size() - offset) {
+      return fail(ErrorKind::parse,
+                  fmt::format("{} lies outside the frame's {} payload bytes (offset {}, nbytes {})",
+                              tensor_what, frame.payload.size(), offset, nbytes));
+    }
+    t.data.assign(frame.payload.begin() + static_cast<std::ptrdiff_t>(offset),
+                  frame.payload.begin() + static_cast<std::ptrdiff_t>(offset + nbytes));
+    TRY(tensor::validate_view(t, tensor_what));
+    if (outputs.contains(name)) return fail(ErrorKind::parse, fmt::format("{} appears twice", tensor_what));
+    outputs.emplace(name, std::move(t));
+  }
+  return outputs;
+}
+
+}  // namespace gpuemu::run

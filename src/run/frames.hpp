@@ -1,0 +1,56 @@
+// Warm-worker frames (docs/worker-protocol.md): a fixed 20-byte prefix, a JSON header and raw
+// tensor bytes. Encoding a call and decoding a result frame; the I/O lives in worker_channel.hpp.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run/script_protocol.hpp"
+#include "util/error.hpp"
+
+namespace gpuemu::run {
+
+inline constexpr std::array<char, 4> kFrameMagic = {'G', 'E', 'M', 'U'};
+inline constexpr std::uint32_t kFrameVersion = 1;
+inline constexpr std::size_t kFramePrefixSize = 20;  // magic, u32 version, u32 header len, u64 payload len
+inline constexpr std::uint32_t kMaxFrameHeader = 64u << 20;
+
+struct FramePrefix {
+  std::uint32_t header_bytes = 0;
+  std::uint64_t payload_bytes = 0;
+};
+
+std::array<std::byte, kFramePrefixSize> encode_frame_prefix(const FramePrefix& prefix);
+// Checks magic, version and the header bound; `what` names the sender in errors.
+Expected<FramePrefix> decode_frame_prefix(std::span<const std::byte, kFramePrefixSize> bytes,
+                                          const std::string& what);
+
+// A frame ready to write: prefix + header bytes, then payload segments that point into the
+// caller's tensors (not copied), in order.
+struct OutgoingFrame {
+  std::string head;  // prefix and JSON header
+  std::vector<std::span<const std::byte>> payload;
+  std::size_t size() const;
+};
+
+// A frame as read: its parsed header and its payload.
+struct IncomingFrame {
+  nlohmann::json header;
+  std::vector<std::byte> payload;
+};
+
+// {"type": "call", "op", "dtype", "kwargs", "tensors": [{name, dtype, shape, strides, offset,
+// nbytes}]} with the tensors' storage buffers as payload, inputs in `order` first.
+OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
+                                const std::vector<std::string>& order, const nlohmann::json& kwargs);
+
+// The tensors of a "result" frame, each validated like a script's output.
+Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what);
+
+}  // namespace gpuemu::run

@@ -1,0 +1,93 @@
+// Shared runner helpers (runner_common.hpp) and python_package_dir().
+#include "run/runner_common.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <cstdlib>
+#include <cstring>
+
+#include "run/spawn.hpp"
+
+namespace gpuemu::run {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has_worker(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "gpuemu" / "worker.py", ec);
+}
+
+}  // namespace
+
+fs::path python_package_dir() {
+  if (const char* env = std::getenv("GPUEMU_PACKAGE_DIR"); env != nullptr && *env != '\0')
+    return fs::path(env);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  // A build tree (build/gpuemu, build/tests/unit/unit_run) sits a few levels below the
+  // repository's python/ folder; an install keeps it in <prefix>/share/gpuemu/python.
+  fs::path dir = exe.parent_path();
+  for (int level = 0; level < 5 && !dir.empty(); ++level) {
+    if (has_worker(dir / "python")) return dir / "python";
+    if (has_worker(dir / "share" / "gpuemu" / "python")) return dir / "share" / "gpuemu" / "python";
+    if (dir == dir.parent_path()) break;
+    dir = dir.parent_path();
+  }
+  return {};
+}
+
+std::string describe_runnable(const config::Runnable& runnable, const RunnerSettings& settings) {
+  std::string role = settings.role.empty() ? "script" : settings.role;
+  if (runnable.kind == config::Runnable::Kind::callable) {
+    return fmt::format("{} {}:{}", role, runnable.module, runnable.function);
+  }
+  fs::path shown = runnable.script;
+  if (!settings.cwd.empty()) {
+    fs::path rel = runnable.script.lexically_relative(settings.cwd);
+    if (!rel.empty() && !rel.string().starts_with("..")) shown = rel;
+  }
+  return fmt::format("{} {}", role, shown.string());
+}
+
+std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings& settings) {
+  std::vector<std::string> parts;
+  fs::path package = settings.package_dir.empty() ? python_package_dir() : settings.package_dir;
+  if (!package.empty()) parts.push_back(package.string());
+  for (const auto& p : settings.python_path) parts.push_back(p.string());
+  if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0') parts.emplace_back(old);
+  std::string joined;
+  for (const auto& p : parts) joined += (joined.empty() ? "" : ":") + p;
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!joined.empty()) env.emplace_back("PYTHONPATH", joined);
+  return env;
+}
+
+std::optional<RunOutcome> check_interpreter(const RunnerSettings& settings) {
+  if (find_program(settings.python)) return std::nullopt;
+  RunOutcome outcome;
+  outcome.failure = RunFailure::start_failed;
+  outcome.message = fmt::format("python interpreter '{}' not found: set [validation] python or GPUEMU_PYTHON",
+                                settings.python);
+  return outcome;
+}
+
+std::string format_seconds(std::chrono::milliseconds duration) {
+  return fmt::format("{:.1f} s", static_cast<double>(duration.count()) / 1000.0);
+}
+
+std::string describe_signal(int signal) {
+  const char* name = ::strsignal(signal);
+  return name != nullptr ? fmt::format("killed by signal {} ({})", signal, name)
+                         : fmt::format("killed by signal {}", signal);
+}
+
+std::string shown_stderr(const std::string& tail, std::size_t total_bytes) {
+  if (total_bytes <= tail.size()) return tail;
+  return fmt::format("[... {} earlier bytes of stderr omitted ...]\n{}", total_bytes - tail.size(), tail);
+}
+
+}  // namespace gpuemu::run

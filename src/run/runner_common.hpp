@@ -1,0 +1,34 @@
+// Pieces every runner shares: how a runnable is named in messages, the Python environment of
+// children (PYTHONPATH), the interpreter check, and one-line failure messages.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "run/runner.hpp"
+
+namespace gpuemu::run {
+
+// "reference scripts/ref.py" or "op kernels.softmax:run": role plus the runnable, with script
+// paths relative to the project root when they are inside it.
+std::string describe_runnable(const config::Runnable& runnable, const RunnerSettings& settings);
+
+// Environment additions for a Python child: PYTHONPATH = package dir, python_path..., old value.
+std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings& settings);
+
+// A start_failed outcome when the interpreter cannot be found on PATH, else nullopt.
+std::optional<RunOutcome> check_interpreter(const RunnerSettings& settings);
+
+// "5.0 s"
+std::string format_seconds(std::chrono::milliseconds duration);
+
+// "killed by signal 11 (Segmentation fault)"
+std::string describe_signal(int signal);
+
+// The stderr tail as shown to users: says how much was cut when the tail is not all of it.
+std::string shown_stderr(const std::string& tail, std::size_t total_bytes);
+
+}  // namespace gpuemu::run

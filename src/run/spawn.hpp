@@ -1,0 +1,84 @@
+// Low-level child process plumbing shared by run_process and warm workers: owning file
+// descriptors, spawning into a new process group with piped stdio, and killing/reaping the group.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace gpuemu::run {
+
+// An owned file descriptor, closed on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { close(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void close();
+
+ private:
+  int fd_ = -1;
+};
+
+// How a child ended, as waitpid reported it.
+struct ExitStatus {
+  bool exited = false;  // normal exit with `code`
+  int code = -1;
+  bool signaled = false;
+  int signal = 0;
+};
+
+// A started child: the leader of its own process group (pgid == pid), with our ends of its
+// stdin/stdout/stderr pipes (non-blocking, close-on-exec) and a pidfd that polls readable on exit.
+struct SpawnedChild {
+  pid_t pid = -1;
+  Fd stdin_w;
+  Fd stdout_r;
+  Fd stderr_r;
+  Fd pidfd;  // may be invalid on kernels without pidfd_open; callers then poll with waitid
+};
+
+struct SpawnSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH unless it contains '/'
+  std::filesystem::path cwd;      // empty = inherit
+  std::vector<std::pair<std::string, std::string>> extra_env;  // override or add
+};
+
+// Starts the child. Fails (ErrorKind::environment) only when it cannot be started: the program
+// is missing or not executable, or the working directory does not exist.
+Expected<SpawnedChild> spawn_child(const SpawnSpec& spec);
+
+// True once the child has exited (it stays a zombie until reap(), so its pgid cannot be reused).
+bool has_exited(const SpawnedChild& child);
+
+// SIGKILL to the child's whole process group (children and grandchildren).
+void kill_group(pid_t pid);
+
+// Blocks until the child is reaped and returns how it ended.
+ExitStatus reap(pid_t pid);
+
+// Where `program` resolves on PATH (or itself when it contains '/'), if it is executable.
+std::optional<std::filesystem::path> find_program(const std::string& program);
+
+// Ignores SIGPIPE process-wide, once: a child that closes its stdin early must give us EPIPE,
+// not kill gpuemu. Children get the default disposition back (spawn_child resets it).
+void ignore_sigpipe();
+
+// Milliseconds left until `deadline`, clamped to [0, cap_ms], for poll().
+int poll_timeout_ms(std::chrono::steady_clock::time_point deadline, int cap_ms);
+
+}  // namespace gpuemu::run

@@ -1,0 +1,225 @@
+// WarmWorkerRunner (warm_worker.hpp): starts, feeds, restarts and recycles a worker process,
+// mapping every way a worker can misbehave to a RunOutcome.
+#include "run/warm_worker.hpp"
+
+#include <fmt/format.h>
+
+#include "run/runner_common.hpp"
+#include "run/worker_channel.hpp"
+
+namespace gpuemu::run {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxControlFrame = 16u << 20;  // ready / fatal frames
+
+std::string string_field(const nlohmann::json& header, const char* key) {
+  auto it = header.find(key);
+  return it != header.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The first line of a Python error, bounded, for a one-line message.
+std::string first_line(std::string text) {
+  if (auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
+  if (text.size() > 300) text = text.substr(0, 300) + "...";
+  return text;
+}
+
+std::string with_traceback(std::string stderr_text, const std::string& traceback) {
+  if (traceback.empty()) return stderr_text;
+  if (!stderr_text.empty() && !stderr_text.ends_with('\n')) stderr_text += '\n';
+  return stderr_text + traceback;
+}
+
+}  // namespace
+
+WarmWorkerRunner::WarmWorkerRunner(config::Runnable runnable, RunnerSettings settings)
+    : runnable_(std::move(runnable)), settings_(std::move(settings)) {
+  what_ = describe_runnable(runnable_, settings_);
+}
+
+WarmWorkerRunner::~WarmWorkerRunner() {
+  stop_worker();
+}
+
+pid_t WarmWorkerRunner::worker_pid() const {
+  return worker_ ? worker_->pid() : -1;
+}
+
+std::vector<std::string> WarmWorkerRunner::worker_args() const {
+  std::vector<std::string> args = {"-m", "gpuemu.worker", "--role",
+                                   settings_.role == "reference" ? "reference" : "op"};
+  if (!settings_.cwd.empty()) args.insert(args.end(), {"--path", settings_.cwd.string()});
+  for (const auto& p : settings_.python_path) args.insert(args.end(), {"--path", p.string()});
+  if (runnable_.kind == config::Runnable::Kind::callable) {
+    args.insert(args.end(), {"--callable", runnable_.module + ":" + runnable_.function});
+  } else {
+    args.insert(args.end(), {"--script", runnable_.script.string()});
+  }
+  return args;
+}
+
+void WarmWorkerRunner::stop_worker() {
+  worker_.reset();  // the channel's destructor kills the group and reaps
+  cases_on_worker_ = 0;
+}
+
+void WarmWorkerRunner::fail_with_exit(RunOutcome& outcome, const std::string& when) {
+  ExitStatus status = worker_->stop();
+  outcome.failure = RunFailure::crashed;
+  std::string how = status.signaled ? describe_signal(status.signal)
+                    : status.exited ? fmt::format("exited with code {}", status.code)
+                                    : std::string("closed its output");
+  outcome.message = fmt::format("{} worker {} {}; a new worker starts for the next case", what_, how, when);
+}
+
+bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
+  SpawnSpec spec;
+  spec.argv = {settings_.python};
+  for (auto& a : worker_args()) spec.argv.push_back(std::move(a));
+  spec.cwd = settings_.cwd;
+  spec.extra_env = python_env(settings_);
+  auto channel = WorkerChannel::start(spec, settings_.stderr_tail, what_ + " worker");
+  if (!channel) {
+    outcome.failure = RunFailure::start_failed;
+    outcome.message = fmt::format("{} worker could not be started: {}", what_, channel.error().message);
+    return false;
+  }
+  worker_ = std::move(*channel);
+  ++workers_started_;
+  cases_on_worker_ = 0;
+
+  IncomingFrame hello;
+  auto status = worker_->exchange(nullptr, hello, Clock::now() + settings_.timeout, kMaxControlFrame);
+  const std::string type = status == WorkerChannel::Status::ok ? string_field(hello.header, "type") : "";
+  if (type == "ready") return true;
+
+  outcome.stderr_tail = shown_stderr(worker_->stderr_tail().str(), worker_->stderr_tail().total());
+  if (type == "fatal") {
+    // The worker itself runs but cannot load the code: the user's import error, or (kind
+    // "environment") gpuemu's own Python dependencies are missing, which no case can fix.
+    const bool environment = string_field(hello.header, "kind") == "environment";
+    outcome.failure = environment ? RunFailure::start_failed : RunFailure::crashed;
+    outcome.message =
+        fmt::format("{} could not be loaded: {}", what_, first_line(string_field(hello.header, "error")));
+    outcome.stderr_tail = with_traceback(outcome.stderr_tail, string_field(hello.header, "traceback"));
+    stop_worker();
+    return false;
+  }
+  if (status == WorkerChannel::Status::timed_out) {
+    outcome.failure = RunFailure::timed_out;
+    outcome.message = fmt::format("{} worker was not ready within {}; its process group was killed", what_,
+                                  format_seconds(settings_.timeout));
+    stop_worker();
+    return false;
+  }
+  if (status == WorkerChannel::Status::exited) {
+    fail_with_exit(outcome, "before it was ready");
+    outcome.stderr_tail = shown_stderr(worker_->stderr_tail().str(), worker_->stderr_tail().total());
+    const std::string& err = outcome.stderr_tail;
+    if (err.find("gpuemu.worker") != std::string::npos ||
+        err.find("No module named 'gpuemu'") != std::string::npos) {
+      outcome.failure = RunFailure::start_failed;
+      outcome.message = fmt::format(
+          "{} cannot import gpuemu.worker: install the gpuemu Python package "
+          "(pip install ./python) or set GPUEMU_PACKAGE_DIR to the folder holding it",
+          settings_.python);
+    }
+    stop_worker();
+    return false;
+  }
+  outcome.failure = RunFailure::bad_output;
+  outcome.message = status == WorkerChannel::Status::ok
+                        ? fmt::format("{} worker greeted with a '{}' frame instead of 'ready'", what_, type)
+                        : fmt::format("{} worker did not start cleanly: {}", what_, worker_->error());
+  stop_worker();
+  return false;
+}
+
+RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
+  const auto start = Clock::now();
+  RunOutcome outcome;
+  if (!interpreter_ok_) {
+    if (auto missing = check_interpreter(settings_)) return *missing;
+    interpreter_ok_ = true;
+  }
+  if (worker_) worker_->stderr_tail().clear();
+  if (!worker_ && !start_worker(outcome)) {
+    outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+    return outcome;
+  }
+
+  static const Tensors kNoInputs;
+  static const std::vector<std::string> kNoOrder;
+  static const nlohmann::json kNoKwargs = nlohmann::json::object();
+  OutgoingFrame call = encode_call_frame(
+      request.op, request.case_dtype, request.inputs ? *request.inputs : kNoInputs,
+      request.input_order ? *request.input_order : kNoOrder, request.kwargs ? *request.kwargs : kNoKwargs);
+  IncomingFrame reply;
+  const auto case_start = Clock::now();
+  auto status = worker_->exchange(&call, reply, case_start + settings_.timeout, settings_.max_output_bytes);
+  auto stderr_text = [&] {
+    return shown_stderr(worker_->stderr_tail().str(), worker_->stderr_tail().total());
+  };
+
+  switch (status) {
+    case WorkerChannel::Status::ok: {
+      const std::string type = string_field(reply.header, "type");
+      outcome.stderr_tail = stderr_text();
+      if (type == "result") {
+        if (auto outputs = decode_result_frame(reply, what_)) {
+          outcome.outputs = std::move(*outputs);
+        } else {
+          outcome.failure = RunFailure::bad_output;
+          outcome.message = outputs.error().message;
+        }
+      } else if (type == "error") {
+        outcome.failure = RunFailure::crashed;
+        outcome.message = fmt::format("{} raised {}", what_, first_line(string_field(reply.header, "error")));
+        outcome.stderr_tail = with_traceback(outcome.stderr_tail, string_field(reply.header, "traceback"));
+      } else {
+        outcome.failure = RunFailure::bad_output;
+        outcome.message = fmt::format("{} worker answered a call with a '{}' frame", what_, type);
+        stop_worker();
+      }
+      break;
+    }
+    case WorkerChannel::Status::timed_out:
+      worker_->stop();
+      outcome.stderr_tail = stderr_text();
+      outcome.failure = RunFailure::timed_out;
+      outcome.message = fmt::format(
+          "{} timed out after {}; the worker's whole process group was killed "
+          "and a new worker starts for the next case",
+          what_, format_seconds(settings_.timeout));
+      stop_worker();
+      break;
+    case WorkerChannel::Status::exited:
+      fail_with_exit(outcome, "during the case");
+      outcome.stderr_tail = stderr_text();
+      stop_worker();
+      break;
+    case WorkerChannel::Status::overflow:
+      outcome.failure = RunFailure::bad_output;
+      outcome.message = fmt::format("{} replied with more than {} bytes; the worker was killed", what_,
+                                    settings_.max_output_bytes);
+      worker_->stop();
+      outcome.stderr_tail = stderr_text();
+      stop_worker();
+      break;
+    case WorkerChannel::Status::bad_frame:
+      outcome.failure = RunFailure::bad_output;
+      outcome.message = worker_->error();
+      worker_->stop();
+      outcome.stderr_tail = stderr_text();
+      stop_worker();
+      break;
+  }
+  if (worker_ && ++cases_on_worker_ >= std::max(1, settings_.worker_max_cases)) stop_worker();
+  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  return outcome;
+}
+
+}  // namespace gpuemu::run

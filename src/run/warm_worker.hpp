@@ -1,0 +1,47 @@
+// The warm runner: one `python -m gpuemu.worker` process per runner, kept loaded between cases
+// and spoken to in binary frames (docs/worker-protocol.md). Restarted after a crash or a hang,
+// recycled after RunnerSettings::worker_max_cases cases.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+
+#include "run/runner.hpp"
+
+namespace gpuemu::run {
+
+class WorkerChannel;
+
+// Serves cases from a warm worker for a `module:function` callable or a persistent script.
+// Used by one thread at a time, like every Runner.
+class WarmWorkerRunner final : public Runner {
+ public:
+  WarmWorkerRunner(config::Runnable runnable, RunnerSettings settings);
+  ~WarmWorkerRunner() override;
+  RunOutcome run(const RunRequest& request) override;
+
+  // The current worker's pid, or -1 when none is running (tests use this to watch restarts).
+  pid_t worker_pid() const;
+  int workers_started() const { return workers_started_; }
+
+  // The worker's command line (after the interpreter), e.g. {"-m", "gpuemu.worker", "--callable", ...}.
+  std::vector<std::string> worker_args() const;
+
+ private:
+  // Starts a worker and waits for its "ready" frame; on failure fills `outcome`.
+  bool start_worker(RunOutcome& outcome);
+  void stop_worker();
+  void fail_with_exit(RunOutcome& outcome, const std::string& when);
+
+  config::Runnable runnable_;
+  RunnerSettings settings_;
+  std::string what_;
+  std::optional<bool> interpreter_ok_;
+  std::unique_ptr<WorkerChannel> worker_;
+  int cases_on_worker_ = 0;
+  int workers_started_ = 0;
+};
+
+}  // namespace gpuemu::run
