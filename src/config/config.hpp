@@ -25,6 +25,10 @@ namespace fs = std::filesystem;
 // Numbers are persisted: never renumber.
 enum class ExecutionMode : int { script_based = 0, client_side = 1, daemon_orchestrated = 2 };
 std::string_view execution_mode_name(ExecutionMode mode);
+std::optional<ExecutionMode> parse_execution_mode(std::string_view name);
+
+// Shape of an input of an op that has no [ops.schema] and declares no `shape` (docs/configuration.md).
+inline const std::vector<std::int64_t> kDefaultInputShape = {4, 64};
 
 // Where a piece of config came from, for diagnostics later than load time.
 struct SourceLocation {
@@ -58,35 +62,38 @@ struct DimSpec {
 using DimRef = std::variant<std::string, std::int64_t>;
 
 struct OpSchema {
-  std::vector<DimSpec> dims;                                      // in file order
+  std::vector<DimSpec> dims;                                        // in file order
   std::vector<std::pair<std::string, std::vector<DimRef>>> inputs;  // in file order
-  std::vector<DimRef> output;                                     // optional declared output shape
+  std::vector<DimRef> output;                                       // optional declared output shape
 };
 
+// After loading, OpConfig::inputs has one InputSpec per name in input_names. For ops without a
+// schema `shape` is filled in (declared, else kDefaultInputShape); with a schema it stays empty.
 struct InputSpec {
   std::string name;
-  rng::Domain domain;                    // default [-1, 1]
-  std::optional<tensor::DType> dtype;    // fixed dtype, e.g. int64 indices
-  std::vector<DimRef> shape;             // for ops without a schema; empty = default shape
+  rng::Domain domain;                  // default [-1, 1]
+  std::optional<tensor::DType> dtype;  // fixed dtype, e.g. int64 indices
+  std::vector<DimRef> shape;           // for ops without a schema; empty = default shape
 };
 
 struct OpConfig {
   std::string name;
-  std::string module;                    // informational dotted module path (seed docs)
+  std::string module;  // informational dotted module path (seed docs)
   Runnable reference;
   Runnable op_script;                    // the kernel under test
   std::vector<std::string> input_names;  // order of inputs; derived from schema when absent
   ExecutionMode execution_mode = ExecutionMode::script_based;
-  std::vector<tensor::DType> dtypes;     // defaults to [validation].dtypes
+  std::vector<tensor::DType> dtypes;                         // defaults to [validation].dtypes
   std::map<tensor::DType, check::ToleranceSpec> tolerances;  // overrides only
   std::vector<check::Invariant> invariants;
   std::optional<OpSchema> schema;
   std::map<std::string, InputSpec> inputs;
   std::vector<tensor::Layout> layouts = {tensor::Layout::contiguous};
   nlohmann::json kwargs = nlohmann::json::object();  // [ops.kwargs], passed to both scripts
-  std::optional<double> timeout_secs;    // per-case; defaults to [validation].timeout
-  std::string source;                    // "kernels/softmax.cu:42" or a path, for reports
-  SourceLocation location;               // of the [[ops]] table
+  std::optional<double> timeout_secs;                // per-case; defaults to [validation].timeout
+  std::string source;                                // "kernels/softmax.cu:42" or a path, for reports
+  bool persistent = false;  // scripts of this op opt in to warm mode (also on the Runnables)
+  SourceLocation location;  // of the [[ops]] table
 };
 
 struct ArtifactChecks {
@@ -99,8 +106,8 @@ struct ArtifactChecks {
 
 struct KernelConfig {
   std::string name;
-  fs::path source;  // absolute
-  std::string reference;
+  fs::path source;        // absolute
+  std::string reference;  // as written: a script path or module:function (informational for lint)
   std::string arch = "sm_80";
   ArtifactChecks artifact_checks;
   SourceLocation location;
@@ -118,18 +125,19 @@ struct ValidationConfig {
   bool check_inf = true;
   std::uint64_t seed = 0;  // 0 = a random master seed per run (printed so it can be replayed)
   std::map<tensor::DType, check::ToleranceSpec> tolerances;  // overrides of the built-in defaults
-  double timeout = 60.0;           // seconds per script invocation
-  std::string python = "python3";  // interpreter for scripts and workers; GPUEMU_PYTHON overrides
+  double timeout = 60.0;                                     // seconds per script invocation
+  std::string python = "python3";     // interpreter for scripts and workers; GPUEMU_PYTHON overrides
   std::vector<fs::path> python_path;  // extra sys.path entries for module:function callables
-  int test_cases = 4;              // cases per (op, dtype) for `gpuemu test`
-  int fuzz_iterations = 100;       // default --iterations for `gpuemu fuzz`
-  int worker_max_cases = 1000;     // warm workers are recycled after this many cases
+  int test_cases = 4;                 // cases per (op, dtype) for `gpuemu test`
+  int fuzz_iterations = 100;          // default --iterations for `gpuemu fuzz`
+  int worker_max_cases = 1000;        // warm workers are recycled after this many cases
 };
 
 struct PolicyConfig {
   bool fail_on_regression = true;
   double warn_threshold = 0.8;
-  double max_error_growth = 2.0;  // a passing (op, dtype) whose max_abs grew by more than this factor regresses
+  double max_error_growth =
+      2.0;  // a passing (op, dtype) whose max_abs grew by more than this factor regresses
   std::map<std::string, double> artifact_thresholds;  // metric -> allowed growth (lint issue)
 };
 

@@ -11,9 +11,9 @@
 namespace gpuemu::config {
 
 struct ConfigSources {
-  fs::path project_file;                 // required
-  std::optional<fs::path> user_file;     // used when it exists
-  std::optional<fs::path> daemon_file;   // used when it exists
+  fs::path project_file;                // required
+  std::optional<fs::path> user_file;    // used when it exists
+  std::optional<fs::path> daemon_file;  // used when it exists
 };
 
 // The default sources: ~/.config/gpuemu/config.toml and $GPUEMU_HOME/daemon.toml.

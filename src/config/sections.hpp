@@ -1,0 +1,35 @@
+// The section parsers behind load_config: each reads one part of the merged TOML document into
+// the Config model, checking keys, types and values with diagnostics that point into the file.
+#pragma once
+
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "config/config.hpp"
+#include "config/diagnostic.hpp"
+#include "config/table_reader.hpp"
+
+namespace gpuemu::config {
+
+Expected<ProjectConfig> parse_project(const Diagnostics& diag, const toml::table& root);
+Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml::table& root);
+Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table& root);
+Expected<CiConfig> parse_ci(const Diagnostics& diag, const toml::table& root);
+Expected<std::vector<KernelConfig>> parse_kernels(const Diagnostics& diag, const toml::table& root);
+
+// [[ops]]; needs [validation] for default dtypes and tolerance fallbacks.
+Expected<std::vector<OpConfig>> parse_ops(const Diagnostics& diag, const toml::table& root,
+                                          const ValidationConfig& validation);
+
+// [ops.schema] and [ops.inputs] of one op: fills schema, input_names and inputs.
+Expected<void> parse_op_inputs(const TableReader& op_table, OpConfig& op);
+
+// [ops.kwargs] or any other TOML value as JSON, for passing through to scripts.
+nlohmann::json toml_to_json(const toml::node& node);
+
+// Every [[name]] entry of the root as a table, with an error for a non-table entry.
+Expected<std::vector<const toml::table*>> array_of_tables(const Diagnostics& diag, const toml::table& root,
+                                                          std::string_view name);
+
+}  // namespace gpuemu::config

@@ -1,0 +1,81 @@
+// Typed, checked access to one TOML table of gpuemu.toml: unknown keys and wrong types become
+// diagnostics that point at the offending key or value and name the expected type.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "config/diagnostic.hpp"
+#include "util/error.hpp"
+
+namespace gpuemu::config {
+
+// "a string", "an integer", "a table", ... for "got ..." in type errors.
+std::string_view toml_type_phrase(const toml::node& node);
+
+// Shortest text that reads back as the same double ("0.5", "1e-05"), for messages.
+std::string number_text(double value);
+
+// A string value together with the node it came from, so later checks can point at it.
+struct StringItem {
+  std::string value;
+  const toml::node* node = nullptr;
+};
+
+// One table being read; `context` names it in messages, e.g. "[validation]" or "[[ops]]".
+class TableReader {
+ public:
+  TableReader(const Diagnostics& diag, const toml::table& table, std::string context)
+      : diag_(&diag), table_(&table), context_(std::move(context)) {}
+
+  const Diagnostics& diag() const { return *diag_; }
+  const toml::table& table() const { return *table_; }
+  const std::string& context() const { return context_; }
+
+  // Every key must be one of `allowed`; otherwise an error at the key with a suggestion.
+  Expected<void> only_keys(std::initializer_list<std::string_view> allowed) const;
+
+  const toml::node* node(std::string_view key) const { return table_->get(key); }
+  // An error at the table itself, e.g. for a missing required key.
+  std::unexpected<Error> error(std::string_view message, std::string_view hint = {}) const {
+    return diag_->at(table_->source(), message, hint);
+  }
+
+  // Absent keys give std::nullopt; present keys of another type are errors.
+  Expected<std::optional<std::string>> string(std::string_view key) const;
+  Expected<std::optional<StringItem>> string_item(std::string_view key) const;
+  Expected<std::optional<bool>> boolean(std::string_view key) const;
+  Expected<std::optional<std::int64_t>> integer(std::string_view key) const;
+  // Integers are accepted where a float is expected.
+  Expected<std::optional<double>> number(std::string_view key) const;
+  Expected<std::optional<std::vector<StringItem>>> strings(std::string_view key) const;
+  Expected<const toml::table*> subtable(std::string_view key) const;  // nullptr when absent
+  Expected<const toml::array*> array(std::string_view key) const;     // nullptr when absent
+
+  // Integers with a lower bound, e.g. parallel_jobs >= 1; fits into int.
+  Expected<std::optional<int>> int_at_least(std::string_view key, std::int64_t minimum) const;
+  // A number > 0 (timeouts).
+  Expected<std::optional<double>> positive_number(std::string_view key) const;
+  // A required non-empty string.
+  Expected<StringItem> required_string(std::string_view key, std::string_view example) const;
+
+  // "wrong type for 'KEY': expected EXPECTED, got ACTUAL" at `node`.
+  std::unexpected<Error> type_error(std::string_view key, const toml::node& node,
+                                    std::string_view expected) const;
+
+ private:
+  const Diagnostics* diag_;
+  const toml::table* table_;
+  std::string context_;
+};
+
+// The keys of a table in the order they appear in the file (toml++ keeps them sorted by name).
+std::vector<const toml::key*> keys_in_file_order(const toml::table& table);
+
+}  // namespace gpuemu::config
