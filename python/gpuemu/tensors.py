@@ -148,7 +148,7 @@ def _storage_bytes(arr, dtype: str | None) -> tuple[str, np.ndarray]:
         stored = to_bf16_bits(a)
     else:
         stored = a.astype(storage_dtype(name), copy=False)
-    return name, np.ascontiguousarray(stored)
+    return name, np.asarray(stored, order="C")  # not ascontiguousarray: it turns 0-d into 1-d
 
 
 def encode_raw(arr, dtype: str | None = None) -> tuple[dict, bytes]:

@@ -1,0 +1,98 @@
+# Checks the Python generator against tests/vectors/*.json, which tests/unit/rng/vectors_test.cpp
+# also checks: a change on either side of the byte-identical contract fails one of the suites.
+import hashlib
+import json
+import math
+import struct
+
+import numpy as np
+import pytest
+
+from gpuemu.rng import SeededRng, counter_at, derive_seed
+from gpuemu.tensors import encode_raw
+from gpuemu.values import describe_values, generate_tensor, resolve_domain
+
+
+@pytest.fixture(scope="module")
+def rng_vectors(vectors_dir):
+    return json.loads((vectors_dir / "rng.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def tensor_vectors(vectors_dir):
+    return json.loads((vectors_dir / "tensors.json").read_text(encoding="utf-8"))
+
+
+def bits64(x: float) -> str:
+    return f"{struct.unpack('<Q', struct.pack('<d', x))[0]:016x}"
+
+
+def domain_of(j):
+    if isinstance(j, str):
+        return j
+    return tuple(math.inf if v == "inf" else -math.inf if v == "-inf" else v for v in j)
+
+
+def test_published_vectors_are_present_and_hold(rng_vectors):
+    published = rng_vectors["published"]
+    rng = SeededRng(42)
+    assert [str(rng.gen_u64()) for _ in range(3)] == published["SeededRng(42)"]
+    assert str(derive_seed(42, "test")) == published['derive_seed(42, "test")']
+
+
+def test_scalar_sequences(rng_vectors):
+    for seq in rng_vectors["sequences"]:
+        seed = int(seq["seed"])
+        a, b, c = SeededRng(seed), SeededRng(seed), SeededRng(seed)
+        assert [str(a.gen_u64()) for _ in range(16)] == seq["u64"]
+        assert [bits64(b.next_f64()) for _ in range(16)] == seq["f64_bits"]
+        f32 = [f"{struct.unpack('<I', struct.pack('<f', c.gen_f32()))[0]:08x}" for _ in range(16)]
+        assert f32 == seq["f32_bits"]
+
+
+def test_gen_range(rng_vectors):
+    for case in rng_vectors["gen_range"]:
+        rng = SeededRng(int(case["seed"]))
+        got = [str(rng.gen_range(int(case["lo"]), int(case["hi"]))) for _ in range(16)]
+        assert got == case["values"], case
+        assert str(rng.gen_u64()) == case["next_u64"]
+
+
+def test_normal(rng_vectors):
+    for case in rng_vectors["normal"]:
+        rng = SeededRng(int(case["seed"]))
+        assert [bits64(rng.normal()) for _ in range(16)] == case["bits"]
+
+
+def test_derive_seed_and_counters(rng_vectors):
+    for case in rng_vectors["derive_seed"]:
+        assert str(derive_seed(int(case["seed"]), case["domain"])) == case["expected"], case
+    for case in rng_vectors["counter"]:
+        got = counter_at(int(case["stream_seed"]), np.array([int(case["index"])], dtype=np.uint64))[0]
+        assert str(int(got)) == case["value"]
+
+
+def test_small_tensors_byte_for_byte(tensor_vectors):
+    assert len(tensor_vectors["cases"]) > 500
+    for case in tensor_vectors["cases"]:
+        domain = domain_of(case["domain"])
+        arr = generate_tensor(int(case["seed"]), case["dtype"], case["shape"], domain, case["distribution"])
+        assert list(arr.shape) == case["shape"]
+        assert encode_raw(arr, case["dtype"])[1].hex() == case["hex"], case
+        assert describe_values(int(case["seed"]), case["dtype"], case["distribution"], domain) == case["describe"]
+
+
+def test_large_tensors_by_sha256(tensor_vectors):
+    for case in tensor_vectors["large"]:
+        arr = generate_tensor(
+            int(case["seed"]), case["dtype"], case["shape"], domain_of(case["domain"]), case["distribution"]
+        )
+        assert hashlib.sha256(encode_raw(arr, case["dtype"])[1]).hexdigest() == case["sha256"], case
+
+
+def test_invalid_domains_are_rejected(tensor_vectors):
+    for case in tensor_vectors["invalid_domains"]:
+        with pytest.raises(ValueError, match="domain"):
+            resolve_domain(case["dtype"], domain_of(case["domain"]))
+        with pytest.raises(ValueError):
+            generate_tensor(1, case["dtype"], [2], domain_of(case["domain"]), "regular")
