@@ -17,10 +17,16 @@ SourceLocation location_of(const Diagnostics& diag, const toml::source_region& r
 }
 
 // The op under test: op_script, else `module` as "pkg.mod:fn" or as a module holding a function
-// named like the op. Empty when neither is set.
+// named like the op. Empty when neither is set. `module` must be well-formed even when unused.
 Expected<Runnable> op_under_test(const TableReader& r, const OpConfig& op) {
-  if (auto script = TRY(r.string_item("op_script"))) return resolve_runnable(r.diag(), *script, "op_script");
   const auto module = TRY(r.string_item("module"));
+  if (module && !is_callable_spelling(module->value) && !is_dotted_module(module->value)) {
+    return r.diag().at(
+        *module->node,
+        "'module' must be a dotted Python module or \"package.module:function\", got '" + module->value + "'",
+        "to test a script, write op_script = \"" + module->value + "\"");
+  }
+  if (auto script = TRY(r.string_item("op_script"))) return resolve_runnable(r.diag(), *script, "op_script");
   if (!module) return Runnable{};
   Runnable callable;
   callable.kind = Runnable::Kind::callable;
@@ -28,7 +34,7 @@ Expected<Runnable> op_under_test(const TableReader& r, const OpConfig& op) {
     const std::size_t colon = module->value.find(':');
     callable.module = module->value.substr(0, colon);
     callable.function = module->value.substr(colon + 1);
-  } else if (is_dotted_module(module->value)) {
+  } else {
     if (!is_identifier(op.name)) {
       return r.diag().at(*module->node,
                          "op name '" + op.name +
@@ -38,11 +44,6 @@ Expected<Runnable> op_under_test(const TableReader& r, const OpConfig& op) {
     }
     callable.module = module->value;
     callable.function = op.name;
-  } else {
-    return r.diag().at(
-        *module->node,
-        "'module' must be a dotted Python module or \"package.module:function\", got '" + module->value + "'",
-        "to test a script, write op_script = \"" + module->value + "\"");
   }
   callable.spelling = callable.module + ":" + callable.function;
   return callable;
