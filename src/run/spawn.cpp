@@ -6,7 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/pidfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,7 +152,8 @@ Expected<SpawnedChild> spawn_child(const SpawnSpec& spec) {
   set_nonblocking(child.stdin_w.get());
   set_nonblocking(child.stdout_r.get());
   set_nonblocking(child.stderr_r.get());
-  int pidfd = ::pidfd_open(pid, 0);
+  // Through syscall(): glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++ callers.
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd >= 0) {
     ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
     child.pidfd = Fd(pidfd);

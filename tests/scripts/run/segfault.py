@@ -1,0 +1,3 @@
+# Test script: dies of SIGSEGV.
+import os
+os.kill(os.getpid(), 11)
