@@ -25,6 +25,7 @@ _U11 = np.uint64(11)
 _U32 = np.uint64(32)
 _U63 = np.uint64(63)
 _LO32 = np.uint64(0xFFFFFFFF)
+_SCALES = np.array([2.0**k for k in range(9)])  # regular values on domain "any": bell * 2^(0..8)
 
 
 @dataclass
@@ -164,8 +165,7 @@ def _bell(lanes: _Lanes, idx: np.ndarray) -> np.ndarray:
 
 def _base(lanes: _Lanes, idx: np.ndarray, lo: float, hi: float, any_domain: bool) -> np.ndarray:
     if any_domain:
-        scale = np.ldexp(1.0, mulhi(lanes.u("d", idx), 9).astype(np.int32))
-        return _bell(lanes, idx) * scale
+        return _bell(lanes, idx) * _SCALES[mulhi(lanes.u("d", idx), 9)]
     mid = 0.5 * lo + 0.5 * hi
     half = 0.5 * hi - 0.5 * lo
     return mid + _bell(lanes, idx) * half

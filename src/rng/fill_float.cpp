@@ -101,7 +101,8 @@ class FloatFill {
 
   double base(std::uint64_t i) const {
     if (any_) {
-      return bell(i) * std::ldexp(1.0, static_cast<int>(mulhi(counter_u64(d_, i), 9)));
+      static constexpr std::array<double, 9> kScale{1, 2, 4, 8, 16, 32, 64, 128, 256};  // 2^0..2^8
+      return bell(i) * kScale[mulhi(counter_u64(d_, i), 9)];
     }
     return mid_ + bell(i) * half_;
   }

@@ -200,10 +200,10 @@ std::string describe_plan(const ValuePlan& plan, DType dtype) {
   }
   const bool floating = tensor::is_floating(dtype);
   if (plan.distribution == ValueDistribution::regular && floating) {
-    out += "/" + std::string(kModeNames[static_cast<int>(plan.mode)]);
+    out.append("/").append(kModeNames[static_cast<int>(plan.mode)]);
   } else if (plan.distribution == ValueDistribution::adversarial) {
-    out += "/" + std::string(floating ? kFloatPatternNames[static_cast<int>(plan.float_pattern)]
-                                      : kIntPatternNames[static_cast<int>(plan.int_pattern)]);
+    out.append("/").append(floating ? kFloatPatternNames[static_cast<int>(plan.float_pattern)]
+                                    : kIntPatternNames[static_cast<int>(plan.int_pattern)]);
   }
   return out;
 }
