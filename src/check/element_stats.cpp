@@ -1,12 +1,14 @@
-// The comparison's hot loop. Each chunk of decoded pairs first goes through a branch-free pass
-// that the compiler vectorises; only chunks holding a failure, a non-finite value or a new
-// "worst" candidate are redone by the precise scalar pass, which is the single source of truth.
+// The comparison's hot loop. Each chunk of decoded pairs first goes through a branch-free screen
+// that the compiler vectorises; only chunks that could change a statistic (a failure, a NaN/Inf,
+// a new maximum or worst candidate) go through the precise scalar pass, the single source of truth.
 #include "check/element_stats.hpp"
 
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
+#include "tensor/element.hpp"
 #include "tensor/half.hpp"
 
 namespace gpuemu::check {
@@ -42,91 +44,144 @@ UlpMode ulp_mode(DType dtype) {
   }
 }
 
-// Ordered-integer form of a float (see ulp_distance_f32), inlined so the fast pass vectorises.
-inline std::int64_t ordered_f32(double v) {
-  const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(v));
-  const std::int64_t magnitude = bits & 0x7FFFFFFFu;
-  return (bits & 0x80000000u) != 0 ? -magnitude : magnitude;
+// Ordered-integer form of a float (see ulp_distance_f32) in 32 bits: sign-magnitude to two's
+// complement with -0 and +0 both 0. Distances fit in uint32 (at most 2 * 0x7F800000).
+inline std::int32_t ordered_f32(double v) {
+  const auto bits = std::bit_cast<std::int32_t>(static_cast<float>(v));
+  return bits >= 0 ? bits : std::numeric_limits<std::int32_t>::min() - bits;
 }
 
-template <UlpMode M>
-inline double ulp_of(double out, double ref, double abs_diff) {
-  if constexpr (M == UlpMode::f64) {
-    return tensor::ulp_distance_f64(out, ref);
-  } else if constexpr (M == UlpMode::f32) {
-    const std::int64_t d = ordered_f32(out) - ordered_f32(ref);
-    return static_cast<double>(d < 0 ? -d : d);
-  } else if constexpr (M == UlpMode::f16) {
-    return tensor::ulp_distance_f16(out, ref);
-  } else if constexpr (M == UlpMode::bf16) {
-    return tensor::ulp_distance_bf16(out, ref);
-  } else {
-    return abs_diff;
-  }
+inline std::uint32_t ulp_f32(double out, double ref) {
+  const auto a = static_cast<std::uint32_t>(ordered_f32(out));
+  const auto b = static_cast<std::uint32_t>(ordered_f32(ref));
+  return static_cast<std::int32_t>(a - b) >= 0 ? a - b : b - a;
+}
+
+// The same for double: ordered int64, distance as uint64 (opposite signs can need all 64 bits).
+inline std::int64_t ordered_f64(double v) {
+  const auto bits = std::bit_cast<std::int64_t>(v);
+  return bits >= 0 ? bits : std::numeric_limits<std::int64_t>::min() - bits;
+}
+
+inline std::uint64_t ulp_f64(double out, double ref) {
+  const auto a = static_cast<std::uint64_t>(ordered_f64(out));
+  const auto b = static_cast<std::uint64_t>(ordered_f64(ref));
+  return static_cast<std::int64_t>(a - b) >= 0 ? a - b : b - a;
 }
 
 double ulp_any(DType dtype, double out, double ref, double abs_diff) {
   switch (ulp_mode(dtype)) {
     case UlpMode::f64:
-      return ulp_of<UlpMode::f64>(out, ref, abs_diff);
+      return tensor::ulp_distance_f64(out, ref);
     case UlpMode::f32:
-      return ulp_of<UlpMode::f32>(out, ref, abs_diff);
+      return tensor::ulp_distance_f32(out, ref);
     case UlpMode::f16:
-      return ulp_of<UlpMode::f16>(out, ref, abs_diff);
+      return tensor::ulp_distance_f16(out, ref);
     case UlpMode::bf16:
-      return ulp_of<UlpMode::bf16>(out, ref, abs_diff);
+      return tensor::ulp_distance_bf16(out, ref);
     case UlpMode::absolute:
       return abs_diff;
   }
   return abs_diff;
 }
 
-struct FastResult {
-  double max_abs = 0, max_rel = 0, max_ulp = 0, max_ratio = 0;
-  std::int64_t suspicious = 0;
+// What the screen compares against: the running statistics before this chunk.
+struct Screen {
+  double atol, rtol;
+  double worst_threshold;  // ratio an element must beat to enter `worst`
+  double max_abs, max_rel, max_ulp;
 };
 
-// Valid only when it finds nothing suspicious: every pair finite, inside tolerance, and below
-// the current worst threshold. Divisions by a zero bound give NaN (0/0) or +inf; NaN is ignored
-// by the `>` maxima (its true value is 0) and +inf always comes with a failure, so it is redone.
-template <UlpMode M>
-FastResult fast_pass(const double* out, const double* ref, std::size_t n, double atol, double rtol,
-                     double threshold) {
-  FastResult r;
+// Products are scaled down by this before comparing, so rounding in `thr * bound` can only make
+// the screen flag more elements than the division in the precise pass would, never fewer.
+constexpr double kSlack = 1.0 - 1e-12;
+
+// Counts the elements of a chunk that could change anything: a failure, a NaN/Inf on either side,
+// a new worst candidate (which also covers a new max ratio, since the worst list holds the
+// largest ratios), or a new max abs/rel/ulp. A chunk with none leaves every statistic as it was,
+// so only flagged chunks go through the precise pass. Comparisons use products instead of
+// divisions and flags accumulate without branches, so the loop vectorises.
+// Element sources for the screen: decoded doubles, or raw contiguous float32/float64 storage read
+// in place (the fast path for the common case, which skips the decoding pass entirely).
+struct Decoded {
+  const double* p;
+  double operator()(std::size_t i) const { return p[i]; }
+};
+template <class T>
+struct Raw {
+  const std::byte* p;
+  double operator()(std::size_t i) const { return tensor::load_raw<T>(p + sizeof(T) * i); }
+};
+
+template <UlpMode M, class Out, class Ref>
+std::size_t screen_chunk(Out out, Ref ref, std::size_t n, const Screen& s) {
+  const double thr = s.worst_threshold * kSlack;
+  const double rel = s.max_rel * kSlack;
+  const auto max_ulp32 = static_cast<std::uint32_t>(std::min(s.max_ulp, 4294967295.0));
+  // max_ulp is a rounded double above 2^53; comparing against its truncation can only flag an
+  // element whose distance converts to at most max_ulp, which the precise pass then leaves alone.
+  const auto max_ulp64 =
+      s.max_ulp >= 18446744073709551615.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(s.max_ulp);
+  std::size_t flagged = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const double x = out[i];
-    const double y = ref[i];
+    const double x = out(i);
+    const double y = ref(i);
     const double d = std::fabs(x - y);
     const double ay = std::fabs(y);
-    const double bound = atol + rtol * ay;
-    const double ratio = d / bound;
-    const double rel = d / ay;
-    const double ulp = ulp_of<M>(x, y, d);
-    const bool ok = (d <= bound) & (std::fabs(x) <= DBL_MAX) & (ay <= DBL_MAX) & !(ratio > threshold);
-    r.suspicious += ok ? 0 : 1;
-    r.max_abs = d > r.max_abs ? d : r.max_abs;
-    r.max_rel = rel > r.max_rel ? rel : r.max_rel;
-    r.max_ulp = ulp > r.max_ulp ? ulp : r.max_ulp;
-    r.max_ratio = ratio > r.max_ratio ? ratio : r.max_ratio;
+    const double bound = s.atol + s.rtol * ay;
+    bool flag = !(d <= bound) | !(std::fabs(x) <= DBL_MAX) | !(ay <= DBL_MAX) | (d > thr * bound) |
+                (d > s.max_abs) | (d > rel * ay);
+    if constexpr (M == UlpMode::f32) {
+      flag |= ulp_f32(x, y) > max_ulp32;
+    } else if constexpr (M == UlpMode::absolute) {
+      flag |= d > s.max_ulp;
+    } else if constexpr (M == UlpMode::f64) {
+      flag |= ulp_f64(x, y) > max_ulp64;
+    } else if constexpr (M == UlpMode::f16) {
+      flag |= tensor::ulp_distance_f16(x, y) > s.max_ulp;
+    } else {
+      flag |= tensor::ulp_distance_bf16(x, y) > s.max_ulp;
+    }
+    flagged += flag ? 1 : 0;
   }
-  return r;
+  return flagged;
 }
 
-FastResult fast_any(DType dtype, const double* out, const double* ref, std::size_t n, double atol,
-                    double rtol, double threshold) {
+std::size_t screen_decoded(DType dtype, const double* out, const double* ref, std::size_t n,
+                           const Screen& s) {
+  const Decoded o{out}, r{ref};
   switch (ulp_mode(dtype)) {
     case UlpMode::f64:
-      return fast_pass<UlpMode::f64>(out, ref, n, atol, rtol, threshold);
+      return screen_chunk<UlpMode::f64>(o, r, n, s);
     case UlpMode::f32:
-      return fast_pass<UlpMode::f32>(out, ref, n, atol, rtol, threshold);
+      return screen_chunk<UlpMode::f32>(o, r, n, s);
     case UlpMode::f16:
-      return fast_pass<UlpMode::f16>(out, ref, n, atol, rtol, threshold);
+      return screen_chunk<UlpMode::f16>(o, r, n, s);
     case UlpMode::bf16:
-      return fast_pass<UlpMode::bf16>(out, ref, n, atol, rtol, threshold);
+      return screen_chunk<UlpMode::bf16>(o, r, n, s);
     case UlpMode::absolute:
-      return fast_pass<UlpMode::absolute>(out, ref, n, atol, rtol, threshold);
+      return screen_chunk<UlpMode::absolute>(o, r, n, s);
   }
-  return {};
+  return n;
+}
+
+bool is_raw_screenable(const tensor::Tensor& t) {
+  return (t.dtype == DType::float32 || t.dtype == DType::float64) && t.is_contiguous();
+}
+
+// Screens elements [first, first + n) of two contiguous float32/float64 tensors in place.
+std::size_t screen_raw(const tensor::Tensor& out, const tensor::Tensor& ref, std::int64_t first,
+                       std::size_t n, const Screen& s) {
+  const std::byte* o = out.data.data() + static_cast<std::size_t>(first) * tensor::dtype_size(out.dtype);
+  const std::byte* r = ref.data.data() + static_cast<std::size_t>(first) * tensor::dtype_size(ref.dtype);
+  const bool out32 = out.dtype == DType::float32;
+  const bool ref32 = ref.dtype == DType::float32;
+  if (out32) {
+    return ref32 ? screen_chunk<UlpMode::f32>(Raw<float>{o}, Raw<float>{r}, n, s)
+                 : screen_chunk<UlpMode::f32>(Raw<float>{o}, Raw<double>{r}, n, s);
+  }
+  return ref32 ? screen_chunk<UlpMode::f64>(Raw<double>{o}, Raw<float>{r}, n, s)
+               : screen_chunk<UlpMode::f64>(Raw<double>{o}, Raw<double>{r}, n, s);
 }
 
 }  // namespace
@@ -137,21 +192,20 @@ void StatsAccumulator::add_output(const std::string& name, const tensor::Tensor&
   std::array<double, kChunk> ref_buf;
   const std::int64_t n = actual.numel();
   elements_ += n;
+  const bool raw = is_raw_screenable(actual) && is_raw_screenable(expected);
   for (std::int64_t first = 0; first < n; first += static_cast<std::int64_t>(kChunk)) {
     const auto size = static_cast<std::size_t>(std::min<std::int64_t>(kChunk, n - first));
+    const Screen screen{
+        rules_.tolerance.atol, rules_.tolerance.rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
+    if (raw && screen_raw(actual, expected, first, size, screen) == 0) {
+      continue;  // nothing in this chunk can change a statistic: no need to decode it
+    }
     actual.decode_range(first, std::span<double>(out_buf.data(), size));
     expected.decode_range(first, std::span<double>(ref_buf.data(), size));
     const Chunk chunk{name, actual.shape, actual.dtype, first, size, out_buf.data(), ref_buf.data()};
-    const FastResult fast = fast_any(actual.dtype, chunk.actual, chunk.expected, size, rules_.tolerance.atol,
-                                     rules_.tolerance.rtol, worst_threshold());
-    if (fast.suspicious != 0) {
+    if (raw || screen_decoded(actual.dtype, chunk.actual, chunk.expected, size, screen) != 0) {
       precise_chunk(chunk);
-      continue;
     }
-    max_abs_ = std::max(max_abs_, fast.max_abs);
-    max_rel_ = std::max(max_rel_, fast.max_rel);
-    max_ulp_ = std::max(max_ulp_, fast.max_ulp);
-    max_ratio_ = std::max(max_ratio_, fast.max_ratio);
   }
 }
 

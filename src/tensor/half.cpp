@@ -69,21 +69,19 @@ inline std::int64_t ordered16(std::uint16_t bits) {
 
 }  // namespace
 
+// Branch-free so bulk decoding vectorises: all three cases are computed and one is selected.
 double f16_to_double(std::uint16_t bits) {
-  const double sign = (bits & 0x8000) != 0 ? -1.0 : 1.0;
-  const unsigned exp = (bits >> 10) & 0x1F;
-  const unsigned mant = bits & 0x3FF;
-  if (exp == 0) {
-    return sign * static_cast<double>(mant) * 0x1p-24;  // zero and subnormals
-  }
-  if (exp == 0x1F) {
-    return mant == 0 ? sign * INFINITY : std::copysign(NAN, sign);
-  }
-  // Normal: rebuild the double's bits directly (exponent rebias 15 -> 1023, mantissa 10 -> 52).
-  const std::uint64_t out = (static_cast<std::uint64_t>(bits & 0x8000) << 48) |
-                            (static_cast<std::uint64_t>(exp + 1023 - 15) << 52) |
-                            (static_cast<std::uint64_t>(mant) << 42);
-  return std::bit_cast<double>(out);
+  const std::uint64_t magnitude = bits & 0x7FFFu;
+  const std::uint64_t exp = magnitude >> 10;
+  // Normal: exponent rebias 15 -> 1023 and mantissa 10 -> 52 bits is one shift and one add.
+  const double normal = std::bit_cast<double>((magnitude << 42) + (std::uint64_t{1023 - 15} << 52));
+  // Zero and subnormals: the mantissa counts quanta of 2^-24 (exact int-to-double conversion).
+  const double subnormal = static_cast<double>(magnitude) * 0x1p-24;
+  // Inf and NaN: all-ones exponent, the mantissa (NaN payload) carried over.
+  const double special = std::bit_cast<double>((magnitude << 42) | (std::uint64_t{0x7FF} << 52));
+  const double value = exp == 0 ? subnormal : exp == 0x1F ? special : normal;
+  const std::uint64_t sign = static_cast<std::uint64_t>(bits & 0x8000u) << 48;
+  return std::bit_cast<double>(std::bit_cast<std::uint64_t>(value) | sign);
 }
 
 std::uint16_t double_to_f16(double value) {
