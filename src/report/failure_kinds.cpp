@@ -62,4 +62,9 @@ const FailureKindInfo* find_failure_kind(std::string_view name) {
   return nullptr;
 }
 
+bool compares_values(std::string_view kind) {
+  return kind == "mismatch" || kind == "nonfinite_mismatch" || kind == "unexpected_nonfinite" ||
+         kind == "invariant_violation";
+}
+
 }  // namespace gpuemu::report

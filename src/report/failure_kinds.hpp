@@ -23,4 +23,7 @@ struct FailureKindInfo {
 std::span<const FailureKindInfo> failure_kinds();
 const FailureKindInfo* find_failure_kind(std::string_view name);
 
+// Whether a case of this kind compared values, so its error statistics mean something.
+bool compares_values(std::string_view kind);
+
 }  // namespace gpuemu::report

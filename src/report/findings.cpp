@@ -67,14 +67,17 @@ std::vector<Finding> collect_findings(const nlohmann::json& result, std::string_
       }
       Finding& f = findings[it->second];
       ++f.failing_cases;
+      f.cases.push_back(&failure);
       if (!f.worst || worse_case(failure, *f.worst)) f.worst = &failure;
     }
     locations[{name, ""}] = location;
   }
   for (auto& f : findings) f.kind = find_failure_kind((*f.worst)["kind"].get<std::string>());
 
-  if (result.contains("ci") && result["ci"].is_object()) {
-    const auto& baseline = result["ci"].value("baseline", nlohmann::json());
+  // Pointers into `result` itself, never into a copy: findings outlive this function.
+  const auto ci = result.find("ci");
+  if (ci != result.end() && ci->is_object() && ci->contains("baseline")) {
+    const nlohmann::json& baseline = (*ci)["baseline"];
     if (baseline.is_object() && baseline.contains("regressions")) {
       for (const auto& r : baseline["regressions"]) {
         Finding f;

@@ -20,7 +20,8 @@ struct Finding {
   SourceLocation location;                     // repo-relative; unknown when the op names no source
   const nlohmann::json* worst = nullptr;       // the worst failures[] entry; null for a regression
   const nlohmann::json* regression = nullptr;  // the ci.baseline.regressions[] entry, for a regression
-  int failing_cases = 0;                       // failures[] entries of this (op, dtype)
+  std::vector<const nlohmann::json*> cases;    // every failures[] entry of this (op, dtype), in order
+  int failing_cases = 0;                       // cases.size()
   int total_cases = 0;                         // cases of this (op, dtype), 0 when unknown
 
   // "seed 123: <message>" for a case, "<reason>" for a regression: the finding in one line.

@@ -90,19 +90,25 @@ void add_property(pugi::xml_node properties, std::string_view name, std::string_
 
 // One failing case as the failure text shows it: everything needed to understand and replay it.
 void describe_case(std::ostringstream& text, const nlohmann::json& f) {
-  text << "\ncase seed " << f.value("seed", "") << ": " << f.value("kind", "") << ": "
-       << f.value("message", "") << "\n";
+  const std::string kind = f.value("kind", ""), message = f.value("message", "");
+  text << "\ncase seed " << f.value("seed", "") << ": "
+       << (message.starts_with(kind + ":") ? "" : kind + ": ") << message << "\n";
   text << "  layout " << f.value("layout", "-") << ", distribution " << f.value("distribution", "-");
   if (f.contains("shapes")) text << ", shapes " << format_shapes(f["shapes"]);
   if (f.contains("dims") && !f["dims"].empty()) text << ", dims " << format_dims(f["dims"]);
-  text << "\n  max_abs " << format_field(f, "max_abs") << ", max_rel " << format_field(f, "max_rel")
-       << ", max_ulp " << format_field(f, "max_ulp") << ", tolerance used "
-       << format_field(f, "tolerance_used") << " (atol " << format_field(f, "atol") << ", rtol "
-       << format_field(f, "rtol") << ")";
-  if (f.contains("mismatches") && f.contains("elements")) {
-    text << "; " << f["mismatches"].dump() << " of " << f["elements"].dump() << " elements outside tolerance";
-  }
   text << "\n";
+  // Error statistics mean something only for kinds that compared values.
+  if (compares_values(kind)) {
+    text << "  max_abs " << format_field(f, "max_abs") << ", max_rel " << format_field(f, "max_rel")
+         << ", max_ulp " << format_field(f, "max_ulp") << ", tolerance used "
+         << format_field(f, "tolerance_used") << " (atol " << format_field(f, "atol") << ", rtol "
+         << format_field(f, "rtol") << ")";
+    if (f.contains("mismatches") && f.contains("elements")) {
+      text << "; " << f["mismatches"].dump() << " of " << f["elements"].dump()
+           << " elements outside tolerance";
+    }
+    text << "\n";
+  }
   for (const auto& w : f.value("worst", nlohmann::json::array())) {
     text << "  worst " << w.value("output", "out") << format_index(w.value("index", nlohmann::json::array()))
          << ": actual " << format_field(w, "actual") << ", expected " << format_field(w, "expected")

@@ -15,6 +15,8 @@ namespace {
 
 // Failures shown in full; the rest are in result.json and the other reports.
 constexpr std::size_t kDetailedFailures = 50;
+// Other failing cases of an (op, dtype) listed by seed under its worst one.
+constexpr std::size_t kOtherCases = 5;
 // Bytes of a script's stderr shown per failure.
 constexpr std::size_t kStderrTail = 4096;
 
@@ -206,10 +208,12 @@ std::string failure_block(const Finding& f) {
   }
   if (w.contains("shapes")) facts += " · shapes " + code(format_shapes(w["shapes"]));
   block += facts + "\n\n> " + inline_text(w["message"].get<std::string>()) + "\n\n";
-  block += "Max abs " + format_field(w, "max_abs") + " · max rel " + format_field(w, "max_rel") +
-           " · max ULP " + format_field(w, "max_ulp") + " · tolerance used " +
-           format_field(w, "tolerance_used") + " (atol " + format_field(w, "atol") + ", rtol " +
-           format_field(w, "rtol") + ")\n\n";
+  if (compares_values(w["kind"].get<std::string>())) {
+    block += "Max abs " + format_field(w, "max_abs") + " · max rel " + format_field(w, "max_rel") +
+             " · max ULP " + format_field(w, "max_ulp") + " · tolerance used " +
+             format_field(w, "tolerance_used") + " (atol " + format_field(w, "atol") + ", rtol " +
+             format_field(w, "rtol") + ")\n\n";
+  }
   const auto worst = w.value("worst", nlohmann::json::array());
   if (!worst.empty()) {
     block += "| Output | Index | Actual | Expected | Abs err | Rel err |\n|:---|:---|---:|---:|---:|---:|\n";
@@ -222,6 +226,19 @@ std::string failure_block(const Finding& f) {
     block += "\n";
   }
   block += "Replay:\n\n" + fenced("sh", f.replay()) + "\n";
+  std::string others;
+  std::size_t listed = 0;
+  for (const auto* c : f.cases) {
+    if (c == f.worst) continue;
+    if (listed++ == kOtherCases) {
+      others += "- … and " + std::to_string(f.cases.size() - 1 - kOtherCases) + " more\n";
+      break;
+    }
+    others += "- seed " + code((*c)["seed"].get<std::string>()) + " (" +
+              inline_text((*c)["kind"].get<std::string>()) + "): " + code((*c)["replay"].get<std::string>()) +
+              "\n";
+  }
+  if (!others.empty()) block += "Other failing cases:\n\n" + others + "\n";
   if (auto err = w.value("stderr", ""); !err.empty()) {
     if (err.size() > kStderrTail) {
       // Keep the end, where the error usually is, starting on a UTF-8 character boundary.
