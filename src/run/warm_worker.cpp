@@ -69,7 +69,7 @@ void WarmWorkerRunner::stop_worker() {
 void WarmWorkerRunner::fail_with_exit(RunOutcome& outcome, const std::string& when) {
   ExitStatus status = worker_->stop();
   outcome.failure = RunFailure::crashed;
-  std::string how = status.signaled ? describe_signal(status.signal)
+  std::string how = status.signaled ? "was " + describe_signal(status.signal)
                     : status.exited ? fmt::format("exited with code {}", status.code)
                                     : std::string("closed its output");
   outcome.message = fmt::format("{} worker {} {}; a new worker starts for the next case", what_, how, when);
