@@ -1,0 +1,105 @@
+// Baselines (a tag naming one JSON document the engine defines) and artifact lint metrics.
+// The store keeps the documents as given; their content is specified by the engine and lint.
+#include <fmt/format.h>
+
+#include "store/store_impl.hpp"
+#include "util/json_text.hpp"
+
+namespace gpuemu::store {
+namespace {
+
+Expected<nlohmann::json> parse_document(const std::string& text, const std::string& what) {
+  auto document = nlohmann::json::parse(text, nullptr, false);
+  if (document.is_discarded()) {
+    return fail(ErrorKind::parse, fmt::format("{} is not valid JSON; store it again to replace it", what));
+  }
+  return document;
+}
+
+}  // namespace
+
+Expected<void> Store::store_baseline(const std::string& tag, const nlohmann::json& document) {
+  if (tag.empty()) return fail(ErrorKind::usage, "a baseline tag cannot be empty; name it, e.g. `main`");
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  auto upsert = TRY(impl_->db.prepare(
+      "INSERT INTO baselines (tag, created_at, document) VALUES (?1, ?2, ?3) "
+      "ON CONFLICT (tag) DO UPDATE SET created_at = excluded.created_at, document = excluded.document"));
+  upsert.bind(1, tag).bind(2, impl_->now()).bind(3, util::dump_json(document, -1));
+  TRY(upsert.run());
+  TRY(transaction.commit());
+  return {};
+}
+
+Expected<std::optional<Baseline>> Store::get_baseline(const std::string& tag) const {
+  std::lock_guard lock(impl_->mutex);
+  auto select = TRY(impl_->db.prepare("SELECT created_at, document FROM baselines WHERE tag = ?1"));
+  select.bind(1, tag);
+  if (!TRY(select.step())) return std::optional<Baseline>();
+  Baseline baseline{tag, select.column_int(0), {}};
+  baseline.document =
+      TRY(parse_document(select.column_text(1), fmt::format("baseline '{}' in {}", tag, file().string())));
+  return std::optional<Baseline>(std::move(baseline));
+}
+
+Expected<std::vector<BaselineInfo>> Store::list_baselines() const {
+  std::lock_guard lock(impl_->mutex);
+  auto select = TRY(impl_->db.prepare("SELECT tag, created_at FROM baselines ORDER BY created_at DESC, tag"));
+  std::vector<BaselineInfo> list;
+  while (TRY(select.step())) list.push_back(BaselineInfo{select.column_text(0), select.column_int(1)});
+  return list;
+}
+
+Expected<bool> Store::delete_baseline(const std::string& tag) {
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  auto remove = TRY(impl_->db.prepare("DELETE FROM baselines WHERE tag = ?1"));
+  remove.bind(1, tag);
+  TRY(remove.run());
+  const bool existed = sqlite3_changes(impl_->db.handle()) > 0;
+  TRY(transaction.commit());
+  return existed;
+}
+
+Expected<std::int64_t> Store::record_artifact_metrics(const ArtifactMetrics& metrics) {
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  auto insert = TRY(impl_->db.prepare(
+      "INSERT INTO artifact_metrics (kernel, source, metrics, run_id, baseline_tag, created_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  insert.bind(1, metrics.kernel)
+      .bind(2, metrics.source)
+      .bind(3, util::dump_json(metrics.metrics, -1))
+      .bind(4, metrics.run_id)
+      .bind(5, metrics.baseline_tag)
+      .bind(6, impl_->now());
+  TRY(insert.run());
+  const std::int64_t id = sqlite3_last_insert_rowid(impl_->db.handle());
+  TRY(transaction.commit());
+  return id;
+}
+
+Expected<std::vector<ArtifactMetrics>> Store::list_artifact_metrics(
+    const std::optional<RunId>& run, const std::optional<std::string>& tag) const {
+  std::lock_guard lock(impl_->mutex);
+  auto select = TRY(impl_->db.prepare(
+      "SELECT id, kernel, source, metrics, run_id, baseline_tag, created_at FROM artifact_metrics "
+      "WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR baseline_tag = ?2) ORDER BY id DESC"));
+  select.bind(1, run).bind(2, tag);
+  std::vector<ArtifactMetrics> list;
+  while (TRY(select.step())) {
+    ArtifactMetrics m;
+    m.id = select.column_int(0);
+    m.kernel = select.column_text(1);
+    m.source = select.column_text(2);
+    m.metrics = TRY(parse_document(select.column_text(3),
+                                   fmt::format("artifact metrics {} in {}", m.id, file().string())));
+    m.run_id = select.column_optional_int(4);
+    if (!select.column_is_null(5)) m.baseline_tag = select.column_text(5);
+    m.created_at = select.column_int(6);
+    list.push_back(std::move(m));
+  }
+  return list;
+}
+
+}  // namespace gpuemu::store

@@ -1,0 +1,125 @@
+// A thin RAII layer over the SQLite C API: one connection, prepared statements, and the retry
+// on SQLITE_BUSY that lets the CLI and the daemon write one database at the same time.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace gpuemu::store::sqlite {
+
+// How long a writer waits for another process's transaction before giving up. SQLite's own busy
+// handler covers most waits; our retry loop covers the cases it does not (e.g. WAL recovery).
+inline constexpr std::chrono::milliseconds kBusyTimeout{10'000};
+inline constexpr std::chrono::milliseconds kRetryBudget{60'000};
+
+class Statement;
+
+// One open connection to one database file; errors name that file.
+class Connection {
+ public:
+  static Expected<Connection> open(const std::filesystem::path& file);
+
+  Connection(Connection&&) noexcept = default;
+  Connection& operator=(Connection&&) noexcept = default;
+
+  const std::filesystem::path& file() const { return file_; }
+  sqlite3* handle() const { return db_.get(); }
+
+  Expected<Statement> prepare(std::string_view sql) const;
+  // Runs SQL with no parameters and no rows wanted (DDL, PRAGMA setters, BEGIN/COMMIT).
+  Expected<void> exec(std::string_view sql) const;
+  // Runs several ;-separated statements (migrations). No busy retry: call it inside a
+  // WriteTransaction, which already holds the write lock.
+  Expected<void> exec_script(const std::string& sql) const;
+  // Runs a query expected to return one integer (PRAGMA user_version, count(*), ...).
+  Expected<std::int64_t> query_int(std::string_view sql) const;
+  Expected<std::string> query_text(std::string_view sql) const;
+
+  // An Error that names the file, says what failed, and SQLite's own words for why.
+  Error error(std::string_view what, int code) const;
+
+ private:
+  struct Close {
+    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  };
+  Connection(std::filesystem::path file, sqlite3* db) : file_(std::move(file)), db_(db) {}
+
+  std::filesystem::path file_;
+  std::unique_ptr<sqlite3, Close> db_;
+};
+
+// A prepared statement. step() retries SQLITE_BUSY until kRetryBudget has passed; a statement
+// that already returned rows is never retried (the caller would see rows twice).
+class Statement {
+ public:
+  Statement(Statement&&) noexcept = default;
+  Statement& operator=(Statement&&) noexcept = default;
+
+  // Parameters are 1-based, as in SQLite.
+  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
+  // NaN binds as NULL (SQLite has no NaN); column_double reads NULL back as NaN.
+  Statement& bind(int index, double value);
+  Statement& bind(int index, std::string_view value);
+  Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, std::span<const std::byte> blob);
+  Statement& bind_null(int index);
+  Statement& bind(int index, const std::optional<std::int64_t>& value);
+  Statement& bind(int index, const std::optional<std::string>& value);
+
+  // true: a row is ready; false: done.
+  Expected<bool> step();
+  // Steps a statement that returns no rows.
+  Expected<void> run();
+  void reset();
+
+  bool column_is_null(int index) const;
+  std::int64_t column_int(int index) const;
+  double column_double(int index) const;
+  std::string column_text(int index) const;
+  std::vector<std::byte> column_blob(int index) const;
+  std::optional<std::int64_t> column_optional_int(int index) const;
+
+ private:
+  friend class Connection;
+  struct Finalize {
+    void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+  };
+  Statement(const Connection* connection, sqlite3_stmt* stmt) : connection_(connection), stmt_(stmt) {}
+
+  const Connection* connection_;
+  std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
+  Error bind_error_;
+  bool bind_failed_ = false;
+  bool returned_rows_ = false;
+};
+
+// A write transaction taken with BEGIN IMMEDIATE (so it never has to upgrade a read lock, the
+// one case where SQLite returns SQLITE_BUSY without waiting). Rolls back unless committed.
+class WriteTransaction {
+ public:
+  static Expected<WriteTransaction> begin(const Connection& connection);
+  WriteTransaction(WriteTransaction&& other) noexcept;
+  WriteTransaction& operator=(WriteTransaction&&) = delete;
+  ~WriteTransaction();
+
+  Expected<void> commit();
+
+ private:
+  explicit WriteTransaction(const Connection* connection) : connection_(connection) {}
+  const Connection* connection_;
+};
+
+}  // namespace gpuemu::store::sqlite

@@ -1,0 +1,111 @@
+// Opening the store: where it lives, private directories, the checks that keep a foreign or
+// corrupt file untouched, connection settings (WAL, synchronous, foreign keys) and migration.
+#include "store/store.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "store/schema.hpp"
+#include "store/store_impl.hpp"
+
+namespace gpuemu::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+Millis system_now() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// Creates the missing directories above the database, each with mode 0700 (the store holds
+// inputs of the user's kernels). Existing directories keep their mode: they are not ours.
+Expected<void> create_private_parents(const fs::path& file) {
+  const fs::path parent = file.parent_path();
+  if (parent.empty()) return {};
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path dir = parent; !dir.empty() && !fs::exists(dir, ec); dir = dir.parent_path()) {
+    missing.push_back(dir);
+    if (dir == dir.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+      return fail(ErrorKind::io,
+                  fmt::format("cannot create the directory {} for the gpuemu database: {}; create it "
+                              "yourself or point GPUEMU_HOME at a writable directory",
+                              it->string(), std::strerror(errno)));
+    }
+  }
+  if (!fs::is_directory(parent, ec)) {
+    return fail(ErrorKind::io,
+                fmt::format("{} is not a directory, so the gpuemu database {} cannot be created there; "
+                            "point GPUEMU_HOME elsewhere",
+                            parent.string(), file.string()));
+  }
+  return {};
+}
+
+}  // namespace
+
+RunInfo run_info(const engine::RunResult& result) {
+  return RunInfo{result.command, result.master_seed, result.config_digest, result.project};
+}
+
+Expected<fs::path> default_db_path() {
+  const char* home = std::getenv("GPUEMU_HOME");
+  if (home != nullptr && *home != '\0') return fs::path(home) / "db" / "gpuemu.db";
+  const char* user_home = std::getenv("HOME");
+  if (user_home == nullptr || *user_home == '\0') {
+    return fail(
+        ErrorKind::environment,
+        "neither GPUEMU_HOME nor HOME is set, so gpuemu cannot place its database; set GPUEMU_HOME to a "
+        "writable directory");
+  }
+  return fs::path(user_home) / ".gpuemu" / "db" / "gpuemu.db";
+}
+
+Expected<Store> Store::open(const fs::path& db_file) {
+  // Refuse what is plainly not ours before SQLite opens (and might recover into) the file.
+  TRY(check_file_header(db_file));
+  TRY(create_private_parents(db_file));
+  auto connection = TRY(sqlite::Connection::open(db_file));
+  // Read-only identity check before the first write: journal_mode=WAL rewrites the header.
+  TRY(check_identity(connection));
+  const auto mode = TRY(connection.query_text("PRAGMA journal_mode=WAL"));
+  if (mode != "wal") {
+    return fail(ErrorKind::io,
+                fmt::format("gpuemu database {}: cannot switch to WAL mode (journal_mode is '{}'); "
+                            "WAL needs a local file system with shared memory, so move GPUEMU_HOME "
+                            "off network storage",
+                            db_file.string(), mode));
+  }
+  // NORMAL in WAL mode: commits survive any process crash; see store.hpp for power loss.
+  TRY(connection.exec("PRAGMA synchronous=NORMAL"));
+  TRY(connection.exec("PRAGMA foreign_keys=ON"));
+  TRY(migrate(connection));
+  std::unique_ptr<Impl> impl(new Impl{std::move(connection), Clock(system_now)});
+  return Store(std::move(impl));
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+const fs::path& Store::file() const {
+  return impl_->db.file();
+}
+
+void Store::set_clock(Clock clock) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->clock = clock ? std::move(clock) : Clock(system_now);
+}
+
+}  // namespace gpuemu::store

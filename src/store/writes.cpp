@@ -1,0 +1,203 @@
+// The store's writes: runs, failures with their snapshots, per-dtype summaries and minimized
+// cases. Each public call is one BEGIN IMMEDIATE transaction, committed before it returns.
+#include <fmt/format.h>
+
+#include "store/snapshot.hpp"
+#include "store/store_impl.hpp"
+
+namespace gpuemu::store {
+namespace detail {
+
+Expected<FailureId> insert_failure(const Store::Impl& impl, std::optional<RunId> run,
+                                   const std::string& config_digest, const engine::CaseRecord& record,
+                                   std::optional<FailureId> minimized_from) {
+  auto insert = TRY(impl.db.prepare(R"sql(
+INSERT INTO failures (run_id, op, seed, config_digest, dtype, layout, distribution, dims, shapes, kind,
+                      max_abs, max_rel, max_ulp, mismatches, elements, mismatch_fraction, tolerance_used,
+                      worst, message, stderr_tail, atol, rtol, minimized_from, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+        ?23, ?24))sql"));
+  const auto& stats = record.verdict.stats;
+  insert.bind(1, run)
+      .bind(2, record.op)
+      .bind(3, seed_text(record.seed))
+      .bind(4, config_digest)
+      .bind(5, static_cast<int>(record.params.dtype))
+      .bind(6, static_cast<int>(record.params.layout))
+      .bind(7, static_cast<int>(record.params.distribution))
+      .bind(8, dims_json(record.dims))
+      .bind(9, shapes_json(record.shapes))
+      .bind(10, static_cast<int>(record.verdict.kind))
+      .bind(11, stats.max_abs)
+      .bind(12, stats.max_rel)
+      .bind(13, stats.max_ulp)
+      .bind(14, stats.mismatches)
+      .bind(15, stats.elements)
+      .bind(16, stats.mismatch_fraction)
+      .bind(17, stats.tolerance_used)
+      .bind(18, worst_json(stats.worst))
+      .bind(19, record.verdict.message)
+      .bind(20, record.stderr_tail)
+      .bind(21, record.tolerance.atol)
+      .bind(22, record.tolerance.rtol)
+      .bind(23, minimized_from)
+      .bind(24, impl.now());
+  TRY(insert.run());
+  const FailureId id = sqlite3_last_insert_rowid(impl.db.handle());
+  if (record.inputs) {
+    const auto blob = encode_snapshot(*record.inputs);
+    auto snapshot =
+        TRY(impl.db.prepare("INSERT INTO snapshots (failure_id, format, bytes) VALUES (?1, ?2, ?3)"));
+    snapshot.bind(1, id).bind(2, kSnapshotFormat).bind(3, std::span<const std::byte>(blob));
+    TRY(snapshot.run());
+  }
+  return id;
+}
+
+}  // namespace detail
+
+namespace {
+
+Expected<RunId> insert_run(const Store::Impl& impl, const RunInfo& info) {
+  auto insert =
+      TRY(impl.db.prepare("INSERT INTO runs (command, master_seed, config_digest, project, started_at) "
+                          "VALUES (?1, ?2, ?3, ?4, ?5)"));
+  insert.bind(1, info.command)
+      .bind(2, detail::seed_text(info.master_seed))
+      .bind(3, info.config_digest)
+      .bind(4, info.project)
+      .bind(5, impl.now());
+  TRY(insert.run());
+  return sqlite3_last_insert_rowid(impl.db.handle());
+}
+
+// The run's config digest, which its failures carry; errors (usage) if the run does not exist.
+Expected<std::string> run_digest(const Store::Impl& impl, RunId run) {
+  auto select = TRY(impl.db.prepare("SELECT config_digest FROM runs WHERE id = ?1"));
+  select.bind(1, run);
+  if (!TRY(select.step())) {
+    return fail(ErrorKind::usage, fmt::format("gpuemu database {} has no run {}; call begin_run first",
+                                              impl.db.file().string(), run));
+  }
+  return select.column_text(0);
+}
+
+Expected<void> upsert_summaries(const Store::Impl& impl, RunId run, const engine::OpResult& op) {
+  auto upsert = TRY(impl.db.prepare(R"sql(
+INSERT INTO results (run_id, op, source, dtype, total, passed, failed, errors, max_abs, max_rel, max_ulp,
+                     tolerance_used, atol, rtol, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+ON CONFLICT (run_id, op, dtype) DO UPDATE SET
+  source = excluded.source, total = excluded.total, passed = excluded.passed, failed = excluded.failed,
+  errors = excluded.errors, max_abs = excluded.max_abs, max_rel = excluded.max_rel, max_ulp = excluded.max_ulp,
+  tolerance_used = excluded.tolerance_used, atol = excluded.atol, rtol = excluded.rtol,
+  created_at = excluded.created_at)sql"));
+  for (const auto& d : op.dtypes) {
+    upsert.reset();
+    upsert.bind(1, run)
+        .bind(2, op.op)
+        .bind(3, op.source)
+        .bind(4, static_cast<int>(d.dtype))
+        .bind(5, d.total)
+        .bind(6, d.passed)
+        .bind(7, d.failed)
+        .bind(8, d.errors)
+        .bind(9, d.max_abs)
+        .bind(10, d.max_rel)
+        .bind(11, d.max_ulp)
+        .bind(12, d.tolerance_used)
+        .bind(13, d.tolerance.atol)
+        .bind(14, d.tolerance.rtol)
+        .bind(15, impl.now());
+    TRY(upsert.run());
+  }
+  return {};
+}
+
+Expected<void> update_finished(const Store::Impl& impl, RunId run, const engine::RunResult& result) {
+  auto update = TRY(impl.db.prepare(
+      "UPDATE runs SET finished_at = ?2, duration_secs = ?3, partial = ?4, passed = ?5 WHERE id = ?1"));
+  update.bind(1, run)
+      .bind(2, impl.now())
+      .bind(3, result.duration_secs)
+      .bind(4, result.partial ? 1 : 0)
+      .bind(5, result.passed() ? 1 : 0);
+  TRY(update.run());
+  if (sqlite3_changes(impl.db.handle()) == 0) {
+    return fail(ErrorKind::usage, fmt::format("gpuemu database {} has no run {}; call begin_run first",
+                                              impl.db.file().string(), run));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<RunId> Store::begin_run(const RunInfo& info) {
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  const RunId id = TRY(insert_run(*impl_, info));
+  TRY(transaction.commit());
+  return id;
+}
+
+Expected<FailureId> Store::record_failure(RunId run, const engine::CaseRecord& record) {
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  const auto digest = TRY(run_digest(*impl_, run));
+  const FailureId id = TRY(detail::insert_failure(*impl_, run, digest, record, std::nullopt));
+  TRY(transaction.commit());
+  return id;
+}
+
+Expected<void> Store::record_op_summary(RunId run, const engine::OpResult& op) {
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  TRY(run_digest(*impl_, run));
+  TRY(upsert_summaries(*impl_, run, op));
+  TRY(transaction.commit());
+  return {};
+}
+
+Expected<void> Store::finish_run(RunId run, const engine::RunResult& result) {
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  TRY(update_finished(*impl_, run, result));
+  TRY(transaction.commit());
+  return {};
+}
+
+Expected<RunId> Store::record_run(const engine::RunResult& result) {
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  const RunId run = TRY(insert_run(*impl_, run_info(result)));
+  for (const auto& op : result.ops) {
+    for (const auto& failure : op.failures) {
+      TRY(detail::insert_failure(*impl_, run, result.config_digest, failure, std::nullopt));
+    }
+    TRY(upsert_summaries(*impl_, run, op));
+  }
+  TRY(update_finished(*impl_, run, result));
+  TRY(transaction.commit());
+  return run;
+}
+
+Expected<FailureId> Store::record_minimized(FailureId original, const engine::CaseRecord& record) {
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  auto select = TRY(impl_->db.prepare("SELECT run_id, config_digest FROM failures WHERE id = ?1"));
+  select.bind(1, original);
+  if (!TRY(select.step())) {
+    return fail(ErrorKind::usage,
+                fmt::format("gpuemu database {} has no failure {} to link the minimized case to; "
+                            "list failures with `gpuemu failures`",
+                            impl_->db.file().string(), original));
+  }
+  const auto run = select.column_optional_int(0);
+  const auto digest = select.column_text(1);
+  select.reset();
+  const FailureId id = TRY(detail::insert_failure(*impl_, run, digest, record, original));
+  TRY(transaction.commit());
+  return id;
+}
+
+}  // namespace gpuemu::store
