@@ -157,11 +157,19 @@ def counter_at(stream_seed: int, index: np.ndarray) -> np.ndarray:
     Output j is mix64(stream_seed + (j + 1) * GOLDEN_GAMMA), so any element is computable alone.
     """
     stream_seed = _check_u64(stream_seed, "stream_seed")
-    j = np.asarray(index, dtype=np.uint64)
-    z = (j + np.uint64(1)) * np.uint64(GOLDEN_GAMMA) + np.uint64(stream_seed)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(_MIX1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(_MIX2)
-    return z ^ (z >> np.uint64(31))
+    # In place on two buffers: each step is one pass over memory with no new allocation.
+    z = np.add(np.asarray(index, dtype=np.uint64), np.uint64(1), dtype=np.uint64)
+    z *= np.uint64(GOLDEN_GAMMA)
+    z += np.uint64(stream_seed)
+    t = np.right_shift(z, np.uint64(30))
+    z ^= t
+    z *= np.uint64(_MIX1)
+    np.right_shift(z, np.uint64(27), out=t)
+    z ^= t
+    z *= np.uint64(_MIX2)
+    np.right_shift(z, np.uint64(31), out=t)
+    z ^= t
+    return z
 
 
 def mulhi(u: np.ndarray, n: int) -> np.ndarray:
@@ -173,13 +181,26 @@ def mulhi(u: np.ndarray, n: int) -> np.ndarray:
         raise ValueError(f"mulhi needs 0 < n <= 2^64, got {n}")
     lo32 = np.uint64(0xFFFFFFFF)
     shift = np.uint64(32)
-    u_lo = u & lo32
-    u_hi = u >> shift
     n_lo = np.uint64(n & 0xFFFFFFFF)
     n_hi = np.uint64(n >> 32)
+    # Schoolbook 64x64 -> high 64 bits from four 32x32 products, reusing buffers in place.
+    u_lo = u & lo32
+    u_hi = u >> shift
     ll = u_lo * n_lo
-    lh = u_lo * n_hi
+    ll >>= shift
     hl = u_hi * n_lo
-    hh = u_hi * n_hi
-    mid = (ll >> shift) + (lh & lo32) + (hl & lo32)
-    return hh + (lh >> shift) + (hl >> shift) + (mid >> shift)
+    lh = u_lo
+    lh *= n_hi
+    hh = u_hi
+    hh *= n_hi
+    mid = lh & lo32
+    mid += ll
+    np.bitwise_and(hl, lo32, out=ll)
+    mid += ll
+    mid >>= shift
+    lh >>= shift
+    hl >>= shift
+    hh += lh
+    hh += hl
+    hh += mid
+    return hh

@@ -153,14 +153,15 @@ class _Lanes:
 
 
 def _uni(lanes: _Lanes, idx: np.ndarray) -> np.ndarray:
-    return (lanes.u("c", idx) >> _U11).astype(np.float64) * 2.0**-53
+    # Through int64 (exact: < 2^53): numpy's uint64 -> float64 cast is several times slower.
+    return (lanes.u("c", idx) >> _U11).view(np.int64).astype(np.float64) * 2.0**-53
 
 
 def _bell(lanes: _Lanes, idx: np.ndarray) -> np.ndarray:
     a = lanes.u("a", idx)
     b = lanes.u("b", idx)
     total = (a >> _U32) + (a & _LO32) + (b >> _U32) + (b & _LO32)
-    return total.astype(np.float64) * 2.0**-33 - 1.0
+    return total.view(np.int64).astype(np.float64) * 2.0**-33 - 1.0
 
 
 def _base(lanes: _Lanes, idx: np.ndarray, lo: float, hi: float, any_domain: bool) -> np.ndarray:
