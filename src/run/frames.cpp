@@ -142,8 +142,10 @@ Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::str
     t.shape = TRY(ints(entry, "shape", tensor_what));
     t.strides = entry.contains("strides") ? TRY(ints(entry, "strides", tensor_what))
                                           : tensor::contiguous_strides(t.shape);
-    if (!entry.contains("offset") || !entry["offset"].is_number_unsigned() || !entry.contains("nbytes") ||
-        !entry["nbytes"].is_number_unsigned()) {
+    auto non_negative = [&](const char* key) {
+      return entry.contains(key) && entry[key].is_number_integer() && entry[key].get<std::int64_t>() >= 0;
+    };
+    if (!non_negative("offset") || !non_negative("nbytes")) {
       return fail(ErrorKind::parse,
                   fmt::format("{} needs non-negative integer \"offset\" and \"nbytes\"", tensor_what));
     }
