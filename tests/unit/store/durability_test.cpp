@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <iostream>
 #include <random>
 #include <set>
 #include <string>
@@ -90,7 +91,10 @@ TEST(StoreDurability, KillNineNeverLosesAReportedFailure) {
     ::close(fds[0]);
     reported.insert(this_round.begin(), this_round.end());
 
-    ASSERT_EQ(raw_query_text(file, "PRAGMA integrity_check"), "ok") << "round " << round;
+    // A kill before the child created the file leaves nothing to check yet.
+    if (std::filesystem::exists(file)) {
+      ASSERT_EQ(raw_query_text(file, "PRAGMA integrity_check"), "ok") << "round " << round;
+    }
     auto store = Store::open(file);
     ASSERT_TRUE(store) << "round " << round << ": " << store.error().message;
     auto failures = store->list_failures({.limit = 0});
@@ -108,6 +112,8 @@ TEST(StoreDurability, KillNineNeverLosesAReportedFailure) {
     }
   }
   EXPECT_GT(reported.size(), 100u) << "the kills came too early to test anything";
+  std::cout << "[ measured ] " << reported.size()
+            << " failures reported as stored across 20 kills, none lost\n";
 }
 
 }  // namespace
