@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "run/json_skeleton.hpp"
 #include "util/base64.hpp"
 
 namespace gpuemu::run {
@@ -145,7 +146,10 @@ json tensor_to_json(const tensor::Tensor& t) {
       {"data", util::base64_encode(t.data)}};
 }
 
-Expected<tensor::Tensor> tensor_from_json(const json& j, const std::string& what) {
+namespace {
+
+// tensor_from_json, reading "data" through the skeleton's cut-out strings when there is one.
+Expected<tensor::Tensor> parse_tensor(const json& j, const std::string& what, const JsonSkeleton* skeleton) {
   if (!j.is_object()) {
     return fail(ErrorKind::parse,
                 fmt::format("{} is not a tensor object {{\"shape\", \"dtype\", \"data\"}}", what));
@@ -179,9 +183,12 @@ Expected<tensor::Tensor> tensor_from_json(const json& j, const std::string& what
                                               t.strides.size(), t.shape.size()));
   }
   const json& data = j["data"];
-  if (!data.is_string())
-    return fail(ErrorKind::parse, fmt::format("{}: \"data\" must be a base64 string", what));
-  auto bytes = util::base64_decode(data.get_ref<const std::string&>());
+  std::optional<std::string_view> text =
+      skeleton ? skeleton->string_value(data)
+               : (data.is_string() ? std::optional<std::string_view>(data.get_ref<const std::string&>())
+                                   : std::nullopt);
+  if (!text) return fail(ErrorKind::parse, fmt::format("{}: \"data\" must be a base64 string", what));
+  auto bytes = util::base64_decode(*text);
   if (!bytes) {
     return fail(ErrorKind::parse,
                 fmt::format("{}: \"data\" is not valid base64 (standard alphabet, with padding)", what));
@@ -189,13 +196,21 @@ Expected<tensor::Tensor> tensor_from_json(const json& j, const std::string& what
   t.data = std::move(*bytes);
   const std::size_t expected =
       static_cast<std::size_t>(tensor::shape_numel(t.shape)) * tensor::dtype_size(t.dtype);
-  if (!has_strides && t.data.size() != expected) {
+  // A contiguous tensor (no strides, or row-major ones) must be exactly its elements: a short or
+  // long buffer means the script encoded something other than what it declared.
+  if (t.strides == tensor::contiguous_strides(t.shape) && t.data.size() != expected) {
     return fail(ErrorKind::parse,
                 fmt::format("{}: \"data\" holds {} bytes but shape {} of {} needs {}", what, t.data.size(),
                             tensor::shape_to_string(t.shape), tensor::dtype_name(t.dtype), expected));
   }
   TRY(tensor::validate_view(t, what));
   return t;
+}
+
+}  // namespace
+
+Expected<tensor::Tensor> tensor_from_json(const json& j, const std::string& what) {
+  return parse_tensor(j, what, nullptr);
 }
 
 Expected<Tensors> decode_response(std::string_view stdout_text, const std::string& what) {
@@ -205,7 +220,8 @@ Expected<Tensors> decode_response(std::string_view stdout_text, const std::strin
                                               "or {{\"outputs\": {{name: tensor}}}}",
                                               what));
   }
-  json reply = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  const JsonSkeleton skeleton = make_json_skeleton(text);
+  json reply = json::parse(skeleton.text, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded()) {
     return fail(ErrorKind::parse, fmt::format("{} printed something other than one JSON reply on stdout "
                                               "(print logs to stderr): {}",
@@ -224,7 +240,7 @@ Expected<Tensors> decode_response(std::string_view stdout_text, const std::strin
           fmt::format("{}: \"outputs\" must be a non-empty object of tensors {{name: tensor}}", what));
     }
     for (auto& [name, value] : named.items()) {
-      outputs[name] = TRY(tensor_from_json(value, fmt::format("output '{}' of {}", name, what)));
+      outputs[name] = TRY(parse_tensor(value, fmt::format("output '{}' of {}", name, what), &skeleton));
     }
     return outputs;
   }
@@ -234,7 +250,7 @@ Expected<Tensors> decode_response(std::string_view stdout_text, const std::strin
                             "{{\"shape\", \"dtype\", \"data\"}} or {{\"outputs\": {{name: tensor}}}}",
                             what, key_list(reply)));
   }
-  outputs["out"] = TRY(tensor_from_json(reply, fmt::format("the output of {}", what)));
+  outputs["out"] = TRY(parse_tensor(reply, fmt::format("the output of {}", what), &skeleton));
   return outputs;
 }
 

@@ -107,7 +107,8 @@ TEST(Frames, ResultFrameRejectsBadEntries) {
   EXPECT_FALSE(decode_result_frame(result_frame(json::array({entry({{"shape", {3}}})}), 8), "w"));
   EXPECT_FALSE(decode_result_frame(result_frame(json::array({entry({{"offset", -1}})}), 8), "w"));
   EXPECT_FALSE(decode_result_frame(result_frame(json::array({entry({{"name", 3}})}), 8), "w"));
-  EXPECT_FALSE(decode_result_frame(result_frame(json::array({entry(json::object()), entry(json::object())}), 8), "w"));
+  EXPECT_FALSE(
+      decode_result_frame(result_frame(json::array({entry(json::object()), entry(json::object())}), 8), "w"));
   EXPECT_EQ(decode_result_frame(result_frame(json::array(), 0), "op m:f").error().message,
             "op m:f sent a result frame without tensors");
 }
