@@ -93,7 +93,7 @@ TEST(StoreConcurrency, TwoProcessesWriteAtOnceAndLoseNothing) {
 TEST(StoreConcurrency, ThreadsWithTheirOwnConnectionsAndOneSharedStore) {
   TempDir dir;
   const auto file = dir.path() / "gpuemu.db";
-  std::vector<std::string> errors(4);
+  std::vector<std::string> errors(6);  // one slot per thread: 1-3 own stores, 4-5 shared
   std::vector<std::thread> threads;
   for (std::uint64_t writer = 1; writer <= 3; ++writer) {
     threads.emplace_back([&, writer] { errors[writer] = write_failures(file, writer); });
@@ -103,14 +103,14 @@ TEST(StoreConcurrency, ThreadsWithTheirOwnConnectionsAndOneSharedStore) {
   ASSERT_TRUE(shared) << shared.error().message;
   auto run = shared->begin_run({"fuzz", 4, "sha256:shared", "proj"});
   ASSERT_TRUE(run);
-  auto shared_writer = [&](std::uint64_t base) {
+  auto shared_writer = [&](std::size_t slot, std::uint64_t base) {
     for (int i = 0; i < 100; ++i) {
       auto id = shared->record_failure(*run, sample_record(base + static_cast<std::uint64_t>(i), "shared"));
-      if (!id) errors[0] = id.error().message;
+      if (!id) errors[slot] = id.error().message;
     }
   };
-  threads.emplace_back(shared_writer, 10'000);
-  threads.emplace_back(shared_writer, 20'000);
+  threads.emplace_back(shared_writer, 4, 10'000);
+  threads.emplace_back(shared_writer, 5, 20'000);
   for (auto& t : threads) t.join();
   for (const auto& error : errors) EXPECT_EQ(error, "");
   auto failures = shared->list_failures({.limit = 0});
