@@ -54,6 +54,24 @@ Expected<CaseRecord> OpSession::run_seed(std::uint64_t seed) {
   return run_case(c);
 }
 
+Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
+  if (!op_runner_) {
+    return fail(ErrorKind::config, fmt::format("op '{}' has no op under test to run here (execution_mode {}): "
+                                               "set op_script, or drive it from the Python client",
+                                               op_.name, config::execution_mode_name(op_.execution_mode)));
+  }
+  tensor::NamedTensors reference_inputs;
+  for (const auto& [name, t] : c.inputs) reference_inputs[name] = t.contiguous();
+  run::RunRequest op_request{op_.name, c.params.dtype, &c.inputs, &c.input_order, &op_.kwargs};
+  run::RunRequest ref_request{op_.name, c.params.dtype, &reference_inputs, &c.input_order, &op_.kwargs};
+  RawOutputs raw;
+  raw.reference = reference_runner_->run(ref_request);
+  TRY(fatal_if_unstartable(raw.reference));
+  raw.op = op_runner_->run(op_request);
+  TRY(fatal_if_unstartable(raw.op));
+  return raw;
+}
+
 Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
   CaseRecord record;
   record.op = op_.name;
@@ -64,21 +82,10 @@ Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
   record.tolerance = config_.tolerance_for(op_, c.params.dtype);
   record.inputs = std::make_shared<const tensor::NamedTensors>(c.inputs);
 
-  if (!op_runner_) {
-    return fail(ErrorKind::config, fmt::format("op '{}' has no op under test to run here (execution_mode {}): "
-                                               "set op_script, or drive it from the Python client",
-                                               op_.name, config::execution_mode_name(op_.execution_mode)));
-  }
 
-  tensor::NamedTensors reference_inputs;
-  for (const auto& [name, t] : c.inputs) reference_inputs[name] = t.contiguous();
-
-  run::RunRequest op_request{op_.name, c.params.dtype, &c.inputs, &c.input_order, &op_.kwargs};
-  run::RunRequest ref_request{op_.name, c.params.dtype, &reference_inputs, &c.input_order, &op_.kwargs};
-  run::RunOutcome ref = reference_runner_->run(ref_request);
-  TRY(fatal_if_unstartable(ref));
-  run::RunOutcome out = op_runner_->run(op_request);
-  TRY(fatal_if_unstartable(out));
+  auto raw = TRY(run_raw(c));
+  const run::RunOutcome& ref = raw.reference;
+  const run::RunOutcome& out = raw.op;
 
   // A broken reference cannot judge anything; it wins over a broken op.
   for (const auto* failed : {&ref, &out}) {

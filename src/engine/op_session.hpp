@@ -27,6 +27,13 @@ class OpSession {
   // Runs a case whose inputs are given (a stored snapshot, or a minimizer's candidate).
   Expected<CaseRecord> run_case(const fuzz::Case& c);
 
+  // Runs op and reference on a case and hands back both raw answers (for calibration).
+  struct RawOutputs {
+    run::RunOutcome op;
+    run::RunOutcome reference;
+  };
+  Expected<RawOutputs> run_raw(const fuzz::Case& c);
+
   const config::OpConfig& op() const { return op_; }
 
  private:

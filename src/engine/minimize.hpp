@@ -1,0 +1,37 @@
+// Shrinks a failing case to a small one that fails the same way: dims first (linked schema dims
+// stay consistent and inside their ranges), then values. Every step re-runs the real op and reference.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include "engine/op_session.hpp"
+#include "fuzz/case.hpp"
+
+namespace gpuemu::engine {
+
+enum class MinimizeStrategy { dims, values, all };
+std::optional<MinimizeStrategy> parse_minimize_strategy(std::string_view name);
+
+struct MinimizeOptions {
+  MinimizeStrategy strategy = MinimizeStrategy::all;
+  int max_iters = 200;  // runs of op + reference, in total
+  std::function<void(int attempts, const fuzz::Case& best)> on_progress;
+};
+
+struct MinimizeResult {
+  CaseRecord original;
+  CaseRecord minimized;  // equals original when nothing smaller failed the same way
+  fuzz::Case minimized_case;
+  int steps = 0;     // accepted reductions
+  int attempts = 0;  // runs of op + reference
+};
+
+// `original` must fail; the result keeps its failure kind. Errors only for fatal conditions.
+Expected<MinimizeResult> minimize(OpSession& session, const fuzz::Case& original, const MinimizeOptions& options);
+
+// The leading `sizes` block of a contiguous tensor (sizes[i] <= shape[i]); exposed for tests.
+tensor::Tensor leading_block(const tensor::Tensor& contiguous, const tensor::Shape& sizes);
+
+}  // namespace gpuemu::engine
