@@ -2,17 +2,10 @@
 it should be `acc += ...`, so only the last BLOCK_K slice survives whenever K > BLOCK_K.
 """
 
-import os
-import sys
-
 import numpy as np
+import tile_emu as tl  # next to this file, as triton.language would be
 
-# tile_emu sits next to this file; a warm worker or a test imports this file as a module, when
-# the script's own directory is not on sys.path as it is for `python3 matmul.py`.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tile_emu as tl  # noqa: E402
-
-from gpuemu.script import serve  # noqa: E402
+from gpuemu.script import serve
 
 BLOCK_M = 32
 BLOCK_N = 32

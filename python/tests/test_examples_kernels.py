@@ -37,8 +37,11 @@ BUGGY = {  # buggy op -> the correct op it is a broken copy of
 
 
 def _load(relpath: str):
-    """Imports an example script as a module (serve() then only registers, reads no stdin)."""
+    """Imports an example script as a module (serve() then only registers, reads no stdin), with
+    its folder on sys.path as `python3 path.py` and the warm worker would have it."""
     path = EXAMPLES / relpath
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     name = "gpuemu_example_" + path.stem + ("_ref" if "refs" in relpath else "")
     if name in sys.modules:
         return sys.modules[name]
@@ -189,22 +192,21 @@ def violation(op: str, dtype: str, out: np.ndarray, ref: np.ndarray) -> float:
 # ─── shape grids on both sides of the block edges ────────────────────────────────────────
 
 def softmax_shapes():
-    for m in (1, 7, 8, 9, 40):
+    for m in (1, 8, 9, 40):
         for n in (1, 2, 31, 32, 33, 63, 64, 65, 97, 255, 300):
             yield {"x": (m, n)}
 
 
 def matmul_shapes():
-    for m, n in ((1, 1), (31, 33), (32, 32), (100, 100)):
-        for k in (1, 2, 31, 32, 33, 64, 97, 128, 255, 256):
+    for m, n in ((1, 1), (31, 33), (100, 100)):
+        for k in (1, 2, 31, 32, 33, 97, 255, 256):
             yield {"a": (m, k), "b": (k, n)}
 
 
 def attention_shapes():
-    for h, m in ((1, 1), (2, 17), (3, 70)):
+    for h, m, d in ((1, 1, 1), (2, 17, 16), (3, 70, 48), (1, 16, 128)):
         for n in (1, 15, 16, 17, 33, 150):
-            for d in (1, 2, 16, 48, 128):
-                yield {"q": (h, m, d), "k": (h, n, d), "v": (h, n, d)}
+            yield {"q": (h, m, d), "k": (h, n, d), "v": (h, n, d)}
 
 
 SHAPES = {"softmax": softmax_shapes, "matmul": matmul_shapes, "attention": attention_shapes,
@@ -214,7 +216,7 @@ SHAPES = {"softmax": softmax_shapes, "matmul": matmul_shapes, "attention": atten
 def max_violation(op: str, dtype: str, layouts=("contiguous",)) -> tuple[float, str]:
     worst, where = 0.0, ""
     for i, shapes in enumerate(SHAPES[op]()):
-        for j, pat in enumerate(PATTERNS + FUZZ * 3):
+        for j, pat in enumerate(PATTERNS + FUZZ * 2):
             for layout in layouts:
                 out, ref = run_case(op, dtype, shapes, pat, seed=1000 * i + j, layout=layout)
                 v = violation(op, dtype, out, ref)
@@ -248,7 +250,8 @@ def test_matmul_reads_real_strides(layout, dtype):
 def test_emulated_loads_follow_real_strides():
     # An unmasked read one element past a row of a padded (strided) view lands in the padding,
     # as it would on a GPU; the example bugs depend on the emulator not clipping addresses.
-    tl = _load("kernels/tile_emu.py")
+    _load("kernels/softmax.py")
+    import tile_emu as tl
     x = with_layout(np.arange(12, dtype=np.float32).reshape(3, 4), "strided")
     ptr, (sm, sn) = tl.pointer(x)
     assert (sm, sn) == (7, 1)
@@ -266,7 +269,7 @@ BUG_SHAPES = {  # shapes past the block edge where the bug must show
     "attention_no_scale": [{"q": (h, m, d), "k": (h, n, d), "v": (h, n, d)}
                            for h, m in ((1, 1), (2, 17)) for n in (2, 17, 150) for d in (2, 16, 128)],
     "flash_attention_no_rescale": [{"q": (h, m, d), "k": (h, n, d), "v": (h, n, d)}
-                                   for h, m in ((1, 3), (2, 17)) for n in (17, 33, 150) for d in (2, 16, 128)],
+                                   for h, m in ((1, 17), (2, 40)) for n in (33, 150) for d in (2, 16, 128)],
 }
 
 
