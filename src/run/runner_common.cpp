@@ -80,7 +80,8 @@ std::string format_seconds(std::chrono::milliseconds duration) {
 }
 
 std::string describe_signal(int signal) {
-  const char* name = ::strsignal(signal);
+  // sigdescr_np, unlike strsignal, is thread-safe (runners run on several job threads).
+  const char* name = ::sigdescr_np(signal);
   return name != nullptr ? fmt::format("killed by signal {} ({})", signal, name)
                          : fmt::format("killed by signal {}", signal);
 }

@@ -2,6 +2,9 @@
 // processes: many cases per worker, errors, crashes, hangs, recycling, and cold/warm equality.
 #include "run/warm_worker.hpp"
 
+#include <atomic>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "run/cold_runner.hpp"
@@ -258,6 +261,33 @@ TEST(WarmWorker, IdenticalToColdMode) {
     EXPECT_EQ(x.shape, y.shape);
     EXPECT_TRUE(x.data == y.data) << tensor::dtype_name(dtype);
   }
+}
+
+}  // namespace
+}  // namespace gpuemu::run
+
+namespace gpuemu::run {
+namespace {
+
+// Job threads each own their runners; children spawned on one thread must not inherit another
+// thread's pipes (which would hold its EOF back), so everything finishes promptly and correctly.
+TEST(WarmWorker, RunnersOnSeveralThreadsAtOnce) {
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&failures, t] {
+      WarmWorkerRunner warm(testing::callable("warm_mod", "double"), testing::settings());
+      ColdScriptRunner cold(testing::script_runnable("echo_single.py"), testing::settings());
+      for (int i = 0; i < 4; ++i) {
+        testing::Case c = testing::case_x(testing::vector_of(tensor::DType::float32, {double(t), double(i)}));
+        RunOutcome a = warm.run(c.request());
+        RunOutcome b = cold.run(c.request());
+        if (!a.ok() || !b.ok() || a.outputs["out"].data != b.outputs["out"].data) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace
