@@ -107,3 +107,13 @@ def test_all_buggy_kernels_in_one_run_report_each_op():
     for name in BUGGY:
         assert ops[name]["total"] == ITERATIONS and ops[name]["failed"] > 0, describe(ops[name])
         assert ops[name]["errors"] == 0, describe(ops[name])
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+def test_matmul_is_right_for_real_memory_layouts(layout):
+    # The matmul op declares these layouts; its kernel must index the real strides it is handed.
+    code, doc, stderr = fuzz(["matmul", "matmul_acc_bug"], 7, "--layout", layout, "--jobs", "2")
+    ops = {op["op"]: op for op in doc["ops"]}
+    assert ops["matmul"]["failed"] == 0 and ops["matmul"]["errors"] == 0, describe(ops["matmul"])
+    assert ops["matmul_acc_bug"]["failed"] > 0 and ops["matmul_acc_bug"]["errors"] == 0
+    assert code == 1, stderr[-2000:]
