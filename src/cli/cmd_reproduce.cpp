@@ -4,10 +4,10 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/store_access.hpp"
 #include "engine/op_session.hpp"
 #include "engine/run_result.hpp"
 #include "util/json_text.hpp"
-#include "util/suggest.hpp"
 
 namespace gpuemu::cli {
 namespace {
@@ -46,7 +46,7 @@ class ReproduceCommand final : public Command {
   void add_options(CLI::App& app) override {
     app.add_option("seed", seed_text_, "The case seed printed with the failure");
     app.add_option("--seed", seed_option_, "Same as the positional seed");
-    app.add_option("--op", op_, "The op the case belongs to");
+    app.add_option("--op", op_, "The op the case belongs to (needed when the seed is not in the store)");
   }
 
   Expected<ExitCode> run(Context& context) override {
@@ -54,22 +54,14 @@ class ReproduceCommand final : public Command {
     const std::string text = !seed_text_.empty() ? seed_text_ : seed_option_;
     if (text.empty()) return fail(ErrorKind::usage, "reproduce needs a case seed: gpuemu reproduce SEED --op NAME");
     const std::uint64_t seed = TRY(parse_seed(text, "seed"));
-    if (op_.empty()) {
-      return fail(ErrorKind::usage, fmt::format("reproduce {} needs --op NAME: name the op the seed belongs to", seed));
-    }
-    const auto* op = config.find_op(op_);
-    if (!op) {
-      std::vector<std::string> known;
-      for (const auto& o : config.ops) known.push_back(o.name);
-      return fail(ErrorKind::usage, fmt::format("unknown op '{}'{} in {}", op_, util::did_you_mean(op_, known),
-                                                config.project_file.string()));
-    }
-    engine::OpSession session(config, *op);
-    const auto record = TRY(session.run_seed(seed));
+    const auto resolved = TRY(resolve_case(context, seed, op_));
+    engine::OpSession session(config, *resolved.op);
+    const auto record = TRY(session.run_case(resolved.c));
     if (context.globals.format == "json") {
       nlohmann::json doc = engine::case_to_json(record);
       doc["passed"] = record.verdict.passed();
       doc["config_digest"] = config.digest;
+      doc["from_snapshot"] = resolved.from_snapshot;
       std::cout << util::dump_json(doc) << "\n";
     } else {
       print_text(record);

@@ -6,6 +6,7 @@
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
 #include "cli/result_output.hpp"
+#include "cli/store_access.hpp"
 #include "engine/plans.hpp"
 
 namespace gpuemu::cli {
@@ -45,10 +46,25 @@ class RunCommand : public Command {
     plan.fail_fast = fail_fast_;
 
     context.log(fmt::format("gpuemu {}: {} op(s), master seed {}", plan.command, plan.ops.size(), master));
-    ProgressReporter progress(plan.command, context.show_progress());
-    auto result = TRY(engine::execute(config, plan, nullptr, progress.callback()));
-    TRY(write_result(context, engine::to_json(result)));
-    return result.passed() ? ExitCode::ok : ExitCode::check_failed;
+    std::optional<store::Store> store;
+    std::optional<RunRecorder> recorder;
+    if (!context.globals.no_store) {
+      store = TRY(open_store());
+      recorder = TRY(RunRecorder::start(*store, {plan.command, master, config.digest, config.project.name},
+                                         context.globals.verbose));
+    }
+    auto result = [&] {
+      ProgressReporter progress(plan.command, context.show_progress());
+      return engine::execute(config, plan, recorder ? &*recorder : nullptr, progress.callback());
+    }();
+    if (!result) return std::unexpected(result.error());
+    if (recorder) {
+      TRY(recorder->finish(*result));
+      context.log(fmt::format("gpuemu: stored run {} ({} failures) in {}", recorder->run_id(),
+                              recorder->stored_failures(), store->file().string()));
+    }
+    TRY(write_result(context, engine::to_json(*result)));
+    return result->passed() ? ExitCode::ok : ExitCode::check_failed;
   }
 
  protected:

@@ -21,6 +21,7 @@ struct GlobalOptions {
   std::string format = "text";
   bool verbose = false;
   bool quiet = false;  // no progress on stderr
+  bool no_store = false;  // --no-store: do not record runs in the SQLite store
 };
 
 // What a command runs against: the global options and, loaded on first use, the config.

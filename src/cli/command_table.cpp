@@ -10,6 +10,21 @@ std::unique_ptr<Command> make_test_command();
 std::unique_ptr<Command> make_fuzz_command();
 std::unique_ptr<Command> make_reproduce_command();
 std::unique_ptr<Command> make_version_command();
+std::unique_ptr<Command> make_results_command();
+std::unique_ptr<Command> make_failures_command();
+std::unique_ptr<Command> make_show_command();
+std::unique_ptr<Command> make_minimize_command();
+std::unique_ptr<Command> make_calibrate_command();
+std::unique_ptr<Command> make_baseline_store_command();
+std::unique_ptr<Command> make_baseline_compare_command();
+std::unique_ptr<Command> make_baseline_export_command();
+std::unique_ptr<Command> make_baseline_import_command();
+std::unique_ptr<Command> make_baseline_list_command();
+std::unique_ptr<Command> make_report_merge_command();
+std::unique_ptr<Command> make_keygen_command();
+std::unique_ptr<Command> make_report_sign_command();
+std::unique_ptr<Command> make_report_verify_command();
+std::unique_ptr<Command> make_report_render_command();
 
 namespace {
 
@@ -19,6 +34,21 @@ const std::array kCommands = {
     CommandRow{"reproduce", "Re-run one case from its seed and show the verdict and worst elements",
                &make_reproduce_command},
     CommandRow{"version", "Print the gpuemu version", &make_version_command},
+    CommandRow{"results", "List stored results per op and dtype, newest first", &make_results_command},
+    CommandRow{"failures", "List stored failures, newest first", &make_failures_command},
+    CommandRow{"show", "Show everything stored about one failing case", &make_show_command},
+    CommandRow{"minimize", "Shrink a failing case to a minimal one that fails the same way", &make_minimize_command},
+    CommandRow{"calibrate", "Fit per-dtype tolerances from a trusted implementation", &make_calibrate_command},
+    CommandRow{"baseline store", "Save the newest run's outcome under a tag", &make_baseline_store_command},
+    CommandRow{"baseline compare", "Compare the newest run with a baseline; exit 1 on regressions", &make_baseline_compare_command},
+    CommandRow{"baseline export", "Write a stored baseline as a versioned JSON document", &make_baseline_export_command},
+    CommandRow{"baseline import", "Store a baseline document written by export", &make_baseline_import_command},
+    CommandRow{"baseline list", "List stored baseline tags", &make_baseline_list_command},
+    CommandRow{"report merge", "Merge the outputs of sharded ci runs into one result.json and every report", &make_report_merge_command},
+    CommandRow{"keygen", "Write an Ed25519 key pair for signing reports (gpuemu.key 0600, gpuemu.pub)", &make_keygen_command},
+    CommandRow{"report sign", "Sign a result.json as a Kernel Correctness Report (DSSE, in-toto)", &make_report_sign_command},
+    CommandRow{"report verify", "Verify a signed report offline against a public key (exit 1 if invalid)", &make_report_verify_command},
+    CommandRow{"report render", "Render a signed report (or a result.json) as HTML or Markdown", &make_report_render_command},
 };
 
 }  // namespace

@@ -1,0 +1,256 @@
+// `gpuemu keygen`, `report sign`, `report verify` and `report render`: the signed Kernel
+// Correctness Report (docs/signed-report.md, docs/verify.md) on top of the attest library.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "attest/render.hpp"
+#include "attest/statement.hpp"
+#include "attest/verify.hpp"
+#include "cli/command.hpp"
+#include "report/writer.hpp"
+#include "util/json_text.hpp"
+
+namespace gpuemu::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Reports and results are small; a bigger file is a wrong path, not a report.
+constexpr std::uintmax_t kMaxDocumentBytes = 256u * 1024 * 1024;
+
+Expected<nlohmann::json> read_json(const fs::path& path, std::string_view what) {
+  std::error_code ec;
+  auto size = fs::file_size(path, ec);
+  if (ec)
+    return fail(ErrorKind::io, fmt::format("cannot read {} '{}': {}", what, path.string(), ec.message()));
+  if (size > kMaxDocumentBytes) {
+    return fail(ErrorKind::usage,
+                fmt::format("{} '{}' is {} bytes, too large: check the path", what, path.string(), size));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto json = nlohmann::json::parse(text.str(), nullptr, false);
+  if (json.is_discarded()) {
+    return fail(ErrorKind::config, fmt::format("{} '{}' is not valid JSON", what, path.string()));
+  }
+  return json;
+}
+
+// Writes through a temporary file and rename, so a crash never leaves half a report.
+Expected<void> write_atomically(const fs::path& path, const std::string& text) {
+  fs::path temp = path;
+  temp += fmt::format(".tmp-{}", ::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out)
+      return fail(ErrorKind::io, fmt::format("cannot write '{}': check the --out directory", temp.string()));
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    return fail(ErrorKind::io, fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+  }
+  return {};
+}
+
+class KeygenCommand final : public Command {
+  void add_options(CLI::App& app) override {
+    app.add_option("--out", out_, "Directory for gpuemu.key (mode 0600) and gpuemu.pub")->required();
+    app.add_flag("--force", force_, "Replace an existing key pair in that directory");
+  }
+  Expected<ExitCode> run(Context& context) override {
+    auto keys =
+        TRY(attest::generate_keys(out_, force_ ? attest::Overwrite::force : attest::Overwrite::refuse));
+    context.log(fmt::format("wrote private key {} (mode 0600; keep it secret)", keys.private_key.string()));
+    context.log(fmt::format("wrote public key {} (give this to customers)", keys.public_key.string()));
+    std::cout << "key id " << keys.key_id << "\n";
+    return ExitCode::ok;
+  }
+  std::string out_;
+  bool force_ = false;
+};
+
+// The op and reference script files of every op in `result`, from the config the run used.
+Expected<std::vector<attest::SubjectFile>> subjects_for(const nlohmann::json& result,
+                                                        const config::Config& config, const fs::path& root) {
+  if (result.value("config_digest", "") != config.digest) {
+    return fail(ErrorKind::usage,
+                fmt::format("result.json was made with config digest {}, but '{}' now has digest "
+                            "{}: sign with the gpuemu.toml the run used (--config)",
+                            result.value("config_digest", "?"), config.project_file.string(), config.digest));
+  }
+  std::vector<std::string> op_files;
+  std::vector<std::string> reference_files;
+  auto relative = [&](const fs::path& file) -> Expected<std::string> {
+    auto rel = fs::weakly_canonical(file).lexically_relative(fs::weakly_canonical(root));
+    if (rel.empty() || *rel.begin() == "..") {
+      return fail(ErrorKind::usage,
+                  fmt::format("'{}' lies outside the artifacts root '{}': pass the project root "
+                              "as --artifacts-root",
+                              file.string(), root.string()));
+    }
+    return rel.generic_string();
+  };
+  for (const auto& op : result.value("ops", nlohmann::json::array())) {
+    const std::string name = op.value("op", "");
+    const config::OpConfig* op_config = config.find_op(name);
+    if (!op_config) {
+      return fail(ErrorKind::usage,
+                  fmt::format("op '{}' of result.json is not in '{}': sign with the gpuemu.toml "
+                              "the run used (--config)",
+                              name, config.project_file.string()));
+    }
+    // Callables (module:function) have no file of their own; they are not subjects.
+    if (op_config->op_script.kind == config::Runnable::Kind::script) {
+      op_files.push_back(TRY(relative(op_config->op_script.script)));
+    }
+    if (op_config->reference.kind == config::Runnable::Kind::script) {
+      reference_files.push_back(TRY(relative(op_config->reference.script)));
+    }
+  }
+  return attest::collect_subjects(root, op_files, reference_files);
+}
+
+class SignCommand final : public Command {
+  void add_options(CLI::App& app) override {
+    app.add_option("result", result_, "result.json of a test, fuzz or ci run")->required();
+    app.add_option("--key", key_, "Ed25519 private key (gpuemu.key from gpuemu keygen)")->required();
+    app.add_option("--out", out_, "Where to write the signed report (REPORT.json)")->required();
+    app.add_option("--artifacts-root", root_,
+                   "Project root subjects are named relative to (default: the "
+                   "directory of gpuemu.toml)");
+  }
+  Expected<ExitCode> run(Context& context) override {
+    auto result = TRY(read_json(result_, "result file"));
+    const config::Config& config = *TRY(context.config());
+    fs::path root = root_.empty() ? config.root : fs::path(root_);
+    auto subjects = TRY(subjects_for(result, config, root));
+    auto key = TRY(attest::load_private_key(key_));
+    auto statement = TRY(attest::build_statement(result, subjects));
+    auto envelope = TRY(attest::sign_statement(statement, attest::Ed25519Signer(key)));
+    TRY(write_atomically(out_, util::dump_json(envelope) + "\n"));
+    context.log(fmt::format("signed {} with key {}: {} subject(s)", out_, key.key_id(), subjects.size()));
+    return ExitCode::ok;
+  }
+  std::string result_, key_, out_, root_;
+};
+
+std::string_view status_word(attest::CheckStatus status) {
+  switch (status) {
+    case attest::CheckStatus::passed:
+      return "ok  ";
+    case attest::CheckStatus::failed:
+      return "FAIL";
+    case attest::CheckStatus::skipped:
+      return "skip";
+  }
+  return "";
+}
+
+// Verifies `report_path`; a file that is not JSON is an invalid report, not a usage error.
+Expected<attest::VerifyReport> verify_file(const fs::path& report_path, const fs::path& pub,
+                                           const std::optional<fs::path>& artifacts) {
+  auto key = TRY(attest::load_public_key(pub));
+  auto envelope = read_json(report_path, "report");
+  if (!envelope) {
+    if (envelope.error().kind != ErrorKind::config) return std::unexpected(envelope.error());
+    attest::VerifyReport report;
+    report.checks.push_back({"envelope", attest::CheckStatus::failed, envelope.error().message});
+    return report;
+  }
+  return attest::verify(*envelope, key, artifacts);
+}
+
+class VerifyCommand final : public Command {
+  void add_options(CLI::App& app) override {
+    app.add_option("report", report_, "Signed report (REPORT.json)")->required();
+    app.add_option("--pub", pub_, "The signer's Ed25519 public key (gpuemu.pub)")->required();
+    app.add_option("--artifacts", artifacts_, "Directory holding the subject files, to check their SHA-256");
+  }
+  Expected<ExitCode> run(Context& context) override {
+    std::optional<fs::path> artifacts;
+    if (!artifacts_.empty()) artifacts = artifacts_;
+    auto report = TRY(verify_file(report_, pub_, artifacts));
+    if (context.globals.format == "json") {
+      nlohmann::json checks = nlohmann::json::array();
+      for (const auto& check : report.checks) {
+        checks.push_back({{"name", check.name},
+                          {"status", check.status == attest::CheckStatus::passed   ? "passed"
+                                     : check.status == attest::CheckStatus::failed ? "failed"
+                                                                                   : "skipped"},
+                          {"message", check.message}});
+      }
+      std::cout << util::dump_json({{"valid", report.valid()}, {"checks", checks}}) << "\n";
+    } else if (context.globals.format == "text") {
+      for (const auto& check : report.checks) {
+        std::cout << status_word(check.status) << " " << check.name << ": " << check.message << "\n";
+      }
+      std::cout << (report.valid() ? "report is valid" : report.status().summary) << "\n";
+    } else {
+      return fail(ErrorKind::usage, fmt::format("unknown --format '{}' for report verify: use text or json",
+                                                context.globals.format));
+    }
+    return report.valid() ? ExitCode::ok : ExitCode::check_failed;
+  }
+  std::string report_, pub_, artifacts_;
+};
+
+// Renders a signed report (a DSSE envelope) or, through the report writers, a plain result.json.
+class RenderCommand final : public Command {
+  void add_options(CLI::App& app) override {
+    app.add_option("document", document_, "A signed REPORT.json, or a result.json")->required();
+    app.add_option("--pub", pub_, "Signed reports: verify with this public key and show the outcome");
+    app.add_option("--artifacts", artifacts_,
+                   "Signed reports: also check the subject files in this directory");
+  }
+  Expected<ExitCode> run(Context& context) override {
+    auto document = TRY(read_json(document_, "report"));
+    const std::string& format = context.globals.format;
+    if (!attest::is_dsse_envelope(document)) {
+      std::cout << TRY(report::render(document, format));
+      return ExitCode::ok;
+    }
+    if (format != "html" && format != "markdown") {
+      return fail(ErrorKind::usage,
+                  fmt::format("a signed report renders as --format html or --format markdown, "
+                              "not '{}'",
+                              format));
+    }
+    attest::VerifyStatus status;
+    if (!pub_.empty()) {
+      std::optional<fs::path> artifacts;
+      if (!artifacts_.empty()) artifacts = artifacts_;
+      status = TRY(verify_file(document_, pub_, artifacts)).status();
+    }
+    auto kind = format == "html" ? attest::RenderFormat::html : attest::RenderFormat::markdown;
+    std::cout << TRY(attest::render_report(document, status, kind));
+    return ExitCode::ok;
+  }
+  std::string document_, pub_, artifacts_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_keygen_command() {
+  return std::make_unique<KeygenCommand>();
+}
+std::unique_ptr<Command> make_report_sign_command() {
+  return std::make_unique<SignCommand>();
+}
+std::unique_ptr<Command> make_report_verify_command() {
+  return std::make_unique<VerifyCommand>();
+}
+std::unique_ptr<Command> make_report_render_command() {
+  return std::make_unique<RenderCommand>();
+}
+
+}  // namespace gpuemu::cli

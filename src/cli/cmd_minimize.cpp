@@ -1,0 +1,106 @@
+// `gpuemu minimize SEED`: shrinks a failing case (dims, then values), re-running the real op and
+// reference at every step, and stores the minimal case as a new failure linked to the original.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "cli/store_access.hpp"
+#include "engine/minimize.hpp"
+#include "util/json_text.hpp"
+
+namespace gpuemu::cli {
+namespace {
+
+nlohmann::json shapes_json(const fuzz::Case& c) {
+  nlohmann::json shapes = nlohmann::json::object();
+  for (const auto& [name, t] : c.inputs) shapes[name] = t.shape;
+  return shapes;
+}
+
+std::string shapes_text(const fuzz::Case& c) {
+  std::string out;
+  for (const auto& [name, t] : c.inputs) out += (out.empty() ? "" : " ") + name + tensor::shape_to_string(t.shape);
+  return out;
+}
+
+class MinimizeCommand final : public Command {
+  void add_options(CLI::App& app) override {
+    app.add_option("seed", seed_text_, "Seed of the failing case");
+    app.add_option("--seed", seed_option_, "Same as the positional seed");
+    app.add_option("--op", op_, "The op (needed when the seed is not in the store)");
+    app.add_option("--strategy", strategy_, "dims, values or all (default)");
+    app.add_option("--max-iters", max_iters_, "At most this many runs of op and reference (default 200)");
+  }
+
+  Expected<ExitCode> run(Context& context) override {
+    const config::Config& config = *TRY(context.config());
+    const std::string text = !seed_text_.empty() ? seed_text_ : seed_option_;
+    if (text.empty()) return fail(ErrorKind::usage, "minimize needs a case seed: gpuemu minimize SEED [--op NAME]");
+    const auto seed = TRY(parse_seed(text, "seed"));
+    engine::MinimizeOptions options;
+    const auto strategy = engine::parse_minimize_strategy(strategy_);
+    if (!strategy) return fail(ErrorKind::usage, "--strategy '" + strategy_ + "' is not one of dims, values, all");
+    options.strategy = *strategy;
+    if (max_iters_ < 1) return fail(ErrorKind::usage, "--max-iters must be at least 1");
+    options.max_iters = max_iters_;
+    if (context.show_progress()) {
+      options.on_progress = [&](int attempts, const fuzz::Case& best) {
+        std::cerr << fmt::format("\rminimize: {} runs, smallest so far {}\033[K", attempts, shapes_text(best));
+      };
+    }
+
+    const auto resolved = TRY(resolve_case(context, seed, op_));
+    engine::OpSession session(config, *resolved.op);
+    const auto result = TRY(engine::minimize(session, resolved.c, options));
+    if (options.on_progress) std::cerr << "\n";
+
+    std::optional<std::uint64_t> stored_seed;
+    if (!context.globals.no_store) {
+      auto store = TRY(open_store());
+      store::FailureId original_id = 0;
+      if (resolved.stored && resolved.stored->record.seed == seed) {
+        original_id = resolved.stored->id;
+      } else {
+        const auto run = TRY(store.begin_run({"minimize", 0, config.digest, config.project.name}));
+        original_id = TRY(store.record_failure(run, result.original));
+      }
+      TRY(store.record_minimized(original_id, result.minimized));
+      stored_seed = result.minimized.seed;
+    }
+    const std::string replay = stored_seed ? fmt::format("gpuemu reproduce {}", result.minimized.seed)
+                                           : fmt::format("gpuemu reproduce {} --op {}", seed, resolved.op->name);
+    if (context.globals.format == "json") {
+      nlohmann::json doc = {
+          {"original", {{"seed", std::to_string(seed)}, {"shapes", shapes_json(resolved.c)}}},
+          {"minimized", {{"seed", std::to_string(result.minimized.seed)}, {"shapes", shapes_json(result.minimized_case)},
+                         {"dims", result.minimized_case.dims}, {"message", result.minimized.verdict.message}}},
+          {"kind", check::failure_kind_name(result.original.verdict.kind)},
+          {"steps", result.steps},
+          {"attempts", result.attempts},
+          {"stored", stored_seed.has_value()},
+          {"replay", replay}};
+      std::cout << util::dump_json(doc) << "\n";
+    } else {
+      std::cout << fmt::format("minimized {} seed {} ({}) in {} steps, {} runs\n", resolved.op->name, seed,
+                               check::failure_kind_name(result.original.verdict.kind), result.steps, result.attempts);
+      std::cout << "  before: " << shapes_text(resolved.c) << "\n";
+      std::cout << "  after:  " << shapes_text(result.minimized_case) << "\n";
+      std::cout << "  " << result.minimized.verdict.message << "\n";
+      std::cout << "  replay: " << replay << "\n";
+    }
+    return ExitCode::ok;
+  }
+
+  std::string seed_text_;
+  std::string seed_option_;
+  std::string op_;
+  std::string strategy_ = "all";
+  int max_iters_ = 200;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_minimize_command() { return std::make_unique<MinimizeCommand>(); }
+
+}  // namespace gpuemu::cli

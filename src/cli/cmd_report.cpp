@@ -1,0 +1,94 @@
+// `gpuemu report merge DIR... --out DIR`: joins the outputs of `ci run --shard I/N` into one
+// result.json plus every report format. Exit 1 when the merged run failed, so it can gate a job.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "report/merge.hpp"
+#include "report/result_document.hpp"
+#include "report/writer.hpp"
+
+namespace gpuemu::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Through a temporary file and a rename, so a killed merge never leaves half a report behind.
+Expected<void> write_atomically(const fs::path& path, const std::string& text) {
+  fs::path temp = path;
+  temp += ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return fail(ErrorKind::io, "cannot write '" + temp.string() + "': check the --out directory");
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    return fail(ErrorKind::io, "cannot write '" + path.string() + "': " + ec.message());
+  }
+  return {};
+}
+
+Expected<report::JunitFlavor> parse_flavor(const std::string& name) {
+  if (name == "standard") return report::JunitFlavor::standard;
+  if (name == "strict") return report::JunitFlavor::strict;
+  return fail(ErrorKind::usage, "unknown --junit-flavor '" + name +
+                                    "': use standard (file/line attributes) or strict (Jenkins xUnit)");
+}
+
+class ReportMergeCommand final : public Command {
+  void add_options(CLI::App& app) override {
+    app.add_option("dirs", dirs_,
+                   "Shard output directories (each with the result.json of `ci run --shard I/N`)")
+        ->required();
+    app.add_option("--out", out_, "Directory for the merged result.json, junit.xml, gpuemu.sarif, summary.md")
+        ->required();
+    app.add_option("--junit-flavor", flavor_,
+                   "standard, or strict for Jenkins xUnit (no file/line attributes)");
+  }
+
+  Expected<ExitCode> run(Context& context) override {
+    report::RenderOptions options;
+    options.junit_flavor = TRY(parse_flavor(flavor_));
+    // Sources under the checkout become repo-relative (GitHub sets GITHUB_WORKSPACE to it).
+    std::error_code ec;
+    const char* workspace = std::getenv("GITHUB_WORKSPACE");
+    options.workspace = workspace && *workspace ? workspace : fs::current_path(ec).string();
+
+    std::vector<report::ShardDocument> shards;
+    for (const auto& dir : dirs_) {
+      fs::path path = fs::path(dir) / "result.json";
+      shards.push_back({path.string(), TRY(report::load_result(path))});
+    }
+    nlohmann::json merged = TRY(report::merge_results(shards));
+
+    fs::create_directories(out_, ec);
+    if (ec) return fail(ErrorKind::io, "cannot create --out directory '" + out_ + "': " + ec.message());
+    for (const auto& row : report::writers()) {
+      if (row.format == "text") continue;  // the terminal form, not a CI artifact
+      std::string text = TRY(row.write(merged, options));
+      TRY(write_atomically(fs::path(out_) / row.file_name, text));
+    }
+    context.log("merged " + std::to_string(shards.size()) + " shard(s) into " + out_);
+    return merged["passed"].get<bool>() ? ExitCode::ok : ExitCode::check_failed;
+  }
+
+  std::vector<std::string> dirs_;
+  std::string out_;
+  std::string flavor_ = "standard";
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_report_merge_command() {
+  return std::make_unique<ReportMergeCommand>();
+}
+
+}  // namespace gpuemu::cli

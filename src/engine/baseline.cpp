@@ -1,0 +1,148 @@
+// Baseline documents and regression detection (see baseline.hpp). The document carries what
+// a later run needs to judge itself: totals, max errors and tolerances per (op, dtype).
+#include "engine/baseline.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+namespace gpuemu::engine {
+namespace {
+
+double number(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key)) return 0;
+  const auto& v = j[key];
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const auto s = v.get<std::string>();
+    if (s == "Infinity") return INFINITY;
+    if (s == "-Infinity") return -INFINITY;
+    if (s == "NaN") return NAN;
+  }
+  return 0;
+}
+
+nlohmann::json entry_json(const BaselineEntry& e) {
+  const auto& d = e.summary;
+  return {{"op", e.op},
+          {"dtype", tensor::dtype_name(d.dtype)},
+          {"total", d.total},
+          {"passed", d.passed},
+          {"failed", d.failed},
+          {"errors", d.errors},
+          {"max_abs", json_number(d.max_abs)},
+          {"max_rel", json_number(d.max_rel)},
+          {"max_ulp", json_number(d.max_ulp)},
+          {"tolerance_used", json_number(d.tolerance_used)},
+          {"atol", d.tolerance.atol},
+          {"rtol", d.tolerance.rtol}};
+}
+
+bool all_passed(const DtypeSummary& d) { return d.total > 0 && d.failed == 0 && d.errors == 0; }
+
+}  // namespace
+
+std::vector<BaselineEntry> baseline_entries(const RunResult& result) {
+  std::vector<BaselineEntry> entries;
+  for (const auto& op : result.ops) {
+    for (const auto& d : op.dtypes) {
+      if (d.total > 0) entries.push_back({op.op, d});
+    }
+  }
+  return entries;
+}
+
+nlohmann::json make_baseline(const std::string& tag, const std::string& config_digest, std::uint64_t master_seed,
+                             const std::vector<BaselineEntry>& entries) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : entries) list.push_back(entry_json(e));
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  return {{"schema_version", kBaselineSchemaVersion},
+          {"kind", "gpuemu-baseline"},
+          {"tag", tag},
+          {"created_unix", now},
+          {"config_digest", config_digest},
+          {"seed", std::to_string(master_seed)},
+          {"tool", {{"name", "gpuemu"}, {"version", GPUEMU_VERSION}}},
+          {"entries", list}};
+}
+
+Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& document, const std::string& source) {
+  if (!document.is_object() || document.value("kind", "") != "gpuemu-baseline") {
+    return fail(ErrorKind::parse, source + " is not a gpuemu baseline document (no \"kind\": \"gpuemu-baseline\"); "
+                                  "create one with 'gpuemu baseline export TAG FILE'");
+  }
+  const int version = document.value("schema_version", 0);
+  if (version != kBaselineSchemaVersion) {
+    return fail(ErrorKind::parse, fmt::format("{} has baseline schema_version {}, this gpuemu reads {}; re-export it "
+                                              "with this version",
+                                              source, version, kBaselineSchemaVersion));
+  }
+  std::vector<BaselineEntry> entries;
+  for (const auto& e : document.value("entries", nlohmann::json::array())) {
+    BaselineEntry entry;
+    entry.op = e.value("op", "");
+    auto dtype = tensor::parse_dtype(e.value("dtype", ""));
+    if (entry.op.empty() || !dtype) {
+      return fail(ErrorKind::parse, source + ": a baseline entry lacks a valid \"op\" or \"dtype\"");
+    }
+    auto& d = entry.summary;
+    d.dtype = *dtype;
+    d.total = e.value("total", 0);
+    d.passed = e.value("passed", 0);
+    d.failed = e.value("failed", 0);
+    d.errors = e.value("errors", 0);
+    d.max_abs = number(e, "max_abs");
+    d.max_rel = number(e, "max_rel");
+    d.max_ulp = number(e, "max_ulp");
+    d.tolerance_used = number(e, "tolerance_used");
+    d.tolerance = {number(e, "atol"), number(e, "rtol")};
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+BaselineComparison compare_with_baseline(const std::vector<BaselineEntry>& baseline,
+                                         const std::vector<BaselineEntry>& current,
+                                         const config::PolicyConfig& policies) {
+  BaselineComparison out;
+  std::map<std::pair<std::string, tensor::DType>, const BaselineEntry*> before;
+  for (const auto& e : baseline) before[{e.op, e.summary.dtype}] = &e;
+  for (const auto& now : current) {
+    const std::string dtype(tensor::dtype_name(now.summary.dtype));
+    const auto& d = now.summary;
+    if (all_passed(d) && d.tolerance_used > policies.warn_threshold) {
+      out.warnings.push_back(fmt::format("{} [{}] passed but used {:.0f}% of its tolerance (warn_threshold {:.0f}%)",
+                                         now.op, dtype, 100 * d.tolerance_used, 100 * policies.warn_threshold));
+    }
+    auto it = before.find({now.op, now.summary.dtype});
+    if (it == before.end()) continue;
+    const auto& b = it->second->summary;
+    if (all_passed(b) && !all_passed(d)) {
+      out.regressions.push_back({now.op, dtype,
+                                 fmt::format("passed in the baseline, now {} failed and {} errors of {} cases",
+                                             d.failed, d.errors, d.total),
+                                 entry_json(*it->second), entry_json(now)});
+    } else if (all_passed(d) && b.max_abs > 0 && d.max_abs > b.max_abs * policies.max_error_growth) {
+      out.regressions.push_back({now.op, dtype,
+                                 fmt::format("max_abs grew {:.3g}x ({:.3g} -> {:.3g}), more than max_error_growth {:g}",
+                                             d.max_abs / b.max_abs, b.max_abs, d.max_abs, policies.max_error_growth),
+                                 entry_json(*it->second), entry_json(now)});
+    }
+  }
+  return out;
+}
+
+nlohmann::json BaselineComparison::to_json(const std::string& source) const {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& r : regressions) {
+    list.push_back({{"op", r.op}, {"dtype", r.dtype}, {"reason", r.reason}, {"before", r.before}, {"after", r.after}});
+  }
+  return {{"tag_or_source", source}, {"regressions", list}, {"warnings", warnings}};
+}
+
+}  // namespace gpuemu::engine
