@@ -114,11 +114,13 @@ Expected<RunPlan> plan_test(const config::Config& config, const Selection& selec
 Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
                             int iterations) {
   RunPlan plan{.command = "fuzz", .master_seed = master_seed};
+  std::optional<Error> first_error;
   for (const auto* op : TRY(select_ops(config, selection.ops))) {
     auto filter = filter_for(*op, selection);
     if (!filter) {
       // With every op selected, ops lacking a forced dtype/layout are left out, not an error.
       if (!selection.ops.empty()) return std::unexpected(filter.error());
+      if (!first_error) first_error = filter.error();
       continue;
     }
     OpPlan op_plan{op, {}};
@@ -127,8 +129,8 @@ Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selec
     }
     plan.ops.push_back(std::move(op_plan));
   }
-  if (plan.ops.empty()) {
-    return fail(ErrorKind::usage, "no op matches the requested --dtype/--layout; check the ops' dtypes and layouts");
+  if (plan.ops.empty() && first_error) {
+    return fail(ErrorKind::usage, "no op matches the requested --dtype/--layout; for example, " + first_error->message);
   }
   return plan;
 }

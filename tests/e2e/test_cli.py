@@ -88,11 +88,11 @@ def test_json_stdout_is_exactly_one_document(project):
 def test_dtype_and_values_selection(project):
     toml = one_op_toml("op_identity.py").replace('dtypes = ["float32"]', 'dtypes = ["float32", "float16", "bfloat16"]')
     project.write(toml, ["op_identity.py", "ref_identity.py"])
-    proc = project.run("fuzz", "--iterations", "4", "--dtype", "bfloat16", "--values", "boundary", "--format", "json")
+    proc = project.run("fuzz", "--iterations", "4", "--dtype", "float16", "--values", "boundary", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     dtypes = {d["dtype"]: d["total"] for d in doc["ops"][0]["dtypes"]}
-    assert dtypes["bfloat16"] == 4 and dtypes["float16"] == 0
+    assert dtypes["float16"] == 4 and dtypes["bfloat16"] == 0
     bad = project.run("fuzz", "--dtype", "float64")
     assert bad.returncode == 2 and "float64" in bad.stderr
 
