@@ -121,7 +121,9 @@ int run_parsed(int argc, char** argv) {
     if (!sub->parsed()) continue;
     auto code = command->run(context);
     if (!code) {
-      std::cerr << "gpuemu: error: " << code.error().message << "\n";
+      // Config diagnostics already read "path:line:col: error: ..."; others get the prefix.
+      const bool located = code.error().kind == ErrorKind::config && code.error().message.find(": error: ") != std::string::npos;
+      std::cerr << (located ? "" : "gpuemu: error: ") << code.error().message << "\n";
       return static_cast<int>(exit_code(code.error().kind));
     }
     return static_cast<int>(*code);
