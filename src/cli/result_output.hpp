@@ -8,6 +8,6 @@
 
 namespace gpuemu::cli {
 
-Expected<void> write_result(const Context& context, const nlohmann::json& result);
+Expected<void> write_result(Context& context, const nlohmann::json& result);
 
 }  // namespace gpuemu::cli
