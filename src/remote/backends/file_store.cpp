@@ -1,0 +1,129 @@
+// file:// baseline store: a directory of TAG.json files (or one named .json file), written
+// atomically through a temporary file in the same directory, fsync and rename.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "remote/backends/backends.hpp"
+
+namespace gpuemu::remote {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes `bytes` to `target` so that readers see the old file or the new one, never a part.
+Expected<void> write_atomically(const fs::path& target, const std::string& bytes) {
+  std::error_code ec;
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) {
+    return fail(ErrorKind::io,
+                fmt::format("cannot create directory '{}': {}", target.parent_path().string(), ec.message()));
+  }
+  std::random_device random;
+  const fs::path temp = target.parent_path() /
+                        fmt::format(".{}.tmp.{}.{:08x}", target.filename().string(), ::getpid(), random());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return fail(ErrorKind::io, fmt::format("cannot create '{}': {}", temp.string(), std::strerror(errno)));
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const auto n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  const bool ok = written == bytes.size() && ::fsync(fd) == 0;
+  const int saved = errno;
+  ::close(fd);
+  if (!ok || ::rename(temp.c_str(), target.c_str()) != 0) {
+    const int why = ok ? errno : saved;
+    fs::remove(temp, ec);
+    return fail(ErrorKind::io, fmt::format("cannot write '{}': {}; check the disk and permissions",
+                                           target.string(), std::strerror(why)));
+  }
+  const int dir = ::open(target.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return {};
+}
+
+// A directory (TAG.json inside) or one .json file.
+class FileStore final : public BaselineStore {
+ public:
+  FileStore(fs::path base, StoreOptions options) : base_(std::move(base)), options_(std::move(options)) {}
+
+  Expected<std::optional<std::string>> get(const std::string& tag) override {
+    TRY(check_tag(tag));
+    const fs::path path = path_for(tag);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::error_code ec;
+      if (fs::exists(path, ec)) {
+        return fail(ErrorKind::io,
+                    fmt::format("cannot read baseline '{}': check its permissions", path.string()));
+      }
+      warn_missing(options_, path.string(), "no such file");
+      return std::optional<std::string>();
+    }
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (buffer.str().size() > options_.limits.max_body_bytes) {
+      return fail(ErrorKind::io, fmt::format("baseline '{}' is larger than the limit of {} bytes",
+                                             path.string(), options_.limits.max_body_bytes));
+    }
+    if (options_.verbose)
+      options_.verbose(fmt::format("read {} ({} bytes)", path.string(), buffer.str().size()));
+    return std::optional<std::string>(buffer.str());
+  }
+
+  Expected<void> put(const std::string& tag, const std::string& bytes) override {
+    TRY(check_tag(tag));
+    const fs::path path = path_for(tag);
+    TRY(write_atomically(path, bytes));
+    if (options_.verbose) options_.verbose(fmt::format("wrote {} ({} bytes)", path.string(), bytes.size()));
+    return {};
+  }
+
+  std::string describe() const override { return "file://" + base_.string(); }
+
+ private:
+  fs::path path_for(const std::string& tag) const {
+    return base_.extension() == ".json" ? base_ : base_ / (tag + ".json");
+  }
+  fs::path base_;
+  StoreOptions options_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<BaselineStore>> make_file_store(const std::string& url,
+                                                         const StoreOptions& options) {
+  std::string path = url;
+  if (path.starts_with("file://")) {
+    path = path.substr(7);
+    if (!path.empty() && path.front() != '/') {
+      return fail(ErrorKind::usage,
+                  fmt::format("'{}' is not a local file URL: write file:///absolute/path (three "
+                              "slashes) or a plain path",
+                              url));
+    }
+  }
+  if (path.empty())
+    return fail(ErrorKind::usage, "empty baseline location: give a directory, a .json file or a URL");
+  return std::unique_ptr<BaselineStore>(std::make_unique<FileStore>(fs::absolute(path), options));
+}
+
+void warn_missing(const StoreOptions& options, const std::string& location, const std::string& why) {
+  if (options.warn) options.warn(fmt::format("no baseline at {}: {}", location, why));
+}
+
+}  // namespace gpuemu::remote
