@@ -252,6 +252,11 @@ Expected<nlohmann::json> build_statement(const nlohmann::json& result,
               {"predicate", predicate}};
 }
 
+Expected<nlohmann::json> sign_statement(const nlohmann::json& statement, const Signer& signer) {
+  std::string payload = statement.dump(-1, ' ', false, json::error_handler_t::replace);
+  return sign_envelope(kPayloadType, bytes_of(payload), signer);
+}
+
 Expected<void> check_statement(const nlohmann::json& statement) {
   constexpr std::string_view doc = "statement";
   if (!statement.is_object()) return fail(ErrorKind::parse, "statement: the payload is not a JSON object");

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attest/dsse.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::attest {
@@ -44,6 +45,10 @@ std::vector<SubjectFile> collect_subjects(const fs::path& root, const std::vecto
 Expected<nlohmann::json> build_statement(
     const nlohmann::json& result, const std::vector<SubjectFile>& subjects,
     std::chrono::system_clock::time_point signed_at = std::chrono::system_clock::now());
+
+// Signs the statement as a DSSE envelope of type application/vnd.in-toto+json. The payload is
+// the statement's compact JSON; invalid UTF-8 is replaced so serialisation cannot throw.
+Expected<nlohmann::json> sign_statement(const nlohmann::json& statement, const Signer& signer);
 
 // Checks a decoded statement's shape: _type, subjects with sha256 digests, predicateType and
 // the predicate fields render_report reads. The message names the first bad field.

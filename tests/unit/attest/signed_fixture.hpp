@@ -29,7 +29,11 @@ struct SignedFixture {
     auto built = build_statement(fixture_result(), subjects(), kSignedAt);
     EXPECT_TRUE(built) << built.error().message;
     statement = *built;
-    envelope = sign(statement);
+    auto priv = load_private_key(keys_dir / kPrivateKeyFile);
+    EXPECT_TRUE(priv);
+    auto signed_statement = sign_statement(statement, Ed25519Signer(*priv));
+    EXPECT_TRUE(signed_statement) << signed_statement.error().message;
+    envelope = *signed_statement;
   }
 
   std::vector<SubjectFile> subjects() const {
