@@ -10,7 +10,9 @@
 namespace gpuemu::cli {
 namespace {
 
-std::string value_text(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "-"; }
+std::string value_text(const std::optional<std::int64_t>& v) {
+  return v ? std::to_string(*v) : "-";
+}
 
 void print_diff(const artifact::ArtifactDiff& diff) {
   for (const auto& k : diff.kernels) {
@@ -26,7 +28,8 @@ void print_diff(const artifact::ArtifactDiff& diff) {
                                value_text(d.baseline), value_text(d.current), limit);
     }
   }
-  for (const auto& name : diff.only_in_baseline) std::cout << fmt::format("GONE {}: only in the baseline\n", name);
+  for (const auto& name : diff.only_in_baseline)
+    std::cout << fmt::format("GONE {}: only in the baseline\n", name);
   std::cout << fmt::format("{} regression(s) against '{}'\n", diff.regressions(), diff.tag);
 }
 
@@ -61,16 +64,17 @@ class ArtifactsCommand final : public Command {
       if (json) {
         std::cout << util::dump_json({{"tag", tag_}, {"kernels", names}, {"database", db.string()}}) << "\n";
       } else {
-        std::cout << fmt::format("stored the metrics of {} kernel(s) as baseline '{}' in {}\n", reports.size(), tag_,
-                                 db.string());
+        std::cout << fmt::format("stored the metrics of {} kernel(s) as baseline '{}' in {}\n",
+                                 reports.size(), tag_, db.string());
       }
       return ExitCode::ok;
     }
     const auto diff = TRY(artifact::diff_baseline(store, tag_, reports, config.policies.artifact_thresholds));
     if (!diff.baseline_found) {
-      context.log(fmt::format("gpuemu: warning: no artifact baseline '{}' in {}; store one with 'gpuemu artifacts "
-                              "baseline store {}'",
-                              tag_, db.string(), tag_));
+      context.log(
+          fmt::format("gpuemu: warning: no artifact baseline '{}' in {}; store one with 'gpuemu artifacts "
+                      "baseline store {}'",
+                      tag_, db.string(), tag_));
     }
     const bool gate = config.policies.fail_on_regression && diff.regressions() > 0;
     if (json) {
@@ -92,6 +96,8 @@ class ArtifactsCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_artifacts_command() { return std::make_unique<ArtifactsCommand>(); }
+std::unique_ptr<Command> make_artifacts_command() {
+  return std::make_unique<ArtifactsCommand>();
+}
 
 }  // namespace gpuemu::cli

@@ -1,8 +1,8 @@
 // `gpuemu lint [--kernel NAME] [--arch ARCH] [FILE...]`: PTX/SASS metrics and artifact checks of
 // the config's [[kernels]], or of the given .ptx/.cu/.cubin files with default checks (docs/lint.md).
-#include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <filesystem>
 #include <iostream>
 #include <set>
 
@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using artifact::KernelReport;
 
-std::string relative(const fs::path& p, const fs::path& root) {
+std::string relative_to(const fs::path& p, const fs::path& root) {
   const fs::path rel = p.lexically_relative(root);
   return !rel.empty() && !rel.string().starts_with("..") ? rel.string() : p.string();
 }
@@ -25,7 +25,8 @@ std::string metric_text(const KernelReport& r, const std::string& name, const st
                         const std::string& unit = "") {
   const auto it = r.metrics.find(name);
   if (it == r.metrics.end() || !it->second.number()) return "";
-  return fmt::format("{} {}{} ({})", label, *it->second.number(), unit, artifact::origin_name(it->second.from));
+  return fmt::format("{} {}{} ({})", label, *it->second.number(), unit,
+                     artifact::origin_name(it->second.from));
 }
 
 void print_text(const std::vector<KernelReport>& reports, const fs::path& root) {
@@ -35,21 +36,20 @@ void print_text(const std::vector<KernelReport>& reports, const fs::path& root) 
     failed += r.passed() ? 0 : 1;
     const std::string entry = r.entry == r.name ? "" : fmt::format(" [{}]", r.entry);
     std::cout << fmt::format("{} {}{}  {}:{}  {}\n", r.passed() ? "PASS" : "FAIL", r.name, entry,
-                             relative(r.file, root), r.line, r.arch);
+                             relative_to(r.file, root), r.line, r.arch);
     std::string summary;
-    for (const auto& [name, label, unit] : {std::tuple{"registers", "registers", ""},
-                                            std::tuple{"virtual_registers_32bit", "virtual registers", ""},
-                                            std::tuple{"spills", "spills", " B"},
-                                            std::tuple{"local_memory_bytes", "local", " B"},
-                                            std::tuple{"shared_memory_bytes", "shared", " B"},
-                                            std::tuple{"instructions", "instructions", ""},
-                                            std::tuple{"sass.instructions", "SASS instructions", ""}}) {
+    for (const auto& [name, label, unit] :
+         {std::tuple{"registers", "registers", ""},
+          std::tuple{"virtual_registers_32bit", "virtual registers", ""},
+          std::tuple{"spills", "spills", " B"}, std::tuple{"local_memory_bytes", "local", " B"},
+          std::tuple{"shared_memory_bytes", "shared", " B"}, std::tuple{"instructions", "instructions", ""},
+          std::tuple{"sass.instructions", "SASS instructions", ""}}) {
       const std::string part = metric_text(r, name, label, unit);
       if (!part.empty()) summary += (summary.empty() ? "" : ", ") + part;
     }
     std::cout << "  " << summary << "\n";
     for (const auto& v : r.violations) {
-      std::cout << fmt::format("  {}: {}  ({}:{})\n", v.check, v.message, relative(v.file, root), v.line);
+      std::cout << fmt::format("  {}: {}  ({}:{})\n", v.check, v.message, relative_to(v.file, root), v.line);
     }
     for (const auto& note : r.notes) {
       if (printed_notes.insert(note).second) std::cout << "  note: " << note << "\n";
@@ -60,9 +60,12 @@ void print_text(const std::vector<KernelReport>& reports, const fs::path& root) 
 
 class LintCommand final : public Command {
   void add_options(CLI::App& app) override {
-    app.add_option("files", files_, "PTX, CUDA C or cubin files to lint with default checks (default: [[kernels]])");
-    app.add_option("--kernel", kernel_, "Lint only this kernel (a [[kernels]] name, or an entry of the FILEs)");
-    app.add_option("--arch", arch_, "Target architecture, e.g. sm_90 (default: the kernel's arch or the PTX .target)");
+    app.add_option("files", files_,
+                   "PTX, CUDA C or cubin files to lint with default checks (default: [[kernels]])");
+    app.add_option("--kernel", kernel_,
+                   "Lint only this kernel (a [[kernels]] name, or an entry of the FILEs)");
+    app.add_option("--arch", arch_,
+                   "Target architecture, e.g. sm_90 (default: the kernel's arch or the PTX .target)");
   }
 
   Expected<ExitCode> run(Context& context) override {
@@ -77,7 +80,8 @@ class LintCommand final : public Command {
       reports = TRY(linter.lint_config(config, only, arch_));
     } else {
       for (const std::string& file : files_) {
-        for (KernelReport& r : TRY(linter.lint_file(file, arch_, std::nullopt))) reports.push_back(std::move(r));
+        for (KernelReport& r : TRY(linter.lint_file(file, arch_, std::nullopt)))
+          reports.push_back(std::move(r));
       }
       if (only) {
         std::vector<std::string> names;
@@ -95,12 +99,14 @@ class LintCommand final : public Command {
     if (context.globals.format == "json") {
       nlohmann::json kernels = nlohmann::json::array();
       for (const auto& r : reports) kernels.push_back(artifact::report_to_json(r, root));
-      std::cout << util::dump_json({{"kernels", std::move(kernels)}, {"passed", passed}, {"tools", tools.to_json()}})
+      std::cout << util::dump_json(
+                       {{"kernels", std::move(kernels)}, {"passed", passed}, {"tools", tools.to_json()}})
                 << "\n";
     } else if (context.globals.format == "text") {
       print_text(reports, root);
     } else {
-      return fail(ErrorKind::usage, fmt::format("lint prints text or json, not '{}'", context.globals.format));
+      return fail(ErrorKind::usage,
+                  fmt::format("lint prints text or json, not '{}'", context.globals.format));
     }
     return passed ? ExitCode::ok : ExitCode::check_failed;
   }
@@ -112,6 +118,8 @@ class LintCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_lint_command() { return std::make_unique<LintCommand>(); }
+std::unique_ptr<Command> make_lint_command() {
+  return std::make_unique<LintCommand>();
+}
 
 }  // namespace gpuemu::cli
