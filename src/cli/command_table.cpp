@@ -25,6 +25,8 @@ std::unique_ptr<Command> make_keygen_command();
 std::unique_ptr<Command> make_report_sign_command();
 std::unique_ptr<Command> make_report_verify_command();
 std::unique_ptr<Command> make_report_render_command();
+std::unique_ptr<Command> make_lint_command();
+std::unique_ptr<Command> make_artifacts_command();
 
 namespace {
 
@@ -49,6 +51,8 @@ const std::array kCommands = {
     CommandRow{"report sign", "Sign a result.json as a Kernel Correctness Report (DSSE, in-toto)", &make_report_sign_command},
     CommandRow{"report verify", "Verify a signed report offline against a public key (exit 1 if invalid)", &make_report_verify_command},
     CommandRow{"report render", "Render a signed report (or a result.json) as HTML or Markdown", &make_report_render_command},
+    CommandRow{"lint", "PTX/SASS metrics and artifact checks of the [[kernels]] or of FILEs; exit 1 on violations", &make_lint_command},
+    CommandRow{"artifacts", "Kernel metric baselines: 'artifacts baseline store TAG', 'artifacts diff TAG'", &make_artifacts_command},
 };
 
 }  // namespace
