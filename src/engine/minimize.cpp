@@ -101,25 +101,36 @@ class Minimizer {
       for (const auto& dim : op.schema->dims) {
         const std::int64_t current = best_.dims[dim.name];
         for (std::int64_t size : smaller_sizes(dim, current)) {
-          if (!budget_left()) return {};
-          fuzz::Case candidate = best_;
-          candidate.dims[dim.name] = size;
-          std::map<std::string, Tensor> sliced;
-          for (const auto& [input, refs] : op.schema->inputs) {
-            auto it = contiguous_.find(input);
-            if (it == contiguous_.end()) continue;
-            tensor::Shape sizes = it->second.shape;
-            for (std::size_t axis = 0; axis < refs.size() && axis < sizes.size(); ++axis) {
-              if (const auto* name = std::get_if<std::string>(&refs[axis]); name && *name == dim.name) {
-                sizes[axis] = size;
+          // Keep the leading block first, then the trailing one: the elements that fail may sit
+          // at either end (a tail tile is at the end).
+          bool accepted = false;
+          for (bool trailing : {false, true}) {
+            if (!budget_left()) return {};
+            fuzz::Case candidate = best_;
+            candidate.dims[dim.name] = size;
+            std::map<std::string, Tensor> sliced;
+            for (const auto& [input, refs] : op.schema->inputs) {
+              auto it = contiguous_.find(input);
+              if (it == contiguous_.end()) continue;
+              tensor::Shape sizes = it->second.shape;
+              tensor::Shape offsets(sizes.size(), 0);
+              for (std::size_t axis = 0; axis < refs.size() && axis < sizes.size(); ++axis) {
+                if (const auto* name = std::get_if<std::string>(&refs[axis]); name && *name == dim.name) {
+                  if (trailing) offsets[axis] = sizes[axis] - size;
+                  sizes[axis] = size;
+                }
               }
+              sliced[input] = sub_block(it->second, offsets, sizes);
             }
-            sliced[input] = leading_block(it->second, sizes);
+            for (const auto& [name, t] : contiguous_) {
+              if (!sliced.count(name)) sliced[name] = t;
+            }
+            if (TRY(try_candidate(candidate, std::move(sliced)))) {
+              accepted = true;
+              break;
+            }
           }
-          for (const auto& [name, t] : contiguous_) {
-            if (!sliced.count(name)) sliced[name] = t;
-          }
-          if (TRY(try_candidate(candidate, std::move(sliced)))) {
+          if (accepted) {
             progress = true;
             break;
           }
@@ -187,7 +198,7 @@ std::optional<MinimizeStrategy> parse_minimize_strategy(std::string_view name) {
   return std::nullopt;
 }
 
-Tensor leading_block(const Tensor& contiguous, const tensor::Shape& sizes) {
+Tensor sub_block(const Tensor& contiguous, const tensor::Shape& offsets, const tensor::Shape& sizes) {
   Tensor out;
   out.dtype = contiguous.dtype;
   out.shape = sizes;
@@ -199,7 +210,9 @@ Tensor leading_block(const Tensor& contiguous, const tensor::Shape& sizes) {
   for (std::int64_t i = 0; i < n; ++i) {
     const auto index = tensor::unravel_index(sizes, i);
     std::int64_t offset = 0;
-    for (std::size_t axis = 0; axis < index.size(); ++axis) offset += index[axis] * source_strides[axis];
+    for (std::size_t axis = 0; axis < index.size(); ++axis) {
+      offset += (index[axis] + offsets[axis]) * source_strides[axis];
+    }
     std::memcpy(out.data.data() + i * item, contiguous.data.data() + offset * item, item);
   }
   return out;

@@ -31,7 +31,8 @@ struct MinimizeResult {
 // `original` must fail; the result keeps its failure kind. Errors only for fatal conditions.
 Expected<MinimizeResult> minimize(OpSession& session, const fuzz::Case& original, const MinimizeOptions& options);
 
-// The leading `sizes` block of a contiguous tensor (sizes[i] <= shape[i]); exposed for tests.
-tensor::Tensor leading_block(const tensor::Tensor& contiguous, const tensor::Shape& sizes);
+// The block of a contiguous tensor that starts at `offsets` and has `sizes` (offsets[i] + sizes[i]
+// <= shape[i]); exposed for tests.
+tensor::Tensor sub_block(const tensor::Tensor& contiguous, const tensor::Shape& offsets, const tensor::Shape& sizes);
 
 }  // namespace gpuemu::engine
