@@ -17,6 +17,7 @@ namespace {
 struct Item {
   std::size_t op_index;
   std::uint64_t seed;
+  std::uint64_t case_index;
 };
 
 bool is_error(check::FailureKind kind) {
@@ -74,7 +75,10 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
   std::vector<Item> items;
   std::vector<std::size_t> op_totals(plan.ops.size(), 0);
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
-    for (auto seed : plan.ops[i].seeds) items.push_back({i, seed});
+    const auto& op_plan = plan.ops[i];
+    for (std::size_t k = 0; k < op_plan.seeds.size(); ++k) {
+      items.push_back({i, op_plan.seeds[k], k < op_plan.indices.size() ? op_plan.indices[k] : k});
+    }
     op_totals[i] = plan.ops[i].seeds.size();
   }
 
@@ -102,6 +106,7 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
       auto& session = sessions[item.op_index];
       if (!session) session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op);
       auto record = session->run_seed(item.seed);
+      if (record) record->index = item.case_index;
       std::lock_guard lock(mutex);
       if (!record) {
         if (!fatal) fatal = record.error();

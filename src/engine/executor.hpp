@@ -18,6 +18,8 @@ namespace gpuemu::engine {
 struct OpPlan {
   const config::OpConfig* op = nullptr;
   std::vector<std::uint64_t> seeds;  // case seeds, in report order
+  // Each seed's position in the op's unsharded plan; empty means 0, 1, 2, ... (unsharded).
+  std::vector<std::uint64_t> indices;
 };
 
 struct RunPlan {

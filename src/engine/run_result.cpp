@@ -2,6 +2,7 @@
 // Seeds travel as decimal strings so JavaScript and other double-only readers keep them exact.
 #include "engine/run_result.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -41,6 +42,7 @@ nlohmann::json case_to_json(const CaseRecord& r) {
   }
   const auto& s = r.verdict.stats;
   return {{"seed", std::to_string(r.seed)},
+          {"case", r.index},
           {"op", r.op},
           {"kind", check::failure_kind_name(r.verdict.kind)},
           {"dtype", tensor::dtype_name(r.params.dtype)},
@@ -63,8 +65,13 @@ nlohmann::json case_to_json(const CaseRecord& r) {
 }
 
 nlohmann::json to_json(const RunResult& result) {
+  // Ops sorted by name (docs/result-json.md), so sharded runs merge into the same document.
+  std::vector<const OpResult*> sorted;
+  for (const auto& op : result.ops) sorted.push_back(&op);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const OpResult* a, const OpResult* b) { return a->op < b->op; });
   nlohmann::json ops = nlohmann::json::array();
-  for (const auto& op : result.ops) {
+  for (const OpResult* op_ptr : sorted) {
+    const OpResult& op = *op_ptr;
     nlohmann::json dtypes = nlohmann::json::array();
     for (const auto& d : op.dtypes) {
       dtypes.push_back({{"dtype", tensor::dtype_name(d.dtype)},

@@ -22,6 +22,7 @@ namespace gpuemu::engine {
 struct CaseRecord {
   std::string op;
   std::uint64_t seed = 0;
+  std::uint64_t index = 0;  // position of the case in its op's unsharded plan ("case" in JSON)
   fuzz::CaseParams params;
   std::map<std::string, std::int64_t> dims;
   std::map<std::string, tensor::Shape> shapes;
