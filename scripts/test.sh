@@ -10,7 +10,8 @@ scripts/install-deps.sh
 BUILD=${GPUEMU_TEST_BUILD_DIR:-build-asan}
 JOBS=${GPUEMU_JOBS:-$(nproc)}
 echo "test: building $BUILD with ASan/UBSan" >&2
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUEMU_SANITIZE=ON >/dev/null
+# Debug (-O0) compiles fastest; the sanitizers, not the optimiser, are what these tests need.
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUEMU_SANITIZE=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
@@ -19,22 +20,37 @@ export GPUEMU_BIN="$ROOT/$BUILD/gpuemu"
 export GPUEMU_SOURCE_DIR="$ROOT"
 
 status=0
+LOGS=$(mktemp -d)
 echo "test: C++ unit tests (ctest)" >&2
-ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" || status=1
+ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" 2>&1 | tee "$LOGS/ctest.log"
+grep -q "100% tests passed" "$LOGS/ctest.log" || status=1
 
 echo "test: Python and end-to-end tests (pytest)" >&2
 suites=()
 [ -d python/tests ] && suites+=(python/tests)
 [ -d tests/e2e ] && suites+=(tests/e2e)
+[ -d tests/action ] && suites+=(tests/action)
 set +e
-python3 -m pytest -q -p no:cacheprovider "${suites[@]}"
-rc=$?
+python3 -m pytest -q -p no:cacheprovider "${suites[@]}" 2>&1 | tee "$LOGS/pytest.log"
+rc=${PIPESTATUS[0]}
 set -e
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
 [ "$rc" -eq 0 ] || status=1
 
+if [ -x tests/action/run.sh ]; then
+  echo "test: workflow lint (actionlint) and action metadata" >&2
+  tests/action/run.sh 2>&1 | tee "$LOGS/action.log" || status=1
+fi
+
 if [ -f vscode/package.json ]; then
   echo "test: VS Code extension (node --test)" >&2
-  (cd vscode && npm ci --silent --no-audit --no-fund && npm test) || status=1
+  (cd vscode && npm ci --silent --no-audit --no-fund && npm test) 2>&1 | tee "$LOGS/node.log" || status=1
 fi
+
+# The runners' own summary lines, last, so a run that tested nothing is visible at a glance.
+echo
+echo "== summary =="
+grep -E "tests passed|tests failed" "$LOGS/ctest.log" | tail -1 || echo "ctest: no summary (build or run failed)"
+tail -n 1 "$LOGS/pytest.log"
+[ -f "$LOGS/node.log" ] && grep -E "^# (pass|fail|tests)" "$LOGS/node.log" | tail -3
 exit $status
