@@ -81,11 +81,14 @@ std::int64_t param_bytes(const std::vector<PtxParam>& params) {
   return offset;
 }
 
+constexpr std::int64_t kSaturated = std::int64_t{1} << 60;
+
 struct Counter {
   Metrics& m;
   void add(const std::string& name, std::int64_t n = 1) {
     auto [it, inserted] = m.try_emplace(name, Metric{std::int64_t{0}, Origin::ptx, ""});
-    std::get<std::int64_t>(it->second.value) += n;
+    auto& value = std::get<std::int64_t>(it->second.value);
+    value = n > kSaturated - value ? kSaturated : value + n;  // garbage input must not overflow
   }
   void zero(const std::string& name) { add(name, 0); }
 };

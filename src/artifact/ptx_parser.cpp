@@ -114,9 +114,12 @@ void add_registers(PtxFunction& fn, std::string_view text) {
   }
   count *= d.vector;
   const std::string cls = d.type.empty() ? "unknown" : d.type;
-  fn.registers[cls] += count;
+  // Saturate: a fuzzed file may declare billions of registers in many statements.
+  constexpr std::int64_t kCap = std::int64_t{1} << 50;
+  fn.registers[cls] = std::min(kCap, fn.registers[cls] + count);
   const std::int64_t bytes = ptx_type_bytes(d.type);
-  fn.registers_32bit += d.type == "pred" ? 0 : count * std::max<std::int64_t>(1, (bytes + 3) / 4);
+  const std::int64_t units = d.type == "pred" ? 0 : count * std::max<std::int64_t>(1, (bytes + 3) / 4);
+  fn.registers_32bit = std::min(kCap, fn.registers_32bit + units);
 }
 
 std::optional<PtxVariable> variable_of(std::string_view text, int line) {
