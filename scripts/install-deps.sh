@@ -23,6 +23,11 @@ if ! "$PY" -c 'import numpy, pytest, jsonschema' 2>/dev/null; then
   echo "install-deps: installing Python packages (numpy, pytest, jsonschema)" >&2
   "$PY" -m pip install -q numpy pytest jsonschema
 fi
+# CUDA's ptxas/nvcc/cuobjdump from PyPI: lint tests check real register and spill numbers with them.
+if ! "$PY" -c 'import nvidia.cu13' 2>/dev/null && ! "$PY" -c 'import nvidia.cuda_nvcc' 2>/dev/null; then
+  echo "install-deps: installing CUDA tool wheels (nvidia-cuda-nvcc, nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)" >&2
+  "$PY" -m pip install -q nvidia-cuda-nvcc nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+fi
 if [ -f python/pyproject.toml ] && ! "$PY" -c "import gpuemu" 2>/dev/null; then
   "$PY" -m pip install -q -e python >/dev/null
 fi
