@@ -20,6 +20,8 @@ std::unique_ptr<Command> make_baseline_compare_command();
 std::unique_ptr<Command> make_baseline_export_command();
 std::unique_ptr<Command> make_baseline_import_command();
 std::unique_ptr<Command> make_baseline_list_command();
+std::unique_ptr<Command> make_baseline_push_command();
+std::unique_ptr<Command> make_baseline_pull_command();
 std::unique_ptr<Command> make_report_merge_command();
 std::unique_ptr<Command> make_keygen_command();
 std::unique_ptr<Command> make_report_sign_command();
@@ -46,6 +48,8 @@ const std::array kCommands = {
     CommandRow{"baseline export", "Write a stored baseline as a versioned JSON document", &make_baseline_export_command},
     CommandRow{"baseline import", "Store a baseline document written by export", &make_baseline_import_command},
     CommandRow{"baseline list", "List stored baseline tags", &make_baseline_list_command},
+    CommandRow{"baseline push", "Push a baseline to artifact storage (default branch only unless --force)", &make_baseline_push_command},
+    CommandRow{"baseline pull", "Fetch a baseline from artifact storage; a missing one is a warning", &make_baseline_pull_command},
     CommandRow{"report merge", "Merge the outputs of sharded ci runs into one result.json and every report", &make_report_merge_command},
     CommandRow{"keygen", "Write an Ed25519 key pair for signing reports (gpuemu.key 0600, gpuemu.pub)", &make_keygen_command},
     CommandRow{"report sign", "Sign a result.json as a Kernel Correctness Report (DSSE, in-toto)", &make_report_sign_command},
