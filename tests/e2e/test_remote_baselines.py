@@ -207,3 +207,17 @@ def test_gh_artifact_pull_and_push_refusal(project, python_server, tmp_path):
     push = project.run("baseline", "push", "main", "gh-artifact://gpuemu-baseline", "--file", "doc.json", env=env)
     assert push.returncode == 2
     assert "actions/upload-artifact" in push.stderr
+
+
+def test_push_without_file_sends_the_stored_tag(project, tmp_path):
+    project.write("")
+    (project.root / "doc.json").write_text(DOCUMENT)
+    env = ci_free_env()
+    imported = project.run("baseline", "import", "doc.json", "--tag", "release", env=env)
+    assert imported.returncode == 0, imported.stderr
+    push = project.run("baseline", "push", "release", str(tmp_path / "remote"), env=env)
+    assert push.returncode == 0, push.stderr
+    pushed = json.loads((tmp_path / "remote" / "release.json").read_text())
+    assert pushed["schema_version"] == 1 and pushed["kind"] == "gpuemu-baseline"
+    missing = project.run("baseline", "push", "nope", str(tmp_path / "remote"), env=env)
+    assert missing.returncode == 2 and "no baseline 'nope' in the store" in missing.stderr
