@@ -88,4 +88,9 @@ Expected<PtxModule> parse_ptx(std::string_view text, std::string_view file);
 // Bytes of one element of a PTX type name without the dot ("f32" -> 4), 0 when unknown.
 std::int64_t ptx_type_bytes(std::string_view type);
 
+// Lexical helpers shared by the PTX lexer, the parser and the tool-output readers.
+bool is_ptx_ident_char(char c);
+// A whole integer in `base` (sign allowed); nullopt when anything else is in `s`.
+std::optional<std::int64_t> parse_int(std::string_view s, int base = 10);
+
 }  // namespace gpuemu::artifact

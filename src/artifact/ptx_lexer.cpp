@@ -2,6 +2,7 @@
 // whole, collapses whitespace, and tells block braces from vector operands and initialisers.
 #include <fmt/format.h>
 #include <cctype>
+#include <charconv>
 
 #include "artifact/ptx.hpp"
 
@@ -11,14 +12,11 @@ namespace {
 bool is_ident_start(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
 }
-bool is_ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
-}
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || !is_ident_start(s[0])) return false;
   for (char c : s.substr(1)) {
-    if (!is_ident_char(c)) return false;
+    if (!is_ptx_ident_char(c)) return false;
   }
   return true;
 }
@@ -207,6 +205,17 @@ class Splitter {
 };
 
 }  // namespace
+
+bool is_ptx_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
+
+std::optional<std::int64_t> parse_int(std::string_view s, int base) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
 
 Expected<std::vector<PtxStatement>> split_ptx(std::string_view text, std::string_view file) {
   return Splitter(text, file).run();

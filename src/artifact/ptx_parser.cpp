@@ -24,15 +24,10 @@ std::vector<std::string> split_words(std::string_view text) {
   return words;
 }
 
-std::optional<std::int64_t> to_int(std::string_view s) {
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
-  return v;
-}
-
-bool is_ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+// A count or index: a whole non-negative decimal number.
+std::optional<std::int64_t> to_count(std::string_view s) {
+  const auto v = parse_int(s);
+  return v && *v >= 0 ? v : std::nullopt;
 }
 
 // "name[16][4]" -> ("name", 64); "name[]" -> ("name", 0); "name" -> ("name", 1).
@@ -44,7 +39,7 @@ std::pair<std::string, std::int64_t> name_and_count(std::string_view word) {
   while (rest.starts_with('[')) {
     const std::size_t close = rest.find(']');
     if (close == std::string_view::npos) break;
-    const auto n = to_int(rest.substr(1, close - 1));
+    const auto n = to_count(rest.substr(1, close - 1));
     count = (n && *n < static_cast<std::int64_t>(kMaxDeclared)) ? count * *n : 0;
     if (count > static_cast<std::int64_t>(kMaxDeclared) * 64) count = 0;
     rest = rest.substr(close + 1);
@@ -75,7 +70,7 @@ Declaration parse_declaration(std::string_view text) {
     if (w.starts_with('.')) {
       std::string q = w.substr(1);
       if (q == "align" && i + 1 < words.size())
-        d.align = to_int(words[++i]).value_or(0);
+        d.align = to_count(words[++i]).value_or(0);
       else if (q == "v2" || q == "v4" || q == "v8")
         d.vector = q[1] - '0';
       else if (ptx_type_bytes(q) > 0 || q == "pred")
@@ -106,8 +101,8 @@ void add_registers(PtxFunction& fn, std::string_view text) {
     if (name.ends_with(',')) name.remove_suffix(1);
     if (name.empty()) continue;
     if (auto lt = name.find('<'); lt != std::string_view::npos && name.ends_with('>')) {
-      count +=
-          std::min<std::int64_t>(to_int(name.substr(lt + 1, name.size() - lt - 2)).value_or(0), kMaxDeclared);
+      count += std::min<std::int64_t>(to_count(name.substr(lt + 1, name.size() - lt - 2)).value_or(0),
+                                      kMaxDeclared);
     } else {
       ++count;
     }
@@ -183,7 +178,7 @@ Expected<PtxFunction> parse_header(std::string_view text, int line, std::string_
     skip();
   }
   const std::size_t name_start = i;
-  while (i < text.size() && is_ident_char(text[i])) ++i;
+  while (i < text.size() && is_ptx_ident_char(text[i])) ++i;
   fn.name = std::string(text.substr(name_start, i - name_start));
   if (fn.name.empty()) return bad("missing function name");
   skip();
@@ -211,12 +206,12 @@ void collect_symbols(PtxFunction& fn, std::string_view operands) {
     if (std::isalpha(static_cast<unsigned char>(operands[i])) || operands[i] == '_' || operands[i] == '$') {
       const bool after_dot = i > 0 && operands[i - 1] == '.';
       std::size_t j = i;
-      while (j < operands.size() && is_ident_char(operands[j])) ++j;
+      while (j < operands.size() && is_ptx_ident_char(operands[j])) ++j;
       if (!after_dot) fn.symbols.insert(std::string(operands.substr(i, j - i)));
       i = j;
     } else if (operands[i] == '%' || std::isdigit(static_cast<unsigned char>(operands[i]))) {
       ++i;
-      while (i < operands.size() && is_ident_char(operands[i])) ++i;
+      while (i < operands.size() && is_ptx_ident_char(operands[i])) ++i;
     } else {
       ++i;
     }
@@ -243,7 +238,7 @@ void add_instruction(PtxFunction& fn, std::string_view text, int line, int loc_f
       if (c == ')') --depth;
       if (depth == 0 && (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$')) {
         std::size_t j = i;
-        while (j < ins.operands.size() && is_ident_char(ins.operands[j])) ++j;
+        while (j < ins.operands.size() && is_ptx_ident_char(ins.operands[j])) ++j;
         fn.callees.push_back(ins.operands.substr(i, j - i));
         break;
       }
@@ -325,12 +320,12 @@ Expected<PtxModule> parse_ptx(std::string_view text, std::string_view file) {
       } else if (t.starts_with(".target ")) {
         module.target = std::string(t.substr(8));
       } else if (t.starts_with(".address_size ")) {
-        module.address_size = static_cast<int>(to_int(t.substr(14)).value_or(0));
+        module.address_size = static_cast<int>(to_count(t.substr(14)).value_or(0));
       } else if (t.starts_with(".file ")) {
         const auto words = split_words(t.substr(6));
         const std::size_t q1 = t.find('"'), q2 = t.rfind('"');
         if (!words.empty() && q1 != std::string_view::npos && q2 > q1) {
-          module.files[static_cast<int>(to_int(words[0]).value_or(0))] =
+          module.files[static_cast<int>(to_count(words[0]).value_or(0))] =
               std::string(t.substr(q1 + 1, q2 - q1 - 1));
         }
       } else if (auto var = variable_of(t, st.line)) {
@@ -346,8 +341,8 @@ Expected<PtxModule> parse_ptx(std::string_view text, std::string_view file) {
     } else if (t.starts_with(".loc ")) {
       const auto words = split_words(t.substr(5));
       if (words.size() >= 2) {
-        loc_file = static_cast<int>(to_int(words[0]).value_or(0));
-        loc_line = static_cast<int>(to_int(words[1]).value_or(0));
+        loc_file = static_cast<int>(to_count(words[0]).value_or(0));
+        loc_line = static_cast<int>(to_count(words[1]).value_or(0));
       }
     } else if (t.starts_with('.')) {
       if (auto var = variable_of(t, st.line); var && var->space != "global")

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <regex>
 
+#include "artifact/ptx.hpp"
 #include "artifact/toolchain.hpp"
 
 namespace gpuemu::artifact {
@@ -26,13 +27,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::optional<std::int64_t> to_int(std::string_view s, int base = 10) {
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // The integer written right before `suffix` in `line` ("380 bytes spill stores"), if any.
 std::optional<std::int64_t> number_before(std::string_view line, std::string_view suffix) {
   const std::size_t at = line.rfind(suffix);
@@ -41,7 +35,7 @@ std::optional<std::int64_t> number_before(std::string_view line, std::string_vie
   while (end > 0 && line[end - 1] == ' ') --end;
   std::size_t start = end;
   while (start > 0 && std::isdigit(static_cast<unsigned char>(line[start - 1]))) --start;
-  return start == end ? std::nullopt : to_int(line.substr(start, end - start));
+  return start == end ? std::nullopt : parse_int(line.substr(start, end - start));
 }
 
 // The text between the first pair of single quotes, or "".
@@ -113,14 +107,14 @@ std::map<std::string, SassFunction> parse_sass(std::string_view text) {
       if (auto at = line.find("SHI_REGISTERS="); at != std::string_view::npos) {
         std::size_t end = at + 14;
         while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
-        out[sass_fn].registers = to_int(line.substr(at + 14, end - at - 14));
+        out[sass_fn].registers = parse_int(line.substr(at + 14, end - at - 14));
       }
     } else if (line.starts_with("REG:") && !res_fn.empty()) {
       SassFunction& f = out[res_fn];
       const std::string s(line);
       for (std::sregex_iterator it(s.begin(), s.end(), resources), end; it != end; ++it) {
         const std::string key = (*it)[1];
-        const auto value = to_int((*it)[2].str());
+        const auto value = parse_int((*it)[2].str());
         if (key == "REG") f.registers = value;
         if (key == "STACK") f.stack = value;
         if (key == "SHARED") f.shared = value;
@@ -130,7 +124,7 @@ std::map<std::string, SassFunction> parse_sass(std::string_view text) {
     } else if (line.starts_with("/*") && !sass_fn.empty()) {  // "/*0050*/ @!P0 LDG.E R0, [R2.64] ;"
       const std::size_t close = line.find("*/");
       const auto address =
-          close == std::string_view::npos ? std::nullopt : to_int(line.substr(2, close - 2), 16);
+          close == std::string_view::npos ? std::nullopt : parse_int(line.substr(2, close - 2), 16);
       if (!address) continue;
       std::string_view ins = trim(line.substr(close + 2));
       if (ins.starts_with('{')) ins = trim(ins.substr(1));
@@ -144,7 +138,7 @@ std::map<std::string, SassFunction> parse_sass(std::string_view text) {
       if (opcode == "BRA" && stop != std::string_view::npos) {
         std::string_view operand = trim(ins.substr(stop));
         if (operand.starts_with("0x"))
-          target = to_int(operand.substr(2, operand.find_first_of(" ;") - 2), 16);
+          target = parse_int(operand.substr(2, operand.find_first_of(" ;") - 2), 16);
         if (operand.starts_with("`(")) {  // nvdisasm: BRA `(.L_x_0)
           const std::string label(operand.substr(2, operand.find(')') - 2));
           if (auto it = labels.find(label); it != labels.end()) target = it->second;

@@ -12,8 +12,8 @@
 namespace gpuemu::check {
 namespace {
 
-constexpr std::array<std::string_view, 5> kNames{"shape_preserved", "non_negative", "finite", "symmetric",
-                                                 "normalized"};
+constexpr std::array<std::string_view, 5> kInvariantNames{"shape_preserved", "non_negative", "finite",
+                                                          "symmetric", "normalized"};
 
 std::string violated(Invariant invariant, const std::string& detail) {
   return fmt::format("invariant {} violated: {}", invariant_name(invariant), detail);
@@ -93,18 +93,18 @@ std::optional<std::string> check_normalized(const std::string& name, const tenso
 
 std::string_view invariant_name(Invariant invariant) {
   const auto i = static_cast<std::size_t>(invariant);
-  return i < kNames.size() ? kNames[i] : "unknown";
+  return i < kInvariantNames.size() ? kInvariantNames[i] : "unknown";
 }
 
 std::optional<Invariant> parse_invariant(std::string_view name) {
-  for (std::size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<Invariant>(i);
+  for (std::size_t i = 0; i < kInvariantNames.size(); ++i) {
+    if (kInvariantNames[i] == name) return static_cast<Invariant>(i);
   }
   return std::nullopt;
 }
 
 const std::vector<std::string_view>& all_invariant_names() {
-  static const std::vector<std::string_view> names(kNames.begin(), kNames.end());
+  static const std::vector<std::string_view> names(kInvariantNames.begin(), kInvariantNames.end());
   return names;
 }
 

@@ -8,7 +8,7 @@
 namespace gpuemu::check {
 namespace {
 
-constexpr std::array<std::pair<FailureKind, std::string_view>, 12> kNames{{
+constexpr std::array<std::pair<FailureKind, std::string_view>, 12> kFailureKindNames{{
     {FailureKind::none, "none"},
     {FailureKind::mismatch, "mismatch"},
     {FailureKind::nonfinite_mismatch, "nonfinite_mismatch"},
@@ -26,7 +26,7 @@ constexpr std::array<std::pair<FailureKind, std::string_view>, 12> kNames{{
 }  // namespace
 
 std::string_view failure_kind_name(FailureKind kind) {
-  for (const auto& [k, name] : kNames) {
+  for (const auto& [k, name] : kFailureKindNames) {
     if (k == kind) {
       return name;
     }
@@ -35,7 +35,7 @@ std::string_view failure_kind_name(FailureKind kind) {
 }
 
 std::optional<FailureKind> parse_failure_kind(std::string_view name) {
-  for (const auto& [k, n] : kNames) {
+  for (const auto& [k, n] : kFailureKindNames) {
     if (n == name) {
       return k;
     }

@@ -14,7 +14,7 @@ namespace gpuemu::run {
 namespace {
 
 // After the worker exits, how long we keep reading what it already wrote.
-constexpr std::chrono::milliseconds kDrainGrace{200};
+constexpr std::chrono::milliseconds kWorkerDrainGrace{200};
 constexpr std::size_t kIoChunk = 1 << 20;
 
 }  // namespace
@@ -94,7 +94,7 @@ WorkerChannel::Status WorkerChannel::exchange(const OutgoingFrame* request, Inco
   while (true) {
     if (!exited && has_exited(child_)) {
       exited = true;
-      drain_deadline = Clock::now() + kDrainGrace;
+      drain_deadline = Clock::now() + kWorkerDrainGrace;
     }
     const auto now = Clock::now();
     if (exited && now >= drain_deadline) return Status::exited;

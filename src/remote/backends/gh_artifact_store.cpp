@@ -11,7 +11,7 @@
 namespace gpuemu::remote {
 namespace {
 
-constexpr std::string_view kAuthHint =
+constexpr std::string_view kGitHubAuthHint =
     "set GITHUB_TOKEN to a token with actions: read on the repository (in a workflow: "
     "permissions: actions: read)";
 constexpr int kMaxPages = 10;  // 1,000 artifacts of one name is more than any retention keeps
@@ -99,7 +99,7 @@ class GhArtifactStore final : public BaselineStore {
   // A JSON answer from the API; nullopt after a warning when it was missing or unreachable.
   Expected<std::optional<nlohmann::json>> api_json(const std::string& url) {
     const auto response = TRY(send(api_request(url), options_.limits, options_.retry, options_.verbose));
-    const auto body = TRY(interpret_get(response, redact_url(url), options_, kAuthHint));
+    const auto body = TRY(interpret_get(response, redact_url(url), options_, kGitHubAuthHint));
     if (!body) return std::optional<nlohmann::json>();
     auto document = nlohmann::json::parse(*body, nullptr, false);
     if (document.is_discarded() || !document.is_object()) {
@@ -131,7 +131,7 @@ class GhArtifactStore final : public BaselineStore {
   Expected<std::optional<std::string>> download_zip(const std::string& url) {
     const auto first = TRY(send(api_request(url), options_.limits, options_.retry, options_.verbose));
     if (first.status != 301 && first.status != 302 && first.status != 307) {
-      return interpret_get(first, redact_url(url), options_, kAuthHint);
+      return interpret_get(first, redact_url(url), options_, kGitHubAuthHint);
     }
     const auto location = first.header("x-gpuemu-redirect");
     if (!location)

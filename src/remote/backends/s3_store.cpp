@@ -12,7 +12,7 @@
 namespace gpuemu::remote {
 namespace {
 
-constexpr std::string_view kAuthHint =
+constexpr std::string_view kS3AuthHint =
     "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials), "
     "the region (AWS_REGION) and the bucket policy";
 
@@ -33,7 +33,7 @@ class S3Store final : public BaselineStore {
     TRY(check_tag(tag));
     const auto r = request("GET", tag, std::nullopt);
     const auto response = TRY(send(r, options_.limits, options_.retry, options_.verbose));
-    return interpret_get(response, object_name(tag), options_, kAuthHint);
+    return interpret_get(response, object_name(tag), options_, kS3AuthHint);
   }
 
   Expected<void> put(const std::string& tag, const std::string& bytes) override {
@@ -46,7 +46,7 @@ class S3Store final : public BaselineStore {
     }
     const auto response =
         TRY(send(request("PUT", tag, bytes), options_.limits, options_.retry, options_.verbose));
-    return interpret_put(response, object_name(tag), kAuthHint);
+    return interpret_put(response, object_name(tag), kS3AuthHint);
   }
 
   std::string describe() const override { return fmt::format("s3://{}/{}", bucket_, prefix_); }
