@@ -1,15 +1,68 @@
-# The gpuemu Python package: seeded values and the tensor codec now; client, worker and script
-# helpers are added by their owners. Names exported here are the public API.
+# The gpuemu Python package: the daemon client, client-side fuzzing and tolerance helpers, seeded
+# values and the tensor codec. Names exported here are the public API (docs/python-api.md).
 """gpuemu: a GPU-less correctness gate for deep-learning kernels."""
 
+from gpuemu.errors import (
+    ClientError,
+    DaemonError,
+    DaemonNotRunningError,
+    ProtocolMismatchError,
+    RequestTimeoutError,
+    ValidationError,
+)
+from gpuemu.fuzzing import (
+    SeededFuzzer,
+    fuzz_dtypes,
+    fuzz_dtypes_seeded,
+    fuzz_layouts,
+    fuzz_layouts_seeded,
+    fuzz_shapes,
+    fuzz_shapes_seeded,
+    generate_random_tensor,
+)
+from gpuemu.results import (
+    FuzzConfig,
+    FuzzResults,
+    MinimizeResult,
+    ReproduceResult,
+    ReproductionInfo,
+    TestCase,
+    ValidationResult,
+)
 from gpuemu.rng import SeededRng, derive_seed, generate_seed
 from gpuemu.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
+from gpuemu.tolerance import ToleranceConfig, ToleranceProfile, calibrate_tolerance, get_recommended_tolerance
 from gpuemu.values import describe_values, generate_tensor
 
 __all__ = [
+    "ClientError",
+    "DaemonError",
+    "DaemonNotRunningError",
+    "ProtocolMismatchError",
+    "RequestTimeoutError",
+    "ValidationError",
+    "SeededFuzzer",
+    "fuzz_dtypes",
+    "fuzz_dtypes_seeded",
+    "fuzz_layouts",
+    "fuzz_layouts_seeded",
+    "fuzz_shapes",
+    "fuzz_shapes_seeded",
+    "generate_random_tensor",
+    "FuzzConfig",
+    "FuzzResults",
+    "MinimizeResult",
+    "ReproduceResult",
+    "ReproductionInfo",
+    "TestCase",
+    "ValidationResult",
     "SeededRng",
     "derive_seed",
     "generate_seed",
+    "ToleranceConfig",
+    "ToleranceProfile",
+    "calibrate_tolerance",
+    "get_recommended_tolerance",
     "generate_tensor",
     "describe_values",
     "numpy_dtype",

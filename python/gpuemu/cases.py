@@ -1,0 +1,134 @@
+# Case generation from a case seed in Python, draw for draw the same as src/fuzz/case.cpp, so the
+# client's inline mode (no daemon) makes the very cases the daemon would for the same seed.
+"""OpSpec (an [[ops]] table) and generate_case / case_seed / case_params for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpuemu.dtypes import canonical_dtype
+from gpuemu.fuzzing import choose_dim, with_layout
+from gpuemu.results import TestCase
+from gpuemu.rng import SeededRng, derive_seed
+from gpuemu.values import generate_tensor
+
+__all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "generate_case"]
+
+_DISTRIBUTIONS = ("regular", "boundary", "adversarial")
+DEFAULT_SHAPE = (4, 64)  # config::kDefaultInputShape
+
+
+@dataclass
+class DimSpec:
+    name: str
+    lo: int = 1
+    hi: int = 1
+    candidates: list[int] = field(default_factory=list)
+
+
+@dataclass
+class InputSpec:
+    shape: list | None = None  # ints or dim names
+    dtype: str | None = None
+    domain: object = (-1.0, 1.0)  # (lo, hi) or "any"
+
+
+@dataclass
+class OpSpec:
+    """The parts of an [[ops]] table that case generation and inline validation read."""
+
+    name: str
+    reference: str = ""
+    dtypes: list[str] = field(default_factory=lambda: ["float32"])
+    layouts: list[str] = field(default_factory=lambda: ["contiguous"])
+    input_names: list[str] = field(default_factory=lambda: ["x"])
+    inputs: dict[str, InputSpec] = field(default_factory=dict)
+    dims: list[DimSpec] = field(default_factory=list)
+    schema_inputs: dict[str, list] = field(default_factory=dict)
+    has_schema: bool = False
+    kwargs: dict = field(default_factory=dict)
+    execution_mode: str = "script_based"
+
+    @classmethod
+    def from_toml(cls, table: dict, default_dtypes: list[str]) -> "OpSpec":
+        """From a parsed [[ops]] table (the C++ loader has already judged its validity)."""
+        op = cls(name=str(table["name"]), reference=str(table.get("reference", "")))
+        op.dtypes = [canonical_dtype(d) for d in table.get("dtypes", default_dtypes)]
+        op.layouts = list(table.get("layouts", ["contiguous"]))
+        op.kwargs = dict(table.get("kwargs", {}))
+        op.execution_mode = str(table.get("execution_mode", "script_based"))
+        schema = table.get("schema")
+        if schema is not None:
+            op.has_schema = True
+            for name, value in schema.get("dims", {}).items():
+                if isinstance(value, dict):
+                    cands = [int(c) for c in value["candidates"]]
+                    op.dims.append(DimSpec(name, min(cands), max(cands), cands))
+                else:
+                    op.dims.append(DimSpec(name, int(value[0]), int(value[1])))
+            op.schema_inputs = {k: list(v) for k, v in schema.get("inputs", {}).items()}
+        for name, spec in table.get("inputs", {}).items():
+            domain = spec.get("domain", (-1.0, 1.0))
+            op.inputs[name] = InputSpec(spec.get("shape"), spec.get("dtype"),
+                                        domain if isinstance(domain, str) else tuple(float(v) for v in domain))
+        if "input_names" in table:
+            op.input_names = list(table["input_names"])
+        elif op.schema_inputs:
+            op.input_names = list(op.schema_inputs)
+        elif op.inputs:
+            op.input_names = list(op.inputs)
+        return op
+
+
+def case_params(op: OpSpec, seed: int) -> tuple[str, str, str]:
+    """(dtype, layout, distribution) of a case: fuzz::case_params."""
+    r = SeededRng(derive_seed(seed, "params"))
+    dtype = op.dtypes[r.gen_range(0, len(op.dtypes))] if op.dtypes else "float32"
+    layout = op.layouts[r.gen_range(0, len(op.layouts))] if op.layouts else "contiguous"
+    return dtype, layout, _DISTRIBUTIONS[r.gen_range(0, 3)]
+
+
+def case_seed(op: OpSpec, master_seed: int, stream: str, index: int, dtype: str | None = None) -> int:
+    """The index-th case seed of a stream ("test", "fuzz", ...): fuzz::case_seed with an optional dtype filter."""
+    seed = 0
+    for attempt in range(100000):
+        seed = derive_seed(master_seed, f"{stream}/{op.name}/{index}/{attempt}")
+        if dtype is None or case_params(op, seed)[0] == canonical_dtype(dtype):
+            break
+    return seed
+
+
+def _resolve(ref, dims: dict, op: OpSpec, name: str) -> int:
+    if isinstance(ref, int):
+        return ref
+    if ref not in dims:
+        raise ValueError(f"op '{op.name}': input '{name}' uses dim '{ref}', which [ops.schema] dims does not "
+                         f"declare; add it, e.g. {ref} = [1, 128]")
+    return dims[ref]
+
+
+def generate_case(op: OpSpec, seed: int) -> TestCase:
+    """The case of `seed`: same dims, dtype, layout and input bits as fuzz::generate_case."""
+    dtype, layout, distribution = case_params(op, seed)
+    dims: dict[str, int] = {}
+    if op.has_schema:
+        r = SeededRng(derive_seed(seed, "dims"))
+        for d in op.dims:
+            dims[d.name] = choose_dim(r, d.lo, d.hi) if not d.candidates else d.candidates[r.gen_range(0, len(d.candidates))]
+    inputs: dict[str, np.ndarray] = {}
+    for name in op.input_names:
+        spec = op.inputs.get(name)
+        refs = op.schema_inputs.get(name) if op.has_schema else None
+        if refs is None and spec is not None and spec.shape:
+            refs = spec.shape
+        shape = tuple(_resolve(r, dims, op, name) for r in refs) if refs is not None else DEFAULT_SHAPE
+        in_dtype = canonical_dtype(spec.dtype) if spec is not None and spec.dtype else dtype
+        domain = spec.domain if spec is not None else (-1.0, 1.0)
+        values = generate_tensor(derive_seed(seed, f"input/{name}"), in_dtype, shape, domain, distribution)
+        inputs[name] = with_layout(values, layout)
+    first = op.input_names[0] if op.input_names else ""
+    main_shape = tuple(inputs[first].shape) if first else ()
+    return TestCase(seed=seed, shape=main_shape, dtype=dtype, layout=layout, inputs=inputs,
+                    distribution=distribution, op_name=op.name)

@@ -1,0 +1,210 @@
+# The client's inline mode (DESIGN section 2): with no daemon running, client-side validation
+# loads the project's gpuemu.toml itself, calls the reference in this process and compares here.
+"""InlineProject: gpuemu.toml ops, tolerances and references for validation without a daemon."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from gpuemu.cases import OpSpec, case_seed, generate_case
+from gpuemu.compare import compare_output
+from gpuemu.dtypes import canonical_dtype
+from gpuemu.errors import ClientError
+from gpuemu.results import Failure, ReproductionInfo, TestCase, ValidationResult
+from gpuemu.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
+
+__all__ = ["InlineProject", "find_config", "CALLABLE_RE"]
+
+# package.module:function, as config::is_callable_spec.
+CALLABLE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+
+
+def find_config(start: str | os.PathLike | None = None) -> Path | None:
+    """The nearest gpuemu.toml in start (default: the current directory) or any directory above it."""
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "gpuemu.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _load(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as err:
+        raise ClientError(f"{path}: {err}; run `gpuemu test` in that folder for a full diagnostic") from None
+
+
+def _merge(low: dict, high: dict) -> dict:
+    """Tables merge key by key (recursively), anything else is taken whole from the higher file."""
+    out = dict(low)
+    for key, value in high.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+class InlineProject:
+    """The merged configuration (daemon defaults < user defaults < gpuemu.toml) of one project."""
+
+    def __init__(self, config_path: str | os.PathLike):
+        self.path = Path(config_path).resolve()
+        if not self.path.is_file():
+            raise ClientError(f"config file {self.path} does not exist; pass config= the path of your gpuemu.toml")
+        home = Path(os.environ.get("GPUEMU_HOME") or Path.home() / ".gpuemu")
+        layers = [home / "daemon.toml", Path.home() / ".config" / "gpuemu" / "config.toml", self.path]
+        merged: dict = {}
+        self._base = {"ops": self.path.parent, "python_path": self.path.parent}
+        for layer in layers:
+            if not layer.is_file():
+                continue
+            data = _load(layer)
+            for key in ("ops",):
+                if key in data:
+                    self._base[key] = layer.parent
+            if "python_path" in data.get("validation", {}):
+                self._base["python_path"] = layer.parent
+            merged = _merge(merged, data)
+        self.data = merged
+        validation = merged.get("validation", {})
+        self.check_nan = bool(validation.get("check_nan", True))
+        self.check_inf = bool(validation.get("check_inf", True))
+        default_dtypes = list(validation.get("dtypes", ["float32"]))
+        self._tables = {str(t["name"]): t for t in merged.get("ops", [])}
+        self.ops = {name: OpSpec.from_toml(t, default_dtypes) for name, t in self._tables.items()}
+        self._references: dict[str, Callable] = {}
+
+    @classmethod
+    def discover(cls, config: str | os.PathLike | None = None) -> "InlineProject":
+        path = Path(config) if config else find_config()
+        if path is None:
+            raise ClientError(f"no gpuemu.toml in {os.getcwd()} or above it, and no daemon is running; run from "
+                              "your project or pass config=, or start the daemon with `gpuemu daemon start`")
+        return cls(path)
+
+    def op(self, name: str) -> OpSpec:
+        if name not in self.ops:
+            close = difflib.get_close_matches(name, list(self.ops), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else f"; known ops: {', '.join(self.ops) or 'none'}"
+            raise ClientError(f"op '{name}' is not in {self.path}{hint}")
+        return self.ops[name]
+
+    def tolerance(self, op_name: str, dtype: str) -> ToleranceConfig:
+        """[ops.tolerances] field by field, then [validation.tolerances], then the built-in default."""
+        dtype = canonical_dtype(dtype)
+        atol, rtol = DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
+        tables = (self.data.get("validation", {}).get("tolerances", {}), self._tables[op_name].get("tolerances", {}))
+        for table in tables:
+            for key, entry in table.items():
+                if canonical_dtype(key) == dtype:
+                    atol = float(entry.get("atol", atol))
+                    rtol = float(entry.get("rtol", rtol))
+        return ToleranceConfig(atol, rtol)
+
+    def _import_paths(self) -> None:
+        extra = [str((self._base["python_path"] / p).resolve())
+                 for p in self.data.get("validation", {}).get("python_path", [])]
+        for folder in [*extra, str(self.path.parent)]:
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+
+    def reference(self, op_name: str) -> Callable:
+        """fn(inputs, **kwargs) for the op's reference: imported (module:function or a script that
+        calls gpuemu.script.serve) or, for any other script, run as a subprocess per call."""
+        if op_name in self._references:
+            return self._references[op_name]
+        from gpuemu import worker
+
+        spec = self.op(op_name).reference
+        if not spec:
+            raise ClientError(f"op '{op_name}' has no reference in {self.path}")
+        self._import_paths()
+        if CALLABLE_RE.match(spec):
+            fn = worker.load_callable(spec)
+        else:
+            script = (self._base["ops"] / spec).resolve()
+            try:
+                fn, _role = worker.load_script(str(script))
+            except LookupError:
+                fn = _cold_script(script, self._python())
+        self._references[op_name] = fn
+        return fn
+
+    def _python(self) -> str:
+        return os.environ.get("GPUEMU_PYTHON") or self.data.get("validation", {}).get("python") or sys.executable
+
+    def validate(self, op_name: str, inputs: dict, output: Any, dtype: str | None, seed: int,
+                 kwargs: dict | None = None) -> ValidationResult:
+        op = self.op(op_name)
+        dtype = canonical_dtype(dtype or _infer_dtype(inputs, output, op))
+        start = time.perf_counter()
+        result = ValidationResult(passed=False, seed=seed, op_name=op_name, dtype=dtype)
+        first = next(iter(inputs.values()), None)
+        result.repro_info = ReproductionInfo(
+            seed=seed, shape=tuple(np.shape(first)) if first is not None else (),
+            strides=tuple(s // first.itemsize for s in first.strides) if isinstance(first, np.ndarray) else (),
+            dtype=dtype, layout="contiguous" if first is None or first.flags.c_contiguous else "strided")
+        try:
+            expected = self.reference(op_name)({k: np.asarray(v) for k, v in inputs.items()},
+                                               **{**op.kwargs, **(kwargs or {})})
+        except Exception as exc:  # a broken reference is a result of its own kind
+            result.kind = "reference_error"
+            result.failures = [Failure(f"the reference of '{op_name}' raised {type(exc).__name__}: {exc}",
+                                       "reference_error")]
+            result.duration_ms = int((time.perf_counter() - start) * 1000)
+            return result
+        if isinstance(expected, dict):
+            expected = expected.get("out", next(iter(expected.values())))
+        if isinstance(output, dict):
+            output = output.get("out", next(iter(output.values()), None))
+        verdict = compare_output(output, expected, self.tolerance(op_name, dtype), self.check_nan, self.check_inf)
+        result.passed = verdict.passed
+        result.kind = verdict.kind
+        result.max_diff, result.max_rel_diff = verdict.max_abs, verdict.max_rel
+        result.mismatches, result.tolerance_used = verdict.mismatches, verdict.tolerance_used
+        result.failures = [] if verdict.passed else [Failure(verdict.message, verdict.kind)]
+        result.duration_ms = int((time.perf_counter() - start) * 1000)
+        return result
+
+    def test_case(self, op_name: str, master_seed: int, index: int = 0, stream: str = "fuzz",
+                  dtype: str | None = None) -> TestCase:
+        op = self.op(op_name)
+        return generate_case(op, case_seed(op, master_seed, stream, index, dtype))
+
+
+def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:
+    for arr in (*inputs.values(), output):
+        kind = np.asarray(arr).dtype
+        if kind.kind == "f":
+            return kind.name
+    return op.dtypes[0] if op.dtypes else "float32"
+
+
+def _cold_script(script: Path, python: str) -> Callable:
+    """A reference script that does not opt in to warm mode: one subprocess per call (script protocol)."""
+    from gpuemu import tensors
+
+    def call(inputs: dict, **kwargs) -> Any:
+        request = {"inputs": {k: tensors.encode_tensor(v) for k, v in inputs.items()}, "kwargs": kwargs}
+        proc = subprocess.run([python, str(script)], input=json.dumps(request), capture_output=True, text=True,
+                              cwd=str(script.parent), check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{script} exited with status {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+        reply = json.loads(proc.stdout)
+        if "outputs" in reply:
+            return {k: tensors.decode_tensor(v) for k, v in reply["outputs"].items()}
+        return tensors.decode_tensor(reply)
+
+    return call
