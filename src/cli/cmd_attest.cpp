@@ -13,6 +13,7 @@
 #include "attest/verify.hpp"
 #include "cli/command.hpp"
 #include "report/writer.hpp"
+#include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
 
 namespace gpuemu::cli {
@@ -40,26 +41,6 @@ Expected<nlohmann::json> read_json(const fs::path& path, std::string_view what) 
     return fail(ErrorKind::config, fmt::format("{} '{}' is not valid JSON", what, path.string()));
   }
   return json;
-}
-
-// Writes through a temporary file and rename, so a crash never leaves half a report.
-Expected<void> write_atomically(const fs::path& path, const std::string& text) {
-  fs::path temp = path;
-  temp += fmt::format(".tmp-{}", ::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out)
-      return fail(ErrorKind::io, fmt::format("cannot write '{}': check the --out directory", temp.string()));
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    return fail(ErrorKind::io, fmt::format("cannot write '{}': {}", path.string(), ec.message()));
-  }
-  return {};
 }
 
 class KeygenCommand final : public Command {
@@ -137,7 +118,7 @@ class SignCommand final : public Command {
     auto key = TRY(attest::load_private_key(key_));
     auto statement = TRY(attest::build_statement(result, subjects));
     auto envelope = TRY(attest::sign_statement(statement, attest::Ed25519Signer(key)));
-    TRY(write_atomically(out_, util::dump_json(envelope) + "\n"));
+    TRY(util::write_file_atomically(out_, util::dump_json(envelope) + "\n"));
     context.log(fmt::format("signed {} with key {}: {} subject(s)", out_, key.key_id(), subjects.size()));
     return ExitCode::ok;
   }

@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/store_access.hpp"
 #include "engine/baseline.hpp"
+#include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
 
 namespace gpuemu::cli {
@@ -31,9 +32,10 @@ Expected<std::pair<store::StoredRun, std::vector<engine::BaselineEntry>>> run_en
     }
   }
   if (!chosen) {
-    return fail(ErrorKind::usage, run_id > 0 ? fmt::format("no run {} in the store; see gpuemu results", run_id)
-                                             : std::string("no finished run in the store yet: run gpuemu test or "
-                                                           "gpuemu fuzz first"));
+    return fail(ErrorKind::usage, run_id > 0
+                                      ? fmt::format("no run {} in the store; see gpuemu results", run_id)
+                                      : std::string("no finished run in the store yet: run gpuemu test or "
+                                                    "gpuemu fuzz first"));
   }
   std::vector<engine::BaselineEntry> entries;
   for (const auto& r : TRY(store.list_results(all))) {
@@ -61,8 +63,10 @@ class BaselineStoreCommand final : public Command {
   Expected<ExitCode> run(Context& context) override {
     auto store = TRY(open_store());
     const auto [run, entries] = TRY(run_entries(store, run_));
-    TRY(store.store_baseline(tag_, engine::make_baseline(tag_, run.info.config_digest, run.info.master_seed, entries)));
-    context.log(fmt::format("gpuemu: baseline '{}' = run {} ({} op/dtype entries)", tag_, run.id, entries.size()));
+    TRY(store.store_baseline(
+        tag_, engine::make_baseline(tag_, run.info.config_digest, run.info.master_seed, entries)));
+    context.log(
+        fmt::format("gpuemu: baseline '{}' = run {} ({} op/dtype entries)", tag_, run.id, entries.size()));
     if (context.globals.format == "json") {
       std::cout << util::dump_json({{"tag", tag_}, {"run_id", run.id}, {"entries", entries.size()}}) << "\n";
     }
@@ -86,9 +90,11 @@ class BaselineCompareCommand final : public Command {
     } else if (std::filesystem::exists(tag_)) {
       document = TRY(read_json_file(tag_));
     } else {
-      context.log("gpuemu: warning: no baseline '" + tag_ + "' (neither a stored tag nor a file); nothing to compare");
+      context.log("gpuemu: warning: no baseline '" + tag_ +
+                  "' (neither a stored tag nor a file); nothing to compare");
       if (context.globals.format == "json") {
-        std::cout << util::dump_json({{"baseline", nullptr}, {"regressions", nlohmann::json::array()}}) << "\n";
+        std::cout << util::dump_json({{"baseline", nullptr}, {"regressions", nlohmann::json::array()}})
+                  << "\n";
       }
       return ExitCode::ok;
     }
@@ -103,7 +109,8 @@ class BaselineCompareCommand final : public Command {
     } else {
       std::cout << fmt::format("run {} against baseline '{}': {} regressions\n", run.id, tag_,
                                comparison.regressions.size());
-      for (const auto& r : comparison.regressions) std::cout << "  REGRESSION " << r.op << " [" << r.dtype << "]: " << r.reason << "\n";
+      for (const auto& r : comparison.regressions)
+        std::cout << "  REGRESSION " << r.op << " [" << r.dtype << "]: " << r.reason << "\n";
     }
     const bool failing = !comparison.regressions.empty() && config.policies.fail_on_regression;
     return failing ? ExitCode::check_failed : ExitCode::ok;
@@ -120,21 +127,15 @@ class BaselineExportCommand final : public Command {
   Expected<ExitCode> run(Context& context) override {
     auto store = TRY(open_store());
     const auto stored = TRY(store.get_baseline(tag_));
-    if (!stored) return fail(ErrorKind::usage, "no baseline '" + tag_ + "' in the store; create it with gpuemu baseline store " + tag_);
+    if (!stored)
+      return fail(ErrorKind::usage,
+                  "no baseline '" + tag_ + "' in the store; create it with gpuemu baseline store " + tag_);
     const std::string text = util::dump_json(stored->document);
     if (file_ == "-") {
       std::cout << text << "\n";
       return ExitCode::ok;
     }
-    const std::string temp = file_ + ".tmp";
-    {
-      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-      out << text << "\n";
-      if (!out.flush()) return fail(ErrorKind::io, "cannot write '" + temp + "'");
-    }
-    std::error_code ec;
-    std::filesystem::rename(temp, file_, ec);
-    if (ec) return fail(ErrorKind::io, "cannot write '" + file_ + "': " + ec.message());
+    TRY(util::write_file_atomically(file_, text + "\n"));
     context.log("gpuemu: exported baseline '" + tag_ + "' to " + file_);
     return ExitCode::ok;
   }
@@ -180,10 +181,20 @@ class BaselineListCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_baseline_store_command() { return std::make_unique<BaselineStoreCommand>(); }
-std::unique_ptr<Command> make_baseline_compare_command() { return std::make_unique<BaselineCompareCommand>(); }
-std::unique_ptr<Command> make_baseline_export_command() { return std::make_unique<BaselineExportCommand>(); }
-std::unique_ptr<Command> make_baseline_import_command() { return std::make_unique<BaselineImportCommand>(); }
-std::unique_ptr<Command> make_baseline_list_command() { return std::make_unique<BaselineListCommand>(); }
+std::unique_ptr<Command> make_baseline_store_command() {
+  return std::make_unique<BaselineStoreCommand>();
+}
+std::unique_ptr<Command> make_baseline_compare_command() {
+  return std::make_unique<BaselineCompareCommand>();
+}
+std::unique_ptr<Command> make_baseline_export_command() {
+  return std::make_unique<BaselineExportCommand>();
+}
+std::unique_ptr<Command> make_baseline_import_command() {
+  return std::make_unique<BaselineImportCommand>();
+}
+std::unique_ptr<Command> make_baseline_list_command() {
+  return std::make_unique<BaselineListCommand>();
+}
 
 }  // namespace gpuemu::cli

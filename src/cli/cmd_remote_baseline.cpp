@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/store_access.hpp"
 #include "remote/baseline_transfer.hpp"
+#include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
 
 namespace gpuemu::cli {
@@ -58,19 +59,6 @@ Expected<std::string> read_file(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
-}
-
-Expected<void> write_file_atomically(const std::string& path, const std::string& bytes) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << bytes;
-    if (!out.flush()) return fail(ErrorKind::io, fmt::format("cannot write '{}': check the directory", temp));
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) return fail(ErrorKind::io, fmt::format("cannot write '{}': {}", path, ec.message()));
-  return {};
 }
 
 // A key path from the option, else from the environment variable; empty when neither is set.
@@ -160,7 +148,7 @@ class BaselinePullCommand final : public Command {
                                           ? fmt::format(" (signature verified, key {})", *fetched.signed_by)
                                           : std::string();
       if (!out_.empty() && out_ != "-") {
-        TRY(write_file_atomically(out_, *fetched.bytes));
+        TRY(util::write_file_atomically(out_, *fetched.bytes));
         context.log(fmt::format("gpuemu: pulled baseline '{}' from {} to {}{}", tag_, fetched.source, out_,
                                 signed_note));
       } else {

@@ -11,30 +11,12 @@
 #include "report/merge.hpp"
 #include "report/result_document.hpp"
 #include "report/writer.hpp"
+#include "util/atomic_file.hpp"
 
 namespace gpuemu::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Through a temporary file and a rename, so a killed merge never leaves half a report behind.
-Expected<void> write_atomically(const fs::path& path, const std::string& text) {
-  fs::path temp = path;
-  temp += ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return fail(ErrorKind::io, "cannot write '" + temp.string() + "': check the --out directory");
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    return fail(ErrorKind::io, "cannot write '" + path.string() + "': " + ec.message());
-  }
-  return {};
-}
 
 Expected<report::JunitFlavor> parse_flavor(const std::string& name) {
   if (name == "standard") return report::JunitFlavor::standard;
@@ -74,7 +56,7 @@ class ReportMergeCommand final : public Command {
     for (const auto& row : report::writers()) {
       if (row.format == "text") continue;  // the terminal form, not a CI artifact
       std::string text = TRY(row.write(merged, options));
-      TRY(write_atomically(fs::path(out_) / row.file_name, text));
+      TRY(util::write_file_atomically(fs::path(out_) / row.file_name, text));
     }
     context.log("merged " + std::to_string(shards.size()) + " shard(s) into " + out_);
     return merged["passed"].get<bool>() ? ExitCode::ok : ExitCode::check_failed;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/calibrate.hpp"
+#include "util/atomic_file.hpp"
 
 namespace gpuemu::engine {
 namespace {
@@ -27,7 +28,9 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-bool is_header(const std::string& line) { return trim(line).starts_with("["); }
+bool is_header(const std::string& line) {
+  return trim(line).starts_with("[");
+}
 
 std::string header_name(const std::string& line) {
   std::string t = trim(line);
@@ -36,8 +39,8 @@ std::string header_name(const std::string& line) {
 }
 
 std::string tolerance_line(const CalibrationRow& row) {
-  return fmt::format("{} = {{ atol = {:.3g}, rtol = {:.3g} }}", tensor::dtype_name(row.dtype), row.fitted.atol,
-                     row.fitted.rtol);
+  return fmt::format("{} = {{ atol = {:.3g}, rtol = {:.3g} }}", tensor::dtype_name(row.dtype),
+                     row.fitted.atol, row.fitted.rtol);
 }
 
 }  // namespace
@@ -69,7 +72,8 @@ Expected<std::string> edit_tolerances_text(const std::string& text, const std::s
     }
   }
   if (begin == lines.size()) {
-    return fail(ErrorKind::config, "no [[ops]] table named '" + op_name + "' in the config file; cannot write tolerances");
+    return fail(ErrorKind::config,
+                "no [[ops]] table named '" + op_name + "' in the config file; cannot write tolerances");
   }
   // Drop trailing blank lines from the block so additions sit with the op.
   while (end > begin + 1 && trim(lines[end - 1]).empty()) --end;
@@ -122,16 +126,7 @@ Expected<void> write_tolerances(const std::filesystem::path& file, const std::st
   buffer << in.rdbuf();
   const std::string edited = TRY(edit_tolerances_text(buffer.str(), op_name, rows));
   // Atomic replace: a crash leaves either the old file or the new one, never half of each.
-  const auto temp = file.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << edited;
-    out.flush();
-    if (!out) return fail(ErrorKind::io, "cannot write '" + temp + "': check the directory is writable");
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, file, ec);
-  if (ec) return fail(ErrorKind::io, "cannot replace '" + file.string() + "': " + ec.message());
+  TRY(util::write_file_atomically(file, edited));
   return {};
 }
 

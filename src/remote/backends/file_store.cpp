@@ -12,49 +12,12 @@
 #include <sstream>
 
 #include "remote/backends/backends.hpp"
+#include "util/atomic_file.hpp"
 
 namespace gpuemu::remote {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Writes `bytes` to `target` so that readers see the old file or the new one, never a part.
-Expected<void> write_atomically(const fs::path& target, const std::string& bytes) {
-  std::error_code ec;
-  fs::create_directories(target.parent_path(), ec);
-  if (ec) {
-    return fail(ErrorKind::io,
-                fmt::format("cannot create directory '{}': {}", target.parent_path().string(), ec.message()));
-  }
-  std::random_device random;
-  const fs::path temp = target.parent_path() /
-                        fmt::format(".{}.tmp.{}.{:08x}", target.filename().string(), ::getpid(), random());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return fail(ErrorKind::io, fmt::format("cannot create '{}': {}", temp.string(), std::strerror(errno)));
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const auto n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    written += static_cast<std::size_t>(n);
-  }
-  const bool ok = written == bytes.size() && ::fsync(fd) == 0;
-  const int saved = errno;
-  ::close(fd);
-  if (!ok || ::rename(temp.c_str(), target.c_str()) != 0) {
-    const int why = ok ? errno : saved;
-    fs::remove(temp, ec);
-    return fail(ErrorKind::io, fmt::format("cannot write '{}': {}; check the disk and permissions",
-                                           target.string(), std::strerror(why)));
-  }
-  const int dir = ::open(target.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
-  return {};
-}
 
 // A directory (TAG.json inside) or one .json file.
 class FileStore final : public BaselineStore {
@@ -88,7 +51,7 @@ class FileStore final : public BaselineStore {
   Expected<void> put(const std::string& tag, const std::string& bytes) override {
     TRY(check_tag(tag));
     const fs::path path = path_for(tag);
-    TRY(write_atomically(path, bytes));
+    TRY(util::write_file_atomically(path, bytes));
     if (options_.verbose) options_.verbose(fmt::format("wrote {} ({} bytes)", path.string(), bytes.size()));
     return {};
   }
