@@ -16,6 +16,7 @@ from gpuemu.guard import run_guarded
 from gpuemu.results import Failure, FuzzConfig, FuzzResults, ReproductionInfo, TestCase, ValidationResult
 from gpuemu.rng import SeededRng, derive_seed, generate_seed
 from gpuemu.tolerance import ToleranceConfig
+from gpuemu.tensors import contiguous_strides
 from gpuemu.values import generate_tensor
 
 __all__ = [
@@ -34,6 +35,9 @@ __all__ = [
 
 # The memory layouts gpuemu materialises (tensor::Layout order, whose numbers are persisted).
 LAYOUTS = ("contiguous", "transposed", "strided")
+
+# Elements of padding after every row of a strided layout (tensor::with_layout's default pad).
+_ROW_PAD = 3
 
 # Primes spread over the sizes kernels meet (as src/fuzz/case.cpp); tile bugs hide at sizes coprime
 # with the block size.
@@ -155,24 +159,34 @@ def generate_random_tensor(seed: int, shape: tuple[int, ...], dtype: str = "floa
 def with_layout(arr: np.ndarray, layout: str) -> np.ndarray:
     """The same logical values stored in the given layout (a real strided view, like tensor::with_layout).
 
-    transposed: the last two dims stored column-major. strided: every row padded by one element
-    (rank 1: every other slot); the padding holds NaN (floats) or the dtype's maximum (integers).
+    transposed: the last two dims stored column-major. strided: every row padded by three elements
+    (rank 1: every other slot), as the C++ side; the padding holds NaN (floats) or the dtype's maximum.
     """
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; use one of {', '.join(LAYOUTS)}")
     a = np.asarray(arr)
     if layout == "contiguous" or a.ndim == 0 or (layout == "transposed" and a.ndim < 2):
         return np.ascontiguousarray(a)
+    # Strides are set explicitly (numpy would normalise those of size-1 dims) so they equal the C++ ones.
+    strides = contiguous_strides(a.shape)
     if layout == "transposed":
-        return np.ascontiguousarray(np.swapaxes(a, -1, -2)).swapaxes(-1, -2)
+        rows = a.shape[-2]
+        flat = np.ascontiguousarray(np.swapaxes(a, -1, -2)).reshape(-1)
+        strides[-2], strides[-1] = 1, rows
+        return np.lib.stride_tricks.as_strided(flat, a.shape, [s * a.itemsize for s in strides])
     poison = np.nan if a.dtype.kind == "f" else (True if a.dtype.kind == "b" else np.iinfo(a.dtype).max)
     if a.ndim == 1:
         buf = np.full(2 * a.shape[0], poison, dtype=a.dtype)
         buf[::2] = a
-        return buf[::2]
-    buf = np.full(a.shape[:-1] + (a.shape[-1] + 1,), poison, dtype=a.dtype)
-    buf[..., :-1] = a
-    return buf[..., :-1]
+        return np.lib.stride_tricks.as_strided(buf, a.shape, (2 * a.itemsize,))
+    cols = a.shape[-1]
+    buf = np.full(a.shape[:-1] + (cols + _ROW_PAD,), poison, dtype=a.dtype)
+    buf[..., :cols] = a
+    step = cols + _ROW_PAD
+    for k in range(a.ndim - 2, -1, -1):
+        strides[k] = step
+        step *= a.shape[k]
+    return np.lib.stride_tricks.as_strided(buf.reshape(-1), a.shape, [s * a.itemsize for s in strides])
 
 
 class SeededFuzzer:

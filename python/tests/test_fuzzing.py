@@ -78,7 +78,7 @@ def test_with_layout_keeps_values_and_changes_memory(layout):
     if layout == "transposed":
         assert y.strides[-2] == 4 and y.strides[-1] == 3 * 4
     if layout == "strided":
-        assert y.strides[-2] == 6 * 4 and not y.flags.c_contiguous
+        assert y.strides[-2] == 8 * 4 and not y.flags.c_contiguous
     v = with_layout(np.arange(4, dtype=np.int32), "strided")
     assert v.strides == (8,) and list(v) == [0, 1, 2, 3]
 
