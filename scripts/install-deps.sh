@@ -23,6 +23,11 @@ if ! "$PY" -c 'import numpy, pytest, jsonschema' 2>/dev/null; then
   echo "install-deps: installing Python packages (numpy, pytest, jsonschema)" >&2
   "$PY" -m pip install -q numpy pytest jsonschema
 fi
+# pynng: the Python client's NNG transport to the daemon (python/gpuemu/transport.py).
+if ! "$PY" -c 'import pynng' 2>/dev/null; then
+  echo "install-deps: installing pynng (the Python client's NNG transport)" >&2
+  "$PY" -m pip install -q pynng
+fi
 # CUDA's ptxas/nvcc/cuobjdump from PyPI: lint tests check real register and spill numbers with them.
 if ! "$PY" -c 'import nvidia.cu13' 2>/dev/null && ! "$PY" -c 'import nvidia.cuda_nvcc' 2>/dev/null; then
   echo "install-deps: installing CUDA tool wheels (nvidia-cuda-nvcc, nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)" >&2

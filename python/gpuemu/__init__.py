@@ -2,6 +2,7 @@
 # values and the tensor codec. Names exported here are the public API (docs/python-api.md).
 """gpuemu: a GPU-less correctness gate for deep-learning kernels."""
 
+from gpuemu.client import Client
 from gpuemu.errors import (
     ClientError,
     DaemonError,
@@ -32,9 +33,12 @@ from gpuemu.results import (
 from gpuemu.rng import SeededRng, derive_seed, generate_seed
 from gpuemu.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
 from gpuemu.tolerance import ToleranceConfig, ToleranceProfile, calibrate_tolerance, get_recommended_tolerance
+from gpuemu.validation import validate_op
 from gpuemu.values import describe_values, generate_tensor
 
 __all__ = [
+    "Client",
+    "validate_op",
     "ClientError",
     "DaemonError",
     "DaemonNotRunningError",

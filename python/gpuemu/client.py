@@ -1,0 +1,292 @@
+# The Python client of the gpuemu daemon (python-api seed): every request of docs/protocol.md as a
+# method, plus the inline fallback of client-side validation when no daemon is running.
+"""Client(socket_path=None, timeout_ms=30000): validate, fuzz, reproduce, minimize, lint over NNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from gpuemu import protocol
+from gpuemu.errors import ClientError, DaemonError, DaemonNotRunningError, ProtocolMismatchError
+from gpuemu.results import FuzzResults, MinimizeResult, ReproduceResult, ValidationResult
+from gpuemu.rng import generate_seed
+from gpuemu.transport import NngTransport, default_socket_path
+from gpuemu.wire_results import (
+    float_from_wire,
+    fuzz_results,
+    seed_from_wire,
+    seed_to_wire,
+    shape_of,
+    validation_result,
+)
+
+__all__ = ["Client", "MINIMIZE_STRATEGIES"]
+
+# python-api strategy names -> the daemon's (and `gpuemu minimize --strategy`).
+MINIMIZE_STRATEGIES = {"binary-search-dims": "dims", "binary-search-values": "values", "dims": "dims",
+                       "values": "values", "all": "all"}
+
+
+class Client:
+    """A connection to the gpuemu daemon; usable as a context manager (closes the socket).
+
+    socket_path defaults to $GPUEMU_HOME/gpuemu.sock (GPUEMU_HOME defaults to ~/.gpuemu).
+    config is the project's gpuemu.toml (default: the nearest one above the current directory);
+    it is sent with requests that name an op and is what inline mode reads. inline=None (default)
+    validates client-side requests in this process when no daemon is running; True always does,
+    False never does (DaemonNotRunningError instead).
+    """
+
+    def __init__(self, socket_path: str | None = None, timeout_ms: int = 30000, *, config: str | None = None,
+                 inline: bool | None = None):
+        if int(timeout_ms) <= 0:
+            raise ValueError(f"timeout_ms must be > 0, got {timeout_ms}")
+        self.socket_path = str(socket_path or default_socket_path())
+        self.timeout_ms = int(timeout_ms)
+        self.inline = inline
+        self._config_arg = config
+        self._transport = NngTransport(self.socket_path, self.timeout_ms)
+        self._inline_project = None
+
+    # ── lifecycle ──────────────────────────────────────────────────────────────────────────
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client(socket_path={self.socket_path!r}, timeout_ms={self.timeout_ms})"
+
+    # ── plumbing ───────────────────────────────────────────────────────────────────────────
+    def _config_path(self) -> str | None:
+        from gpuemu.inline import find_config
+
+        if self._config_arg:
+            return str(Path(self._config_arg).resolve())
+        found = find_config()
+        return str(found) if found else None
+
+    def _request(self, kind: str, fields: dict | None = None, tensors: dict | None = None,
+                 timeout_ms: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+        header = {"protocol_version": protocol.PROTOCOL_VERSION, "type": kind, **(fields or {})}
+        config = self._config_path()
+        if config and "config" not in header:
+            header["config"] = config
+        raw = self._transport.request(protocol.encode_message(header, tensors), f"'{kind}'", timeout_ms)
+        try:
+            reply, out = protocol.decode_message(raw)
+        except protocol.MessageError as exc:
+            raise ProtocolMismatchError(f"the daemon at {self._transport.url} answered '{kind}' with a message this "
+                                        f"client cannot read ({exc}); use a client and daemon of the same gpuemu "
+                                        "release") from None
+        version = reply.get("protocol_version")
+        if version is not None and version != protocol.PROTOCOL_VERSION:
+            raise ProtocolMismatchError(f"the daemon speaks protocol {version}, this client {protocol.PROTOCOL_VERSION}; "
+                                        "use a client and daemon of the same gpuemu release")
+        if reply.get("ok") is False or reply.get("type") == "error":
+            error = reply.get("error") or {}
+            message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+            err_kind = error.get("kind", "internal") if isinstance(error, dict) else "internal"
+            if err_kind == "protocol_mismatch":
+                raise ProtocolMismatchError(message)
+            raise DaemonError(message, err_kind, kind)
+        return reply, out
+
+    def _use_inline(self) -> bool:
+        if self.inline is True:
+            return True
+        if self.inline is False:
+            return False
+        return not self._transport.available()
+
+    def _project(self):
+        from gpuemu.inline import InlineProject
+
+        if self._inline_project is None:
+            self._inline_project = InlineProject.discover(self._config_arg)
+        return self._inline_project
+
+    # ── the API ────────────────────────────────────────────────────────────────────────────
+    def ping(self) -> dict[str, Any]:
+        """{'version', 'protocol_version', 'uptime_secs'} of the daemon."""
+        reply, _ = self._request("ping")
+        return {"version": reply.get("version", ""), "protocol_version": reply.get("protocol_version"),
+                "uptime_secs": float_from_wire(reply.get("uptime_secs"))}
+
+    def validate_op(self, op_name: str, inputs: dict[str, np.ndarray], output: Any, dtype: str | None = None,
+                    seed: int | None = None, **kwargs) -> ValidationResult:
+        """Validate an op's output against its reference (client-side mode); stored by the daemon."""
+        seed = generate_seed() if seed is None else seed
+        if self._use_inline():
+            return self._project().validate(op_name, inputs, output, dtype, seed, kwargs)
+        return self._validate_request("validate", op_name, inputs, output, dtype, seed, kwargs)
+
+    def _validate_request(self, kind: str, op_name: str, inputs: dict, output: Any, dtype: str | None, seed: int,
+                          kwargs: dict, extra: dict | None = None) -> ValidationResult:
+        tensors: dict[str, Any] = {f"input/{name}": arr for name, arr in inputs.items()}
+        outputs = output if isinstance(output, dict) else {"out": output}
+        for name, arr in outputs.items():
+            tensors[f"output/{name}"] = arr if dtype is None or np.asarray(arr).dtype.kind != "f" else (arr, dtype)
+        fields = {"op": op_name, "seed": seed_to_wire(seed), "kwargs": kwargs, **(extra or {})}
+        if dtype is not None:
+            fields["dtype"] = dtype
+        reply, _ = self._request(kind, fields, tensors)
+        return validation_result(reply.get("result", reply), op_name)
+
+    def get_result(self, seed: int) -> ValidationResult | None:
+        reply, _ = self._request("get_result", {"seed": seed_to_wire(seed)})
+        record = reply.get("result")
+        return None if record is None else validation_result(record)
+
+    def list_results(self, limit: int = 100) -> list[ValidationResult]:
+        reply, _ = self._request("list_results", {"limit": int(limit)})
+        return [validation_result(r) for r in reply.get("results", [])]
+
+    def store_baseline(self, tag: str) -> dict:
+        reply, _ = self._request("store_baseline", {"tag": str(tag)})
+        return {k: v for k, v in reply.items() if k not in ("type", "protocol_version", "ok")}
+
+    def fuzz_op(self, op_name: str, seed: int | None = None, iterations: int = 100, fail_fast: bool = False,
+                batch_sizes: list[int] | None = None, seq_lengths: list[int] | None = None,
+                hidden_dims: list[int] | None = None, dtypes: list[str] | None = None,
+                layouts: list[str] | None = None) -> FuzzResults:
+        """Daemon-side fuzzing: the daemon runs the op (op_script or module) and the reference."""
+        seed = generate_seed() if seed is None else seed
+        fields: dict[str, Any] = {"op": op_name, "seed": seed_to_wire(seed), "iterations": int(iterations),
+                                  "fail_fast": bool(fail_fast)}
+        for key, value in (("batch_sizes", batch_sizes), ("seq_lengths", seq_lengths), ("hidden_dims", hidden_dims),
+                           ("dtypes", dtypes), ("layouts", layouts)):
+            if value is not None:
+                fields[key] = list(value)
+        reply, _ = self._request("fuzz", fields, timeout_ms=self._long_timeout(iterations))
+        return fuzz_results(reply, op_name)
+
+    def _long_timeout(self, iterations: int) -> int:
+        # A fuzz request does many cases: allow timeout_ms per 10 cases, at least timeout_ms.
+        return self.timeout_ms * max(1, (int(iterations) + 9) // 10)
+
+    def reproduce(self, seed: int) -> ReproduceResult:
+        reply, tensors = self._request("reproduce", {"seed": seed_to_wire(seed)})
+        inputs = {k.split("/", 1)[1]: v for k, v in tensors.items() if k.startswith("input/")}
+        original = reply.get("original")
+        return ReproduceResult(result=validation_result(reply.get("result", reply)), inputs=inputs,
+                               reproduced=bool(reply.get("reproduced", True)),
+                               original=validation_result(original) if original else None)
+
+    def minimize(self, seed: int, strategy: str | None = "binary-search-dims", max_iters: int = 100) -> MinimizeResult:
+        name = MINIMIZE_STRATEGIES.get(strategy or "binary-search-dims")
+        if name is None:
+            raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(MINIMIZE_STRATEGIES)}")
+        reply, tensors = self._request("minimize", {"seed": seed_to_wire(seed), "strategy": name,
+                                                    "max_iters": int(max_iters)},
+                                       timeout_ms=self._long_timeout(max_iters))
+        minimized = reply.get("minimized", {})
+        original = reply.get("original", {})
+        return MinimizeResult(
+            original_seed=seed_from_wire(original.get("seed", seed_to_wire(seed))),
+            minimized_seed=seed_from_wire(minimized.get("seed", "0")),
+            minimized_shape=shape_of(minimized),
+            result=validation_result(reply.get("result", {"seed": minimized.get("seed", "0"), "passed": False})),
+            inputs={k.split("/", 1)[1]: v for k, v in tensors.items() if k.startswith("input/")},
+            original_shape=shape_of(original),
+            steps=int(reply.get("steps", 0) or 0),
+        )
+
+    def list_failures(self, limit: int = 20) -> list[ValidationResult]:
+        reply, _ = self._request("list_failures", {"limit": int(limit)})
+        return [validation_result(r) for r in reply.get("failures", [])]
+
+    def lint_kernel(self, ptx_content: str, kernel_name: str | None = None) -> list[dict[str, Any]]:
+        """Lint PTX text: [{"kernel_name", "passed", "metrics", "violations", "timestamp", ...}] per kernel."""
+        if not isinstance(ptx_content, str) or not ptx_content.strip():
+            raise ValueError("lint_kernel needs the PTX text as a non-empty str")
+        fields: dict[str, Any] = {"ptx": ptx_content}
+        if kernel_name is not None:
+            fields["kernel"] = kernel_name
+        reply, _ = self._request("lint", fields)
+        out = []
+        for k in reply.get("kernels", []):
+            entry = dict(k)
+            entry.setdefault("kernel_name", entry.get("name", ""))
+            entry.setdefault("timestamp", reply.get("timestamp", ""))
+            out.append(entry)
+        return out
+
+    def calibrate(self, op_name: str, dtype: str | None = None, iterations: int = 50, seed: int | None = None,
+                  against: str | None = None) -> list[dict[str, Any]]:
+        """Fit tolerances from a trusted implementation (as `gpuemu calibrate`): one row per dtype."""
+        fields: dict[str, Any] = {"op": op_name, "iterations": int(iterations)}
+        if dtype is not None:
+            fields["dtype"] = dtype
+        if seed is not None:
+            fields["seed"] = seed_to_wire(seed)
+        if against is not None:
+            fields["against"] = against
+        reply, _ = self._request("calibrate", fields, timeout_ms=self._long_timeout(iterations))
+        return list(reply.get("rows", []))
+
+    # ── daemon-orchestrated and client-side modes ────────────────────────────────────────────
+    def get_test_case(self, op_name: str, seed: int | None = None) -> dict[str, Any]:
+        """{'seed', 'inputs', 'shape', 'dtype', 'layout', ...} for the client to run."""
+        return self.get_test_batch(op_name, count=1, seed=seed)[0]
+
+    def get_test_batch(self, op_name: str, count: int = 10, seed: int | None = None,
+                       op_schema: dict[str, Any] | None = None, dtypes: list[str] | None = None) -> list[dict[str, Any]]:
+        from gpuemu import client_side
+
+        if int(count) < 1:
+            raise ValueError(f"count must be >= 1, got {count}")
+        seed = generate_seed() if seed is None else seed
+        if self._use_inline():
+            return client_side.inline_batch(self._project(), op_name, int(count), seed, op_schema, dtypes)
+        return self._test_batch_from(op_name, int(count), seed, 0, op_schema, dtypes)
+
+    def _test_batch_from(self, op_name: str, count: int, seed: int, start: int, op_schema: dict | None,
+                         dtypes: list[str] | None) -> list[dict[str, Any]]:
+        """Cases start..start+count-1 of the daemon's case stream under a master seed."""
+        from gpuemu import client_side
+
+        fields: dict[str, Any] = {"op": op_name, "count": count, "seed": seed_to_wire(seed), "start": start}
+        if op_schema is not None:
+            fields["op_schema"] = op_schema
+        if dtypes is not None:
+            fields["dtypes"] = list(dtypes)
+        reply, tensors = self._request("get_test_batch", fields)
+        return client_side.cases_from_reply(reply, tensors, op_name)
+
+    def submit_output(self, op_name: str, inputs: dict[str, np.ndarray], output: Any, seed: int,
+                      **kwargs) -> ValidationResult:
+        """Validate the output of a case from get_test_case/get_test_batch; the daemon stores failures."""
+        dtype = kwargs.pop("dtype", None)
+        if self._use_inline():
+            return self._project().validate(op_name, inputs, output, dtype, seed, kwargs)
+        return self._validate_request("submit_output", op_name, inputs, output, dtype, seed, kwargs)
+
+    def fuzz_op_client_side(self, op_name: str, run_op: Callable | None = None, iterations: int = 100,
+                            seed: int | None = None, fail_fast: bool = False, op_schema: dict[str, Any] | None = None,
+                            dtypes: list[str] | None = None, *, op_fn: Callable | None = None,
+                            batch_size: int = 16) -> FuzzResults:
+        """The daemon makes cases, run_op(inputs_dict) runs them here, the daemon validates and stores.
+
+        Inputs are hashed before and after run_op: an op that writes into them fails with kind
+        input_mutated, one whose output shares memory with an input with output_aliased.
+        """
+        from gpuemu import client_side
+
+        fn = run_op or op_fn
+        if fn is None:
+            raise ClientError("fuzz_op_client_side needs run_op: a function taking the inputs dict, returning the output")
+        return client_side.fuzz(self, op_name, fn, int(iterations), generate_seed() if seed is None else seed,
+                                fail_fast, op_schema, dtypes, batch_size)
+
+    def shutdown_daemon(self) -> None:
+        """Ask the daemon to finish in-flight requests and exit."""
+        self._request("shutdown")
+

@@ -1,0 +1,118 @@
+# Client-side fuzzing (execution-modes seed): cases come from the daemon (or, with no daemon, from
+# the same generator inline), the user's run_op runs them here under guard, outputs are validated.
+"""fuzz(), inline_batch() and cases_from_reply() behind Client.fuzz_op_client_side / get_test_batch."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from gpuemu.cases import DimSpec, OpSpec, case_seed, generate_case
+from gpuemu.errors import ClientError
+from gpuemu.guard import run_guarded
+from gpuemu.results import Failure, FuzzResults, ReproductionInfo, ValidationResult
+from gpuemu.wire_results import seed_from_wire
+
+__all__ = ["fuzz", "inline_batch", "cases_from_reply", "schema_op"]
+
+
+def schema_op(base: OpSpec, op_schema: dict) -> OpSpec:
+    """The op with its schema replaced by a python-api op_schema dict:
+    {"name", "dims": [{"name", "candidates"}], "inputs": [{"name", "dims"}], "output": {...}}."""
+    try:
+        dims = [DimSpec(str(d["name"]), min(d["candidates"]), max(d["candidates"]), [int(c) for c in d["candidates"]])
+                for d in op_schema["dims"]]
+        inputs = {str(i["name"]): list(i["dims"]) for i in op_schema["inputs"]}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ClientError(f"op_schema must look like {{'dims': [{{'name': 'M', 'candidates': [1, 64]}}], 'inputs': "
+                          f"[{{'name': 'a', 'dims': ['M', 'K']}}], 'output': {{'name': 'out', 'dims': [...]}}}}: {exc}") from None
+    return dataclasses.replace(base, dims=dims, schema_inputs=inputs, input_names=list(inputs), has_schema=True)
+
+
+def _case_dict(case, op_name: str) -> dict[str, Any]:
+    return {"seed": case.seed, "op": op_name, "inputs": case.inputs, "shape": case.shape, "dtype": case.dtype,
+            "layout": case.layout, "distribution": case.distribution,
+            "shapes": {name: tuple(arr.shape) for name, arr in case.inputs.items()}}
+
+
+def inline_batch(project, op_name: str, count: int, seed: int, op_schema: dict | None, dtypes: list[str] | None,
+                 start: int = 0) -> list[dict[str, Any]]:
+    """Cases start..start+count-1 of the "fuzz" stream under master seed, generated here (no daemon)."""
+    op = project.op(op_name)
+    if op_schema is not None:
+        op = schema_op(op, op_schema)
+    if dtypes:
+        op = dataclasses.replace(op, dtypes=list(dtypes))
+    return [_case_dict(generate_case(op, case_seed(op, seed, "fuzz", i)), op_name) for i in range(start, start + count)]
+
+
+def cases_from_reply(reply: dict, tensors: dict[str, np.ndarray], op_name: str) -> list[dict[str, Any]]:
+    """The case dicts of a get_test_batch reply; tensors are named "case/I/input/NAME"."""
+    cases = []
+    for i, meta in enumerate(reply.get("cases", [])):
+        prefix = f"case/{i}/input/"
+        inputs = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+        shapes = {k: tuple(v.shape) for k, v in inputs.items()}
+        first = next(iter(inputs.values()), None)
+        cases.append({"seed": seed_from_wire(meta["seed"]), "op": op_name, "inputs": inputs,
+                      "shape": tuple(first.shape) if first is not None else (), "dtype": meta.get("dtype", "float32"),
+                      "layout": meta.get("layout", "contiguous"), "distribution": meta.get("distribution", ""),
+                      "shapes": shapes, "dims": meta.get("dims", {})})
+    return cases
+
+
+def _guard_failure(case: dict, op_name: str, kind: str, message: str, took: int) -> ValidationResult:
+    first = next(iter(case["inputs"].values()), None)
+    return ValidationResult(
+        passed=False, seed=case["seed"], op_name=op_name, failures=[Failure(message, kind)], duration_ms=took,
+        kind=kind, dtype=case["dtype"],
+        repro_info=ReproductionInfo(seed=case["seed"], shape=tuple(case["shape"]), dtype=case["dtype"],
+                                    layout=case["layout"],
+                                    strides=tuple(s // first.itemsize for s in first.strides) if first is not None else ()))
+
+
+def fuzz(client, op_name: str, run_op: Callable, iterations: int, seed: int, fail_fast: bool,
+         op_schema: dict | None, dtypes: list[str] | None, batch_size: int) -> FuzzResults:
+    start_time = time.perf_counter()
+    results = FuzzResults(seed=seed, op_name=op_name)
+    inline = client._use_inline()
+    done = 0
+    while done < iterations:
+        count = min(batch_size, iterations - done)
+        if inline:
+            batch = inline_batch(client._project(), op_name, count, seed, op_schema, dtypes, start=done)
+        else:
+            batch = client._test_batch_from(op_name, count, seed, done, op_schema, dtypes)
+        for offset, case in enumerate(batch):
+            run = run_guarded(run_op, case["inputs"])
+            if run.kind == "input_mutated":
+                # Report the case with the inputs it was given, not the ones the op scribbled over.
+                index = done + offset
+                case = (inline_batch(client._project(), op_name, 1, seed, op_schema, dtypes, start=index) if inline
+                        else client._test_batch_from(op_name, 1, seed, index, op_schema, dtypes))[0]
+            if inline:
+                if run.kind != "none":
+                    result = _guard_failure(case, op_name, run.kind, run.message, run.duration_ms)
+                else:
+                    result = client._project().validate(op_name, case["inputs"], run.output, case["dtype"],
+                                                        case["seed"])
+            else:
+                extra = {"client_failure": {"kind": run.kind, "message": run.message}} if run.kind != "none" else {}
+                result = client._validate_request("submit_output", op_name, case["inputs"],
+                                                  run.output if run.output is not None else np.zeros(0, np.float32),
+                                                  None, case["seed"], {}, extra)
+            results.total += 1
+            if result.passed:
+                results.passed += 1
+            else:
+                results.failed += 1
+                results.failures.append(result)
+            if fail_fast and not result.passed:
+                results.duration_ms = int((time.perf_counter() - start_time) * 1000)
+                return results
+        done += count
+    results.duration_ms = int((time.perf_counter() - start_time) * 1000)
+    return results

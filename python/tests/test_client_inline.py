@@ -1,0 +1,166 @@
+# The client with no daemon: clear errors for daemon-only requests (fast, not a timeout), and
+# client-side validation and fuzzing evaluated inline from gpuemu.toml (DESIGN section 2).
+import os
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from gpuemu import Client, DaemonNotRunningError, ValidationError, validate_op
+from gpuemu.validate import validate_op as validate_op_alias
+
+from conftest import REPO_ROOT
+
+TOML = """
+[project]
+name = "inline"
+
+[validation]
+dtypes = ["float32"]
+python_path = ["src"]
+
+[[ops]]
+name = "relu"
+reference = "myrefs.ops:relu_reference"
+execution_mode = "client_side"
+
+[ops.inputs.x]
+shape = [8, 33]
+domain = [-3, 3]
+
+[[ops]]
+name = "layer_scale"
+reference = "myrefs.ops:scale_reference"
+execution_mode = "client_side"
+kwargs = { factor = 2.0 }
+
+[ops.tolerances]
+float32 = { atol = 1e-3 }
+"""
+
+REFS = """
+import numpy as np
+
+def relu_reference(inputs, **kwargs):
+    return np.maximum(np.asarray(inputs["x"], dtype=np.float64), 0.0)
+
+def scale_reference(inputs, factor=1.0, **kwargs):
+    return np.asarray(inputs["x"], dtype=np.float64) * factor
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "gpuemu.toml").write_text(TOML)
+    pkg = tmp_path / "src" / "myrefs"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text(textwrap.dedent(REFS))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GPUEMU_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+def relu(inputs):
+    return np.maximum(inputs["x"], 0)
+
+
+def test_daemon_only_requests_fail_fast_with_what_to_do(project):
+    client = Client(timeout_ms=60000)
+    assert client.socket_path == str(project / "home" / "gpuemu.sock")
+    start = time.perf_counter()
+    for call in (client.ping, client.list_results, client.list_failures, lambda: client.reproduce(2**64 - 1),
+                 lambda: client.fuzz_op("relu", iterations=1), lambda: client.lint_kernel(".version 8.0\n")):
+        with pytest.raises(DaemonNotRunningError, match="gpuemu daemon start --background"):
+            call()
+    assert time.perf_counter() - start < 5, "no daemon must be reported at once, not after timeout_ms"
+    # A stale socket file (a daemon killed with -9) is the same error.
+    (project / "home").mkdir()
+    (project / "home" / "gpuemu.sock").write_text("")
+    with pytest.raises(DaemonNotRunningError):
+        Client().ping()
+    with pytest.raises(DaemonNotRunningError):
+        Client(inline=False).validate_op("relu", {"x": np.ones((2, 2), np.float32)}, np.ones((2, 2), np.float32))
+
+
+def test_validate_op_inline_passes_and_fails(project):
+    x = np.linspace(-2, 2, 64, dtype=np.float32).reshape(8, 8)
+    with Client() as client:
+        ok = client.validate_op("relu", {"x": x}, relu({"x": x}), seed=2**64 - 2)
+        assert ok.passed and ok.seed == 2**64 - 2 and ok.op_name == "relu" and ok.dtype == "float32"
+        assert ok.max_diff == 0 and ok.failures == []
+        bad = client.validate_op("relu", {"x": x}, relu({"x": x}) + np.float32(1e-3))
+        assert not bad.passed and bad.kind == "mismatch" and bad.max_diff == pytest.approx(1e-3, rel=1e-3)
+        assert "outside atol=1e-05" in bad.failures[0]["message"] and bad.repro_info.shape == (8, 8)
+        scaled = client.validate_op("layer_scale", {"x": x}, x * 2 + np.float32(5e-4))
+        assert scaled.passed, "op kwargs reach the reference and [ops.tolerances] atol is used"
+        nan = client.validate_op("relu", {"x": x}, np.full_like(x, np.nan))
+        assert nan.kind == "unexpected_nonfinite"
+        with pytest.raises(Exception, match="did you mean 'relu'"):
+            client.validate_op("rleu", {"x": x}, x)
+
+
+def test_validate_op_context_manager_both_spellings(project):
+    x = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
+    with validate_op("relu", inputs={"x": x}) as ctx:
+        ctx.set_output(relu({"x": x}))
+    assert ctx.result.passed
+    client = Client()
+    with pytest.raises(ValidationError) as err:
+        with validate_op_alias(client, "relu", inputs={"x": x}) as ctx:
+            ctx["output"] = -relu({"x": x}) - 1
+    assert err.value.result.kind == "mismatch" and not ctx.result.passed
+    with validate_op(client, "relu", inputs={"x": x}, raise_on_failure=False) as ctx:
+        ctx["output"] = x
+    assert not ctx.result.passed
+    with pytest.raises(ZeroDivisionError):
+        with validate_op(client, "relu", inputs={"x": x}):
+            1 / 0
+
+
+def test_test_cases_and_client_side_fuzz_inline(project):
+    client = Client()
+    case = client.get_test_case("relu", seed=2**63 + 11)
+    assert case["inputs"]["x"].shape == (8, 33) and case["shape"] == (8, 33)
+    assert case["inputs"]["x"].min() >= -3 and case["inputs"]["x"].max() <= 3
+    assert client.submit_output("relu", case["inputs"], relu(case["inputs"]), seed=case["seed"]).passed
+    again = client.get_test_batch("relu", count=3, seed=2**63 + 11)
+    assert again[0]["seed"] == case["seed"] and np.array_equal(again[0]["inputs"]["x"], case["inputs"]["x"])
+    assert len({c["seed"] for c in again}) == 3
+
+    good = client.fuzz_op_client_side("relu", run_op=relu, iterations=10, seed=7)
+    assert (good.total, good.passed, good.failed, good.seed) == (10, 10, 0, 7)
+
+    def leaky(inputs):  # wrong for negative inputs
+        return np.where(inputs["x"] > 0, inputs["x"], inputs["x"] * np.float32(0.01))
+
+    bad = client.fuzz_op_client_side("relu", run_op=leaky, iterations=10, seed=7)
+    assert bad.failed > 0 and bad.failures[0].kind == "mismatch"
+
+    def in_place(inputs):
+        np.maximum(inputs["x"], 0, out=inputs["x"])
+        return inputs["x"].copy()
+
+    mutated = client.fuzz_op_client_side("relu", run_op=in_place, iterations=3, seed=7)
+    assert mutated.failed == 3 and {f.kind for f in mutated.failures} == {"input_mutated"}
+    aliased = client.fuzz_op_client_side("relu", run_op=lambda i: i["x"], iterations=2, seed=7, fail_fast=True)
+    assert aliased.total == 1 and aliased.failures[0].kind == "output_aliased"
+
+    schema = {"name": "relu", "dims": [{"name": "M", "candidates": [1, 5]}, {"name": "N", "candidates": [7]}],
+              "inputs": [{"name": "x", "dims": ["M", "N"]}], "output": {"name": "out", "dims": ["M", "N"]}}
+    shaped = client.get_test_batch("relu", count=6, seed=3, op_schema=schema)
+    assert {c["shape"] for c in shaped} <= {(1, 7), (5, 7)}
+
+
+def test_inline_runs_the_bundled_example_references(monkeypatch, tmp_path):
+    monkeypatch.chdir(REPO_ROOT / "examples")
+    monkeypatch.setenv("GPUEMU_HOME", str(tmp_path))
+    client = Client()
+    case = client.get_test_case("softmax", seed=12345)
+    x = case["inputs"]["x"].astype(np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    result = client.submit_output("softmax", case["inputs"], e / e.sum(axis=-1, keepdims=True), seed=case["seed"])
+    assert result.passed, result.failures
+    assert os.environ.get("GPUEMU_HOME") == str(tmp_path)
