@@ -104,12 +104,7 @@ def fuzz(client, op_name: str, run_op: Callable, iterations: int, seed: int, fai
                 result = client._validate_request("submit_output", op_name, case["inputs"],
                                                   run.output if run.output is not None else np.zeros(0, np.float32),
                                                   None, case["seed"], {}, extra)
-            results.total += 1
-            if result.passed:
-                results.passed += 1
-            else:
-                results.failed += 1
-                results.failures.append(result)
+            results.add(result)
             if fail_fast and not result.passed:
                 results.duration_ms = int((time.perf_counter() - start_time) * 1000)
                 return results

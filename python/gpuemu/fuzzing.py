@@ -239,14 +239,9 @@ class SeededFuzzer:
         results = FuzzResults(seed=self.seed, op_name=op_name or getattr(op_fn, "__name__", "op"))
         for case in self:
             result = self._check(case, op_fn, ref_fn, tolerance, results.op_name)
-            results.total += 1
-            if result.passed:
-                results.passed += 1
-            else:
-                results.failed += 1
-                results.failures.append(result)
-                if fail_fast:
-                    break
+            results.add(result)
+            if fail_fast and not result.passed:
+                break
         results.duration_ms = int((time.perf_counter() - start) * 1000)
         return results
 

@@ -164,6 +164,15 @@ class FuzzResults:
     def all_passed(self) -> bool:
         return self.failed == 0
 
+    def add(self, result: ValidationResult) -> None:
+        """Count one case's result (and keep it when it failed)."""
+        self.total += 1
+        if result.passed:
+            self.passed += 1
+        else:
+            self.failed += 1
+            self.failures.append(result)
+
 
 @dataclass
 class ReproduceResult:
