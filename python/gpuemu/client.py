@@ -20,6 +20,7 @@ from gpuemu.wire_results import (
     seed_from_wire,
     seed_to_wire,
     shape_of,
+    summary_result,
     validation_result,
 )
 
@@ -115,10 +116,11 @@ class Client:
 
     # ── the API ────────────────────────────────────────────────────────────────────────────
     def ping(self) -> dict[str, Any]:
-        """{'version', 'protocol_version', 'uptime_secs'} of the daemon."""
+        """{'version', 'protocol_version', 'uptime_secs', 'pid', 'socket', 'in_flight', 'served', 'config'}."""
         reply, _ = self._request("ping")
-        return {"version": reply.get("version", ""), "protocol_version": reply.get("protocol_version"),
-                "uptime_secs": float_from_wire(reply.get("uptime_secs"))}
+        info = {k: v for k, v in reply.items() if k not in ("ok", "type", "tensors")}
+        info["uptime_secs"] = float_from_wire(reply.get("uptime_secs"))
+        return info
 
     def validate_op(self, op_name: str, inputs: dict[str, np.ndarray], output: Any, dtype: str | None = None,
                     seed: int | None = None, **kwargs) -> ValidationResult:
@@ -130,24 +132,27 @@ class Client:
 
     def _validate_request(self, kind: str, op_name: str, inputs: dict, output: Any, dtype: str | None, seed: int,
                           kwargs: dict, extra: dict | None = None) -> ValidationResult:
+        # Tensors go in their own numpy dtypes (bfloat16 cases arrive as float32 holding exact
+        # bfloat16 values); `dtype` tells the daemon the case dtype for the tolerance.
         tensors: dict[str, Any] = {f"input/{name}": arr for name, arr in inputs.items()}
         outputs = output if isinstance(output, dict) else {"out": output}
-        for name, arr in outputs.items():
-            tensors[f"output/{name}"] = arr if dtype is None or np.asarray(arr).dtype.kind != "f" else (arr, dtype)
+        tensors.update({f"output/{name}": arr for name, arr in outputs.items() if arr is not None})
         fields = {"op": op_name, "seed": seed_to_wire(seed), "kwargs": kwargs, **(extra or {})}
         if dtype is not None:
             fields["dtype"] = dtype
         reply, _ = self._request(kind, fields, tensors)
         return validation_result(reply.get("result", reply), op_name)
 
-    def get_result(self, seed: int) -> ValidationResult | None:
-        reply, _ = self._request("get_result", {"seed": seed_to_wire(seed)})
+    def get_result(self, seed: int, op: str | None = None) -> ValidationResult | None:
+        """The stored result of a case seed: its newest failure, else its newest passing validation."""
+        reply, _ = self._request("get_result", _with_op({"seed": seed_to_wire(seed)}, op))
         record = reply.get("result")
         return None if record is None else validation_result(record)
 
-    def list_results(self, limit: int = 100) -> list[ValidationResult]:
-        reply, _ = self._request("list_results", {"limit": int(limit)})
-        return [validation_result(r) for r in reply.get("results", [])]
+    def list_results(self, limit: int = 100, op: str | None = None) -> list[ValidationResult]:
+        """Per (run, op, dtype) summaries, newest first: seed is the run's master seed."""
+        reply, _ = self._request("list_results", _with_op({"limit": int(limit)}, op))
+        return [summary_result(r) for r in reply.get("results", [])]
 
     def store_baseline(self, tag: str) -> dict:
         reply, _ = self._request("store_baseline", {"tag": str(tag)})
@@ -156,8 +161,12 @@ class Client:
     def fuzz_op(self, op_name: str, seed: int | None = None, iterations: int = 100, fail_fast: bool = False,
                 batch_sizes: list[int] | None = None, seq_lengths: list[int] | None = None,
                 hidden_dims: list[int] | None = None, dtypes: list[str] | None = None,
-                layouts: list[str] | None = None) -> FuzzResults:
-        """Daemon-side fuzzing: the daemon runs the op (op_script or module) and the reference."""
+                layouts: list[str] | None = None, *, values: str | None = None, op_script: str | None = None,
+                jobs: int | None = None) -> FuzzResults:
+        """Daemon-side fuzzing: the daemon runs the op (op_script or module, or `op_script` given
+        here: a script path or module:function that replaces it for this request) and the reference.
+        batch_sizes, seq_lengths and hidden_dims are accepted for compatibility; shapes come from
+        the op's schema."""
         seed = generate_seed() if seed is None else seed
         fields: dict[str, Any] = {"op": op_name, "seed": seed_to_wire(seed), "iterations": int(iterations),
                                   "fail_fast": bool(fail_fast)}
@@ -165,6 +174,9 @@ class Client:
                            ("dtypes", dtypes), ("layouts", layouts)):
             if value is not None:
                 fields[key] = list(value)
+        for key, value in (("values", values), ("op_script", op_script), ("jobs", jobs)):
+            if value is not None:
+                fields[key] = value
         reply, _ = self._request("fuzz", fields, timeout_ms=self._long_timeout(iterations))
         return fuzz_results(reply, op_name)
 
@@ -172,44 +184,68 @@ class Client:
         # A fuzz request does many cases: allow timeout_ms per 10 cases, at least timeout_ms.
         return self.timeout_ms * max(1, (int(iterations) + 9) // 10)
 
-    def reproduce(self, seed: int) -> ReproduceResult:
-        reply, tensors = self._request("reproduce", {"seed": seed_to_wire(seed)})
-        inputs = {k.split("/", 1)[1]: v for k, v in tensors.items() if k.startswith("input/")}
-        original = reply.get("original")
-        return ReproduceResult(result=validation_result(reply.get("result", reply)), inputs=inputs,
-                               reproduced=bool(reply.get("reproduced", True)),
-                               original=validation_result(original) if original else None)
+    def reproduce(self, seed: int, op: str | None = None, run_op: Callable | None = None) -> ReproduceResult:
+        """Re-run a stored failure. When its op runs only on the client (`needs_client`), pass run_op:
+        it runs on the stored inputs here and the output is validated by the daemon."""
+        reply, tensors = self._request("reproduce", _with_op({"seed": seed_to_wire(seed)}, op))
+        inputs = _named(tensors, "input/")
+        original = validation_result(reply["original"]) if reply.get("original") else None
+        out = ReproduceResult(result=validation_result(reply.get("result") or {"seed": seed_to_wire(seed)}),
+                              inputs=inputs, reproduced=bool(reply.get("reproduced", False)), original=original,
+                              needs_client=bool(reply.get("needs_client", False)),
+                              from_snapshot=bool(reply.get("from_snapshot", False)))
+        if out.needs_client and run_op is not None:
+            from gpuemu.guard import run_guarded
 
-    def minimize(self, seed: int, strategy: str | None = "binary-search-dims", max_iters: int = 100) -> MinimizeResult:
+            op_name = original.op_name if original else out.result.op_name
+            run = run_guarded(run_op, {k: np.array(v) for k, v in inputs.items()})
+            extra = {"client_failure": {"kind": run.kind, "message": run.message}} if run.kind != "none" else {}
+            dtype = original.dtype if original else None
+            out.result = self._validate_request("submit_output", op_name, inputs, run.output, dtype, seed, {}, extra)
+            out.reproduced = not out.result.passed and (original is None or out.result.kind == original.kind)
+            out.needs_client = False
+        return out
+
+    def minimize(self, seed: int, strategy: str | None = "binary-search-dims", max_iters: int = 100,
+                 op: str | None = None, run_op: Callable | None = None) -> MinimizeResult:
+        """Shrink a stored failure. The daemon does it when it can run the op; for an op that runs
+        only on the client pass run_op, and the client shrinks it (docs/python-api.md)."""
         name = MINIMIZE_STRATEGIES.get(strategy or "binary-search-dims")
         if name is None:
             raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(MINIMIZE_STRATEGIES)}")
-        reply, tensors = self._request("minimize", {"seed": seed_to_wire(seed), "strategy": name,
-                                                    "max_iters": int(max_iters)},
+        if run_op is not None:
+            from gpuemu.client_minimize import minimize_client_side
+
+            return minimize_client_side(self, seed, run_op, name, int(max_iters), op)
+        reply, tensors = self._request("minimize", _with_op({"seed": seed_to_wire(seed), "strategy": name,
+                                                             "max_iters": int(max_iters)}, op),
                                        timeout_ms=self._long_timeout(max_iters))
-        minimized = reply.get("minimized", {})
-        original = reply.get("original", {})
+        minimized = reply.get("minimized") or {}
+        original = reply.get("original") or {}
         return MinimizeResult(
             original_seed=seed_from_wire(original.get("seed", seed_to_wire(seed))),
             minimized_seed=seed_from_wire(minimized.get("seed", "0")),
             minimized_shape=shape_of(minimized),
-            result=validation_result(reply.get("result", {"seed": minimized.get("seed", "0"), "passed": False})),
-            inputs={k.split("/", 1)[1]: v for k, v in tensors.items() if k.startswith("input/")},
+            result=validation_result(minimized),
+            inputs=_named(tensors, "input/"),
             original_shape=shape_of(original),
             steps=int(reply.get("steps", 0) or 0),
         )
 
-    def list_failures(self, limit: int = 20) -> list[ValidationResult]:
-        reply, _ = self._request("list_failures", {"limit": int(limit)})
+    def list_failures(self, limit: int = 20, op: str | None = None) -> list[ValidationResult]:
+        reply, _ = self._request("list_failures", _with_op({"limit": int(limit)}, op))
         return [validation_result(r) for r in reply.get("failures", [])]
 
-    def lint_kernel(self, ptx_content: str, kernel_name: str | None = None) -> list[dict[str, Any]]:
+    def lint_kernel(self, ptx_content: str, kernel_name: str | None = None,
+                    arch: str | None = None) -> list[dict[str, Any]]:
         """Lint PTX text: [{"kernel_name", "passed", "metrics", "violations", "timestamp", ...}] per kernel."""
         if not isinstance(ptx_content, str) or not ptx_content.strip():
             raise ValueError("lint_kernel needs the PTX text as a non-empty str")
         fields: dict[str, Any] = {"ptx": ptx_content}
         if kernel_name is not None:
             fields["kernel"] = kernel_name
+        if arch is not None:
+            fields["arch"] = arch
         reply, _ = self._request("lint", fields)
         out = []
         for k in reply.get("kernels", []):
@@ -289,4 +325,14 @@ class Client:
     def shutdown_daemon(self) -> None:
         """Ask the daemon to finish in-flight requests and exit."""
         self._request("shutdown")
+
+
+def _with_op(fields: dict, op: str | None) -> dict:
+    if op is not None:
+        fields["op"] = op
+    return fields
+
+
+def _named(tensors: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
 

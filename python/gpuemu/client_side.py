@@ -50,17 +50,19 @@ def inline_batch(project, op_name: str, count: int, seed: int, op_schema: dict |
 
 
 def cases_from_reply(reply: dict, tensors: dict[str, np.ndarray], op_name: str) -> list[dict[str, Any]]:
-    """The case dicts of a get_test_batch reply; tensors are named "case/I/input/NAME"."""
+    """The case dicts of a get_test_batch reply; tensors are named "case/I/input/NAME" (I from 0)."""
     cases = []
     for i, meta in enumerate(reply.get("cases", [])):
         prefix = f"case/{i}/input/"
-        inputs = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
-        shapes = {k: tuple(v.shape) for k, v in inputs.items()}
+        found = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+        order = [name for name in meta.get("input_order", []) if name in found]
+        inputs = {name: found[name] for name in order + [n for n in found if n not in order]}
         first = next(iter(inputs.values()), None)
         cases.append({"seed": seed_from_wire(meta["seed"]), "op": op_name, "inputs": inputs,
                       "shape": tuple(first.shape) if first is not None else (), "dtype": meta.get("dtype", "float32"),
                       "layout": meta.get("layout", "contiguous"), "distribution": meta.get("distribution", ""),
-                      "shapes": shapes, "dims": meta.get("dims", {})})
+                      "shapes": {k: tuple(v.shape) for k, v in inputs.items()}, "dims": meta.get("dims", {}),
+                      "index": int(meta.get("index", i))})
     return cases
 
 
@@ -101,9 +103,8 @@ def fuzz(client, op_name: str, run_op: Callable, iterations: int, seed: int, fai
                                                         case["seed"])
             else:
                 extra = {"client_failure": {"kind": run.kind, "message": run.message}} if run.kind != "none" else {}
-                result = client._validate_request("submit_output", op_name, case["inputs"],
-                                                  run.output if run.output is not None else np.zeros(0, np.float32),
-                                                  None, case["seed"], {}, extra)
+                result = client._validate_request("submit_output", op_name, case["inputs"], run.output,
+                                                  case["dtype"], case["seed"], {}, extra)
             results.add(result)
             if fail_fast and not result.passed:
                 results.duration_ms = int((time.perf_counter() - start_time) * 1000)

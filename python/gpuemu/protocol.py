@@ -13,7 +13,8 @@ import numpy as np
 
 from gpuemu import tensors as tensor_codec
 
-__all__ = ["PROTOCOL_VERSION", "MessageError", "encode_message", "decode_message", "tensor_entries"]
+__all__ = ["PROTOCOL_VERSION", "MessageError", "encode_message", "decode_message", "encode_frame", "split_frame",
+           "tensor_entries"]
 
 PROTOCOL_VERSION = 1
 MAGIC = b"GEMU"
@@ -38,18 +39,54 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MessageError(f"{what} must be an integer, got {value!r}")
+    return value
+
+
+def _strided_storage(arr: np.ndarray) -> tuple[list[int], bytes] | None:
+    """(strides in elements, storage bytes) of a view with positive, element-aligned strides, so the
+    daemon gets the layout the client had; None when a contiguous copy is the honest encoding."""
+    item = arr.itemsize
+    if arr.size == 0 or any(s <= 0 or s % item for s in arr.strides) or not arr.dtype.isnative:
+        return None
+    steps = [s // item for s in arr.strides]
+    extent = 1 + sum((d - 1) * k for d, k in zip(arr.shape, steps))
+    if extent > 4 * arr.size + 64:
+        return None  # a sparse view: sending its gaps would cost more than the values
+    flat = np.lib.stride_tricks.as_strided(arr, shape=(extent,), strides=(item,), writeable=False)
+    return steps, flat.tobytes()
+
+
 def tensor_entries(named: dict[str, Any], start: int = 0) -> tuple[list[dict], list[bytes]]:
-    """Header entries {"name", "dtype", "shape", "strides", "offset", "nbytes"} and their buffers."""
+    """Header entries {"name", "dtype", "shape", "strides"?, "offset", "nbytes"} and their buffers.
+
+    A value may be (array, "bfloat16") to send float32 values as bfloat16. Row-major data omits
+    "strides"; a strided numpy view keeps its layout.
+    """
     entries, buffers, offset = [], [], start
     for name, value in named.items():
         dtype = None
         if isinstance(value, tuple):  # (array, "bfloat16"): a wire dtype numpy cannot express
             value, dtype = value
-        header, raw = tensor_codec.encode_raw(np.asarray(value), dtype)
+        arr = np.asarray(value)
+        header, raw = tensor_codec.encode_raw(arr, dtype)
+        header.pop("strides")
+        kept = None if arr.flags.c_contiguous or arr.dtype.name != tensor_codec.numpy_dtype(header["dtype"]).name \
+            else _strided_storage(arr)
+        if kept is not None and header["dtype"] != "bfloat16":
+            header["strides"], raw = kept
         entries.append({"name": str(name), **header, "offset": offset, "nbytes": len(raw)})
         buffers.append(raw)
         offset += len(raw)
     return entries, buffers
+
+
+def encode_frame(header: dict, payload: bytes = b"") -> bytes:
+    """One frame: compact JSON with sorted keys (as the C++ encoder writes it), non-finite floats as strings."""
+    text = json.dumps(_json_safe(header), separators=(",", ":"), sort_keys=True, allow_nan=False).encode("utf-8")
+    return _PREFIX.pack(MAGIC, PROTOCOL_VERSION, len(text), len(payload)) + text + payload
 
 
 def encode_message(header: dict, tensors: dict[str, Any] | None = None) -> bytes:
@@ -58,13 +95,11 @@ def encode_message(header: dict, tensors: dict[str, Any] | None = None) -> bytes
     buffers: list[bytes] = []
     if tensors:
         body["tensors"], buffers = tensor_entries(tensors)
-    text = json.dumps(_json_safe(body), separators=(",", ":"), allow_nan=False).encode("utf-8")
-    payload = b"".join(buffers)
-    return _PREFIX.pack(MAGIC, PROTOCOL_VERSION, len(text), len(payload)) + text + payload
+    return encode_frame(body, b"".join(buffers))
 
 
-def decode_message(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
-    """(header, {name: array}) of one message; tensors are views into a private copy of data."""
+def split_frame(data: bytes) -> tuple[dict, bytes]:
+    """(header, payload) of one frame, checking the layout and that the header is a JSON object."""
     if len(data) < _PREFIX.size:
         raise MessageError(f"message of {len(data)} bytes is shorter than the {_PREFIX.size}-byte prefix")
     magic, version, hlen, plen = _PREFIX.unpack_from(data)
@@ -73,21 +108,42 @@ def decode_message(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     if version != PROTOCOL_VERSION:
         raise MessageError(f"message format version {version}; this client speaks {PROTOCOL_VERSION}")
     if hlen > MAX_HEADER or _PREFIX.size + hlen + plen != len(data):
-        raise MessageError(f"message lengths do not add up: header {hlen} + payload {plen} + prefix "
-                           f"{_PREFIX.size} != {len(data)} bytes")
+        raise MessageError(f"message lengths do not add up: prefix {_PREFIX.size} + header {hlen} + payload {plen} "
+                           f"!= {len(data)} bytes")
     try:
         header = json.loads(bytes(data[_PREFIX.size:_PREFIX.size + hlen]).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MessageError(f"message header is not UTF-8 JSON: {exc}") from None
     if not isinstance(header, dict):
         raise MessageError("message header must be a JSON object")
-    payload = bytearray(data[_PREFIX.size + hlen:])
+    return header, bytes(data[_PREFIX.size + hlen:])
+
+
+def decode_message(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+    """(header, {name: array}) of one message; arrays are writable views into a private copy of the payload."""
+    header, raw = split_frame(data)
+    entries = header.get("tensors", [])
+    if entries is None:
+        entries = []
+    if not isinstance(entries, list):
+        raise MessageError(f'"tensors" must be a list of tensor entries, got {type(entries).__name__}')
+    payload = bytearray(raw)
     view = memoryview(payload)
     out: dict[str, np.ndarray] = {}
-    for entry in header.get("tensors") or []:
-        offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+            raise MessageError(f"tensor entry {i} has no name")
+        name = entry["name"]
+        if name in out:
+            raise MessageError(f"tensor {name!r} appears twice")
+        offset = _int(entry.get("offset"), f"tensor {name!r} offset")
+        nbytes = _int(entry.get("nbytes"), f"tensor {name!r} nbytes")
         if offset < 0 or nbytes < 0 or offset + nbytes > len(payload):
-            raise MessageError(f"tensor {entry.get('name')!r} lies outside the message payload")
-        out[str(entry["name"])] = tensor_codec.decode_raw(entry["dtype"], entry["shape"], entry.get("strides"),
-                                                          view[offset:offset + nbytes])
+            raise MessageError(f"tensor {name!r} (offset {offset}, {nbytes} bytes) lies outside the "
+                               f"{len(payload)}-byte payload")
+        try:
+            out[name] = tensor_codec.decode_raw(entry.get("dtype"), entry.get("shape"), entry.get("strides"),
+                                                view[offset:offset + nbytes])
+        except ValueError as exc:
+            raise MessageError(f"tensor {name!r}: {exc}") from None
     return header, out

@@ -182,6 +182,8 @@ class ReproduceResult:
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
     reproduced: bool = True  # the same failure kind came back
     original: ValidationResult | None = None
+    needs_client: bool = False  # the op runs only on the client: pass run_op to reproduce()
+    from_snapshot: bool = False  # replayed from the stored inputs rather than regenerated from the seed
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 from gpuemu.results import Failure, FuzzConfig, FuzzResults, ReproductionInfo, ValidationResult
 
 __all__ = ["seed_to_wire", "seed_from_wire", "float_from_wire", "float_to_wire", "validation_result",
-           "fuzz_results", "repro_info", "shape_of"]
+           "summary_result", "fuzz_results", "repro_info", "shape_of"]
 
 _MAX_U64 = (1 << 64) - 1
 _NONFINITE = {"NaN": math.nan, "nan": math.nan, "Infinity": math.inf, "inf": math.inf, "-Infinity": -math.inf,
@@ -108,11 +108,25 @@ def validation_result(record: dict, op_name: str = "") -> ValidationResult:
     )
 
 
+def summary_result(record: dict) -> ValidationResult:
+    """A list_results row (one run, op and dtype) as a ValidationResult; seed is the run's master seed."""
+    passed = bool(record.get("passed", False))
+    failed = int(record.get("failed", 0) or 0) + int(record.get("errors", 0) or 0)
+    failures = [] if passed else [Failure(f"{failed} of {record.get('total', 0)} cases failed in run "
+                                          f"{record.get('run_id', '')} ({record.get('command', '')})", "failed")]
+    return ValidationResult(
+        passed=passed, seed=seed_from_wire(record.get("seed", "0")), op_name=str(record.get("op", "")),
+        max_diff=float_from_wire(record.get("max_abs")), max_rel_diff=float_from_wire(record.get("max_rel")),
+        failures=failures, timestamp=str(record.get("timestamp", "") or ""), kind="none" if passed else "failed",
+        dtype=str(record.get("dtype", "float32")), tolerance_used=float_from_wire(record.get("tolerance_used")),
+    )
+
+
 def fuzz_results(reply: dict, op_name: str = "") -> FuzzResults:
+    """A fuzz reply; failed counts op_error/reference_error cases too, so total = passed + failed."""
     failures = [validation_result(f, op_name) for f in reply.get("failures", [])]
     total = int(reply.get("total", 0))
     passed = int(reply.get("passed", total - len(failures)))
     return FuzzResults(seed=seed_from_wire(reply.get("seed", "0")), total=total, passed=passed,
-                       failed=int(reply.get("failed", total - passed)), failures=failures,
-                       op_name=str(reply.get("op", op_name)), duration_ms=int(reply.get("duration_ms", 0) or 0),
-                       run_id=str(reply.get("run_id", "") or ""))
+                       failed=total - passed, failures=failures, op_name=str(reply.get("op", op_name)),
+                       duration_ms=int(reply.get("duration_ms", 0) or 0), run_id=str(reply.get("run_id", "") or ""))
