@@ -87,17 +87,18 @@ class Client:
             raise ProtocolMismatchError(f"the daemon at {self._transport.url} answered '{kind}' with a message this "
                                         f"client cannot read ({exc}); use a client and daemon of the same gpuemu "
                                         "release") from None
-        version = reply.get("protocol_version")
-        if version is not None and version != protocol.PROTOCOL_VERSION:
-            raise ProtocolMismatchError(f"the daemon speaks protocol {version}, this client {protocol.PROTOCOL_VERSION}; "
-                                        "use a client and daemon of the same gpuemu release")
         if reply.get("ok") is False or reply.get("type") == "error":
             error = reply.get("error") or {}
             message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
             err_kind = error.get("kind", "internal") if isinstance(error, dict) else "internal"
             if err_kind == "protocol_mismatch":
-                raise ProtocolMismatchError(message)
+                raise ProtocolMismatchError(f"{message} (this client speaks protocol {protocol.PROTOCOL_VERSION}; use a "
+                                            "client and daemon of the same gpuemu release)")
             raise DaemonError(message, err_kind, kind)
+        version = reply.get("protocol_version")
+        if version != protocol.PROTOCOL_VERSION:
+            raise ProtocolMismatchError(f"the daemon speaks protocol {version}, this client {protocol.PROTOCOL_VERSION}; "
+                                        "use a client and daemon of the same gpuemu release")
         return reply, out
 
     def _use_inline(self) -> bool:

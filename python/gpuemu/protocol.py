@@ -16,7 +16,8 @@ from gpuemu import tensors as tensor_codec
 __all__ = ["PROTOCOL_VERSION", "MessageError", "encode_message", "decode_message", "encode_frame", "split_frame",
            "tensor_entries"]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 1  # the "protocol_version" of every request header
+FRAME_VERSION = 1  # the version field of the frame prefix
 MAGIC = b"GEMU"
 _PREFIX = struct.Struct("<4sIIQ")
 MAX_HEADER = 64 << 20
@@ -86,7 +87,7 @@ def tensor_entries(named: dict[str, Any], start: int = 0) -> tuple[list[dict], l
 def encode_frame(header: dict, payload: bytes = b"") -> bytes:
     """One frame: compact JSON with sorted keys (as the C++ encoder writes it), non-finite floats as strings."""
     text = json.dumps(_json_safe(header), separators=(",", ":"), sort_keys=True, allow_nan=False).encode("utf-8")
-    return _PREFIX.pack(MAGIC, PROTOCOL_VERSION, len(text), len(payload)) + text + payload
+    return _PREFIX.pack(MAGIC, FRAME_VERSION, len(text), len(payload)) + text + payload
 
 
 def encode_message(header: dict, tensors: dict[str, Any] | None = None) -> bytes:
@@ -105,8 +106,8 @@ def split_frame(data: bytes) -> tuple[dict, bytes]:
     magic, version, hlen, plen = _PREFIX.unpack_from(data)
     if magic != MAGIC:
         raise MessageError(f"message does not start with {MAGIC!r} (got {bytes(magic)!r})")
-    if version != PROTOCOL_VERSION:
-        raise MessageError(f"message format version {version}; this client speaks {PROTOCOL_VERSION}")
+    if version != FRAME_VERSION:
+        raise MessageError(f"message frame version {version}; this client speaks {FRAME_VERSION}")
     if hlen > MAX_HEADER or _PREFIX.size + hlen + plen != len(data):
         raise MessageError(f"message lengths do not add up: prefix {_PREFIX.size} + header {hlen} + payload {plen} "
                            f"!= {len(data)} bytes")

@@ -1,6 +1,9 @@
 # Shared pytest fixtures for the gpuemu Python suite (keep small: one fixture per shared need).
 # Paths here point at repository files both language suites use.
 import os
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -28,3 +31,68 @@ def gpuemu_bin() -> Path:
         if path.exists():
             return path
     pytest.fail(f"gpuemu binary not found at {', '.join(map(str, binary_candidates()))}: build it or set GPUEMU_BIN")
+
+
+# An op of the bundled examples whose op runs only in the client (client_side mode): the tests
+# run numpy softmaxes, correct and buggy, against the examples' float64 reference.
+CLIENT_SIDE_OP = """
+
+[[ops]]
+name = "softmax_client"
+persistent = true
+reference = "refs/softmax_ref.py"
+execution_mode = "client_side"
+
+[ops.schema]
+dims = { M = [1, 40], N = [1, 300] }
+inputs = { x = ["M", "N"] }
+output = ["M", "N"]
+
+[ops.inputs.x]
+domain = [-30.0, 30.0]
+
+[ops.tolerances]
+float32 = { atol = 1e-6, rtol = 1e-5 }
+float16 = { atol = 1e-5, rtol = 2e-3 }
+bfloat16 = { atol = 1e-5, rtol = 1e-2 }
+"""
+
+
+class RunningDaemon:
+    """A daemon started from the binary under test, with its own GPUEMU_HOME, serving one project."""
+
+    def __init__(self, binary: Path, project: Path, home: Path):
+        self.binary = binary
+        self.project = project
+        self.home = home
+        self.socket = home / "gpuemu.sock"
+        self.env = {**os.environ, "GPUEMU_HOME": str(home), "HOME": str(home.parent)}
+
+    def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.binary), *args], cwd=self.project, env=self.env, capture_output=True,
+                              text=True, timeout=timeout)
+
+    def start(self) -> None:
+        proc = self.cli("daemon", "start", "--background", timeout=60)
+        assert proc.returncode == 0, f"gpuemu daemon start failed ({proc.returncode}): {proc.stderr}"
+        deadline = time.monotonic() + 30
+        while not self.socket.exists():
+            assert time.monotonic() < deadline, f"the daemon made no socket at {self.socket}: {self.cli('daemon', 'logs').stdout}"
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.cli("daemon", "stop", timeout=60)
+
+
+@pytest.fixture(scope="module")
+def daemon(gpuemu_bin, tmp_path_factory):
+    """A copy of examples/ (plus softmax_client) served by a real daemon, stopped afterwards."""
+    root = tmp_path_factory.mktemp("daemon")
+    project = root / "examples"
+    shutil.copytree(REPO_ROOT / "examples", project)
+    with open(project / "gpuemu.toml", "a") as toml:
+        toml.write(CLIENT_SIDE_OP)
+    running = RunningDaemon(gpuemu_bin, project, root / "home")
+    running.start()
+    yield running
+    running.stop()
