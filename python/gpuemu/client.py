@@ -133,11 +133,12 @@ class Client:
 
     def _validate_request(self, kind: str, op_name: str, inputs: dict, output: Any, dtype: str | None, seed: int,
                           kwargs: dict, extra: dict | None = None) -> ValidationResult:
-        # Tensors go in their own numpy dtypes (bfloat16 cases arrive as float32 holding exact
-        # bfloat16 values); `dtype` tells the daemon the case dtype for the tolerance.
-        tensors: dict[str, Any] = {f"input/{name}": arr for name, arr in inputs.items()}
+        # Tensors go in their own numpy dtypes, except that float32 arrays of a bfloat16 case go as
+        # bfloat16 when that is exact (cases arrive as float32 holding bfloat16 values); `dtype`
+        # tells the daemon the case dtype for the tolerance.
+        tensors: dict[str, Any] = {f"input/{name}": _wire(arr, dtype) for name, arr in inputs.items()}
         outputs = output if isinstance(output, dict) else {"out": output}
-        tensors.update({f"output/{name}": arr for name, arr in outputs.items() if arr is not None})
+        tensors.update({f"output/{name}": _wire(arr, dtype) for name, arr in outputs.items() if arr is not None})
         fields = {"op": op_name, "seed": seed_to_wire(seed), "kwargs": kwargs, **(extra or {})}
         if dtype is not None:
             fields["dtype"] = dtype
@@ -326,6 +327,16 @@ class Client:
     def shutdown_daemon(self) -> None:
         """Ask the daemon to finish in-flight requests and exit."""
         self._request("shutdown")
+
+
+def _wire(arr: Any, dtype: str | None) -> Any:
+    """arr, or (arr, "bfloat16") when dtype is bfloat16 and arr is float32 holding only bfloat16 values."""
+    if dtype not in ("bfloat16", "bf16"):
+        return arr
+    a = np.asarray(arr)
+    if a.dtype != np.float32 or not a.size or np.any(np.ascontiguousarray(a).view(np.uint32) & np.uint32(0xFFFF)):
+        return arr
+    return (a, "bfloat16")
 
 
 def _with_op(fields: dict, op: str | None) -> dict:

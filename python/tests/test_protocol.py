@@ -66,3 +66,15 @@ def test_seeds_are_exact_decimal_strings():
 def test_malformed_messages_are_rejected_with_a_reason(data, match):
     with pytest.raises(protocol.MessageError, match=match):
         protocol.decode_message(data)
+
+
+def test_bfloat16_cases_travel_as_bfloat16_only_when_exact():
+    from gpuemu.client import _wire
+
+    exact = generate_tensor(3, "bfloat16", (4, 4), (-2.0, 2.0), "regular")  # float32 holding bfloat16 values
+    assert _wire(exact, "bfloat16")[1] == "bfloat16"
+    header, tensors = protocol.decode_message(protocol.encode_message({}, {"x": _wire(exact, "bfloat16")}))
+    assert header["tensors"][0]["dtype"] == "bfloat16" and np.array_equal(tensors["x"], exact)
+    inexact = exact + np.float32(1e-3)
+    assert _wire(inexact, "bfloat16") is inexact  # rounding would change what the op saw: sent as float32
+    assert _wire(exact, "float32") is exact
