@@ -61,10 +61,10 @@ def _strided_storage(arr: np.ndarray) -> tuple[list[int], bytes] | None:
 
 
 def tensor_entries(named: dict[str, Any], start: int = 0) -> tuple[list[dict], list[bytes]]:
-    """Header entries {"name", "dtype", "shape", "strides"?, "offset", "nbytes"} and their buffers.
+    """Header entries {"name", "dtype", "shape", "strides", "offset", "nbytes"} and their buffers.
 
-    A value may be (array, "bfloat16") to send float32 values as bfloat16. Row-major data omits
-    "strides"; a strided numpy view keeps its layout.
+    A value may be (array, "bfloat16") to send float32 values as bfloat16. "strides" is always
+    written (as the C++ encoder does); a strided numpy view keeps its layout.
     """
     entries, buffers, offset = [], [], start
     for name, value in named.items():
@@ -73,7 +73,6 @@ def tensor_entries(named: dict[str, Any], start: int = 0) -> tuple[list[dict], l
             value, dtype = value
         arr = np.asarray(value)
         header, raw = tensor_codec.encode_raw(arr, dtype)
-        header.pop("strides")
         kept = None if arr.flags.c_contiguous or arr.dtype.name != tensor_codec.numpy_dtype(header["dtype"]).name \
             else _strided_storage(arr)
         if kept is not None and header["dtype"] != "bfloat16":

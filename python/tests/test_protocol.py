@@ -23,7 +23,7 @@ def test_tensors_round_trip_bit_exactly(dtype):
         assert got.shape == want.shape
         assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes()
     assert [t["dtype"] for t in header["tensors"]] == [dtype, dtype]
-    assert "strides" not in header["tensors"][0]  # row-major data omits them
+    assert header["tensors"][0]["strides"] == [4, 1]
     if dtype != "bfloat16":  # a transposed view travels as that layout, not as a copy
         assert header["tensors"][1]["strides"] == [1, 3]
         assert tensors["b"].strides == y.strides
