@@ -62,14 +62,16 @@ def frame(header: dict, payload: bytes = b"", version: int = 1, magic: bytes = b
 
 
 def message(header: dict, tensors: list[tuple]) -> tuple[bytes, dict]:
-    """tensors: (name, dtype, shape, strides or None, logical values, gap fill)."""
+    """tensors: (name, dtype, shape, strides or None (contiguous), logical values, gap fill).
+
+    Encoders always write "strides"; decoders must also accept entries without them (see the bad
+    vectors' good_entry, which omits them)."""
     entries, payload, decoded = [], b"", {}
     for name, dtype, shape, strides, values, fill in tensors:
         steps = strides if strides is not None else contiguous(shape)
         raw = storage(dtype, shape, steps, values, fill)
-        entry = {"dtype": dtype, "name": name, "nbytes": len(raw), "offset": len(payload), "shape": shape}
-        if strides is not None:
-            entry["strides"] = strides
+        entry = {"dtype": dtype, "name": name, "nbytes": len(raw), "offset": len(payload), "shape": shape,
+                 "strides": steps}
         entries.append(entry)
         payload += raw
         decoded[name] = {"dtype": dtype, "shape": shape, "strides": steps, "values": [wire_float(v) for v in values]}
