@@ -21,6 +21,7 @@ void add_global_options(CLI::App& app, GlobalOptions& globals) {
   app.add_flag("-v,--verbose", globals.verbose, "More detail on stderr");
   app.add_flag("-q,--quiet", globals.quiet, "No progress on stderr");
   app.add_flag("--no-store", globals.no_store, "Do not record this run in the store ($GPUEMU_HOME/db/gpuemu.db)");
+  app.add_flag("--daemon", globals.daemon, "Run test, fuzz and reproduce through the running daemon (gpuemu daemon start)");
 }
 
 std::vector<std::string> top_level_names() {

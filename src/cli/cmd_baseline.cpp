@@ -15,34 +15,9 @@
 namespace gpuemu::cli {
 namespace {
 
-// The entries of a stored run: --run ID, else the newest finished test/fuzz/ci run.
 Expected<std::pair<store::StoredRun, std::vector<engine::BaselineEntry>>> run_entries(store::Store& store,
                                                                                       std::int64_t run_id) {
-  store::Query all;
-  all.limit = 0;
-  const auto runs = TRY(store.list_runs(all));
-  const store::StoredRun* chosen = nullptr;
-  for (const auto& r : runs) {
-    const bool candidate = run_id > 0 ? r.id == run_id
-                                      : r.finished_at.has_value() && r.info.command != "minimize" &&
-                                            r.info.command != "reproduce";
-    if (candidate) {
-      chosen = &r;
-      break;
-    }
-  }
-  if (!chosen) {
-    return fail(ErrorKind::usage, run_id > 0
-                                      ? fmt::format("no run {} in the store; see gpuemu results", run_id)
-                                      : std::string("no finished run in the store yet: run gpuemu test or "
-                                                    "gpuemu fuzz first"));
-  }
-  std::vector<engine::BaselineEntry> entries;
-  for (const auto& r : TRY(store.list_results(all))) {
-    if (r.run_id == chosen->id) entries.push_back({r.op, r.summary});
-  }
-  std::reverse(entries.begin(), entries.end());  // list_results is newest first
-  return std::pair{*chosen, entries};
+  return store::run_entries(store, run_id);
 }
 
 Expected<nlohmann::json> read_json_file(const std::string& path) {

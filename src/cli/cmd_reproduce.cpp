@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include <cmath>
+
 #include "cli/command.hpp"
+#include "cli/daemon_access.hpp"
 #include "cli/store_access.hpp"
 #include "engine/op_session.hpp"
 #include "engine/run_result.hpp"
@@ -18,28 +21,45 @@ std::string index_text(const std::vector<std::int64_t>& index) {
   return "[" + out + "]";
 }
 
-void print_text(const engine::CaseRecord& r) {
-  std::cout << fmt::format("{} seed {} op {}: {} {} {}\n", r.verdict.passed() ? "PASS" : "FAIL", r.seed, r.op,
-                           tensor::dtype_name(r.params.dtype), tensor::layout_name(r.params.layout),
-                           rng::distribution_name(r.params.distribution));
-  for (const auto& [name, shape] : r.shapes) std::cout << "  input " << name << " " << tensor::shape_to_string(shape) << "\n";
-  if (!r.dims.empty()) {
+double number(const nlohmann::json& value) {
+  if (value.is_number()) return value.get<double>();
+  const std::string text = value.is_string() ? value.get<std::string>() : "";
+  if (text == "Infinity") return HUGE_VAL;
+  if (text == "-Infinity") return -HUGE_VAL;
+  return std::nan("");
+}
+
+// Prints a case record (engine::case_to_json, the same document in-process and from the daemon).
+void print_text(const nlohmann::json& r) {
+  const bool passed = r.value("passed", false);
+  std::cout << fmt::format("{} seed {} op {}: {} {} {}\n", passed ? "PASS" : "FAIL", r.value("seed", ""),
+                           r.value("op", ""), r.value("dtype", ""), r.value("layout", ""),
+                           r.value("distribution", ""));
+  for (const auto& [name, shape] : r.at("shapes").items()) {
+    std::cout << "  input " << name << " " << tensor::shape_to_string(shape.get<tensor::Shape>()) << "\n";
+  }
+  if (!r.at("dims").empty()) {
     std::string dims;
-    for (const auto& [name, value] : r.dims) dims += (dims.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+    for (const auto& [name, value] : r.at("dims").items()) {
+      dims += (dims.empty() ? "" : ", ") + name + "=" + std::to_string(value.get<std::int64_t>());
+    }
     std::cout << "  dims " << dims << "\n";
   }
   std::cout << fmt::format("  tolerance atol {:g} rtol {:g}; max_abs {:.6g} max_rel {:.6g} max_ulp {:.6g}\n",
-                           r.tolerance.atol, r.tolerance.rtol, r.verdict.stats.max_abs, r.verdict.stats.max_rel,
-                           r.verdict.stats.max_ulp);
-  if (!r.verdict.passed()) std::cout << "  " << check::failure_kind_name(r.verdict.kind) << ": " << r.verdict.message << "\n";
-  if (!r.verdict.stats.worst.empty()) {
+                           number(r.at("atol")), number(r.at("rtol")), number(r.at("max_abs")),
+                           number(r.at("max_rel")), number(r.at("max_ulp")));
+  if (!passed) std::cout << "  " << r.value("kind", "") << ": " << r.value("message", "") << "\n";
+  if (!r.at("worst").empty()) {
     std::cout << "  worst elements:\n";
-    for (const auto& w : r.verdict.stats.worst) {
-      std::cout << fmt::format("    {}{}  got {:.9g}  expected {:.9g}  abs {:.3g}  rel {:.3g}\n", w.output,
-                               index_text(w.index), w.actual, w.expected, w.abs_err, w.rel_err);
+    for (const auto& w : r.at("worst")) {
+      std::cout << fmt::format(
+          "    {}{}  got {:.9g}  expected {:.9g}  abs {:.3g}  rel {:.3g}\n", w.value("output", ""),
+          index_text(w.at("index").get<std::vector<std::int64_t>>()), number(w.at("actual")),
+          number(w.at("expected")), number(w.at("abs_err")), number(w.at("rel_err")));
     }
   }
-  if (!r.stderr_tail.empty()) std::cout << "  stderr:\n" << r.stderr_tail << (r.stderr_tail.ends_with('\n') ? "" : "\n");
+  const std::string tail = r.value("stderr", "");
+  if (!tail.empty()) std::cout << "  stderr:\n" << tail << (tail.ends_with('\n') ? "" : "\n");
 }
 
 class ReproduceCommand final : public Command {
@@ -52,21 +72,46 @@ class ReproduceCommand final : public Command {
   Expected<ExitCode> run(Context& context) override {
     const config::Config& config = *TRY(context.config());
     const std::string text = !seed_text_.empty() ? seed_text_ : seed_option_;
-    if (text.empty()) return fail(ErrorKind::usage, "reproduce needs a case seed: gpuemu reproduce SEED --op NAME");
+    if (text.empty())
+      return fail(ErrorKind::usage, "reproduce needs a case seed: gpuemu reproduce SEED --op NAME");
     const std::uint64_t seed = TRY(parse_seed(text, "seed"));
+    if (context.globals.daemon) return reproduce_in_daemon(context, seed);
     const auto resolved = TRY(resolve_case(context, seed, op_));
     engine::OpSession session(config, *resolved.op);
     const auto record = TRY(session.run_case(resolved.c));
+    nlohmann::json doc = engine::case_to_json(record);
+    doc["passed"] = record.verdict.passed();
+    return print_result(context, std::move(doc), config.digest, resolved.from_snapshot);
+  }
+
+  static Expected<ExitCode> print_result(Context& context, nlohmann::json doc, const std::string& digest,
+                                         bool from_snapshot) {
     if (context.globals.format == "json") {
-      nlohmann::json doc = engine::case_to_json(record);
-      doc["passed"] = record.verdict.passed();
-      doc["config_digest"] = config.digest;
-      doc["from_snapshot"] = resolved.from_snapshot;
+      doc["config_digest"] = digest;
+      doc["from_snapshot"] = from_snapshot;
       std::cout << util::dump_json(doc) << "\n";
     } else {
-      print_text(record);
+      print_text(doc);
     }
-    return record.verdict.passed() ? ExitCode::ok : ExitCode::check_failed;
+    return doc.value("passed", false) ? ExitCode::ok : ExitCode::check_failed;
+  }
+
+  // --daemon: the daemon re-runs the case (docs/protocol.md "reproduce"); the output is the same.
+  Expected<ExitCode> reproduce_in_daemon(Context& context, std::uint64_t seed) {
+    const config::Config& config = *TRY(context.config());
+    nlohmann::json request = {{"type", "reproduce"}, {"seed", std::to_string(seed)}};
+    if (!op_.empty()) request["op"] = op_;
+    const auto reply = TRY(daemon_request(context, std::move(request)));
+    if (reply.header.value("needs_client", false)) {
+      return fail(ErrorKind::usage,
+                  fmt::format("seed {} belongs to an op that runs on the client (no op_script); "
+                              "reproduce it from the Python client",
+                              seed));
+    }
+    nlohmann::json doc = reply.header.at("result");
+    // Only the case_to_json fields, so the document equals the in-process one.
+    for (const char* extra : {"timestamp", "duration_ms", "stored", "failure_id"}) doc.erase(extra);
+    return print_result(context, std::move(doc), config.digest, reply.header.value("from_snapshot", false));
   }
 
   std::string seed_text_;
@@ -76,6 +121,8 @@ class ReproduceCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_reproduce_command() { return std::make_unique<ReproduceCommand>(); }
+std::unique_ptr<Command> make_reproduce_command() {
+  return std::make_unique<ReproduceCommand>();
+}
 
 }  // namespace gpuemu::cli

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cli/command.hpp"
+#include "cli/daemon_access.hpp"
 #include "cli/progress.hpp"
 #include "cli/result_output.hpp"
 #include "cli/store_access.hpp"
@@ -41,6 +42,7 @@ class RunCommand : public Command {
     std::optional<std::uint64_t> seed;
     if (!seed_.empty()) seed = TRY(parse_seed(seed_, "--seed"));
     const std::uint64_t master = engine::resolve_master_seed(seed, config);
+    if (context.globals.daemon) return run_in_daemon(context, selection.ops, master);
     auto plan = TRY(make_plan(config, selection, master));
     plan.jobs = jobs_ > 0 ? jobs_ : config.ci.parallel_jobs;
     plan.fail_fast = fail_fast_;
@@ -51,7 +53,7 @@ class RunCommand : public Command {
     if (!context.globals.no_store) {
       store = TRY(open_store());
       recorder = TRY(RunRecorder::start(*store, {plan.command, master, config.digest, config.project.name},
-                                         context.globals.verbose));
+                                        context.globals.verbose));
     }
     auto result = [&] {
       ProgressReporter progress(plan.command, context.show_progress());
@@ -68,10 +70,26 @@ class RunCommand : public Command {
   }
 
  protected:
+  // --daemon: the same run in the running daemon (docs/protocol.md "test", "fuzz"); same output.
+  Expected<ExitCode> run_in_daemon(Context& context, const std::vector<std::string>& ops,
+                                   std::uint64_t master) {
+    nlohmann::json request = {{"ops", ops}, {"seed", std::to_string(master)}, {"fail_fast", fail_fast_}};
+    if (!dtype_.empty()) request["dtype"] = dtype_;
+    if (jobs_ > 0) request["jobs"] = jobs_;
+    add_daemon_fields(request);
+    context.log(
+        fmt::format("gpuemu {}: through the daemon, master seed {}", request.value("type", ""), master));
+    const auto reply = TRY(daemon_request(context, std::move(request)));
+    const nlohmann::json& result = reply.header.at("result");
+    context.log(fmt::format("gpuemu: the daemon stored run {}", reply.header.value("run_id", 0)));
+    TRY(write_result(context, result));
+    return result.value("passed", false) ? ExitCode::ok : ExitCode::check_failed;
+  }
+  virtual void add_daemon_fields(nlohmann::json& request) = 0;
   virtual void add_specific_options(CLI::App& app) = 0;
   virtual Expected<void> add_specific_selection(engine::Selection&) { return {}; }
-  virtual Expected<engine::RunPlan> make_plan(const config::Config& config, const engine::Selection& selection,
-                                              std::uint64_t master) = 0;
+  virtual Expected<engine::RunPlan> make_plan(const config::Config& config,
+                                              const engine::Selection& selection, std::uint64_t master) = 0;
 
   std::vector<std::string> ops_;
   std::vector<std::string> positional_ops_;
@@ -82,6 +100,10 @@ class RunCommand : public Command {
 };
 
 class TestCommand final : public RunCommand {
+  void add_daemon_fields(nlohmann::json& request) override {
+    request["type"] = "test";
+    if (cases_ > 0) request["cases"] = cases_;
+  }
   void add_specific_options(CLI::App& app) override {
     app.add_option("--cases", cases_, "Cases per op and dtype (default [validation] test_cases)");
     app.add_flag("--fail-fast", fail_fast_, "Stop at the first failing case");
@@ -94,26 +116,35 @@ class TestCommand final : public RunCommand {
 };
 
 class FuzzCommand final : public RunCommand {
+  void add_daemon_fields(nlohmann::json& request) override {
+    request["type"] = "fuzz";
+    if (iterations_ > 0) request["iterations"] = iterations_;
+    if (!values_.empty()) request["values"] = values_;
+    if (!layout_.empty()) request["layout"] = layout_;
+  }
   void add_specific_options(CLI::App& app) override {
     app.add_option("--iterations,-n", iterations_, "Cases per op (default [validation] fuzz_iterations)");
     app.add_flag("--fail-fast", fail_fast_, "Stop at the first failing case");
-    app.add_option("--values", values_, "Value distribution: regular, boundary, adversarial or mixed (default)");
+    app.add_option("--values", values_,
+                   "Value distribution: regular, boundary, adversarial or mixed (default)");
     app.add_option("--layout", layout_, "Only cases of this memory layout: contiguous, transposed, strided");
   }
   Expected<void> add_specific_selection(engine::Selection& selection) override {
     if (!values_.empty()) {
       selection.values = rng::parse_distribution(values_);
       if (!selection.values) {
-        return fail(ErrorKind::usage, fmt::format("--values '{}' is not a distribution; use regular, boundary, "
-                                                  "adversarial or mixed",
-                                                  values_));
+        return fail(ErrorKind::usage,
+                    fmt::format("--values '{}' is not a distribution; use regular, boundary, "
+                                "adversarial or mixed",
+                                values_));
       }
     }
     if (!layout_.empty()) {
       selection.layout = tensor::parse_layout(layout_);
       if (!selection.layout) {
-        return fail(ErrorKind::usage,
-                    fmt::format("--layout '{}' is not a layout; use contiguous, transposed or strided", layout_));
+        return fail(
+            ErrorKind::usage,
+            fmt::format("--layout '{}' is not a layout; use contiguous, transposed or strided", layout_));
       }
     }
     return {};
@@ -131,7 +162,11 @@ class FuzzCommand final : public RunCommand {
 
 }  // namespace
 
-std::unique_ptr<Command> make_test_command() { return std::make_unique<TestCommand>(); }
-std::unique_ptr<Command> make_fuzz_command() { return std::make_unique<FuzzCommand>(); }
+std::unique_ptr<Command> make_test_command() {
+  return std::make_unique<TestCommand>();
+}
+std::unique_ptr<Command> make_fuzz_command() {
+  return std::make_unique<FuzzCommand>();
+}
 
 }  // namespace gpuemu::cli

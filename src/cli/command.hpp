@@ -22,6 +22,7 @@ struct GlobalOptions {
   bool verbose = false;
   bool quiet = false;  // no progress on stderr
   bool no_store = false;  // --no-store: do not record runs in the SQLite store
+  bool daemon = false;    // --daemon: run test/fuzz/reproduce through the running daemon
 };
 
 // What a command runs against: the global options and, loaded on first use, the config.

@@ -29,6 +29,10 @@ std::unique_ptr<Command> make_report_verify_command();
 std::unique_ptr<Command> make_report_render_command();
 std::unique_ptr<Command> make_lint_command();
 std::unique_ptr<Command> make_artifacts_command();
+std::unique_ptr<Command> make_daemon_start_command();
+std::unique_ptr<Command> make_daemon_stop_command();
+std::unique_ptr<Command> make_daemon_status_command();
+std::unique_ptr<Command> make_daemon_logs_command();
 
 namespace {
 
@@ -56,6 +60,10 @@ const std::array kCommands = {
     CommandRow{"report verify", "Verify a signed report offline against a public key (exit 1 if invalid)", &make_report_verify_command},
     CommandRow{"report render", "Render a signed report (or a result.json) as HTML or Markdown", &make_report_render_command},
     CommandRow{"lint", "PTX/SASS metrics and artifact checks of the [[kernels]] or of FILEs; exit 1 on violations", &make_lint_command},
+    CommandRow{"daemon start", "Run the daemon (NNG on $GPUEMU_HOME/gpuemu.sock) for the Python client and --daemon", &make_daemon_start_command},
+    CommandRow{"daemon stop", "Ask the running daemon to finish in-flight requests and exit", &make_daemon_stop_command},
+    CommandRow{"daemon status", "Show whether the daemon runs: pid, version, uptime (exit 1 if not running)", &make_daemon_status_command},
+    CommandRow{"daemon logs", "Print the end of the daemon log ($GPUEMU_HOME/logs/daemon.log)", &make_daemon_logs_command},
     CommandRow{"artifacts", "Kernel metric baselines: 'artifacts baseline store TAG', 'artifacts diff TAG'", &make_artifacts_command},
 };
 

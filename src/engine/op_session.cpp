@@ -2,8 +2,8 @@
 // the reference always gets contiguous row-major copies, and comparison happens in double.
 #include "engine/op_session.hpp"
 
-#include <cstdlib>
 #include <fmt/format.h>
+#include <cstdlib>
 
 #include "check/compare.hpp"
 
@@ -31,7 +31,8 @@ bool all_floating(const tensor::NamedTensors& outputs) {
 
 }  // namespace
 
-run::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op, std::string role) {
+run::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op,
+                                    std::string role) {
   run::RunnerSettings s;
   const char* env_python = std::getenv("GPUEMU_PYTHON");
   s.python = env_python && *env_python ? env_python : config.validation.python;
@@ -54,25 +55,31 @@ Expected<CaseRecord> OpSession::run_seed(std::uint64_t seed) {
   return run_case(c);
 }
 
-Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
-  if (!op_runner_) {
-    return fail(ErrorKind::config, fmt::format("op '{}' has no op under test to run here (execution_mode {}): "
-                                               "set op_script, or drive it from the Python client",
-                                               op_.name, config::execution_mode_name(op_.execution_mode)));
-  }
+run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::json* kwargs) {
   tensor::NamedTensors reference_inputs;
   for (const auto& [name, t] : c.inputs) reference_inputs[name] = t.contiguous();
+  run::RunRequest ref_request{op_.name, c.params.dtype, &reference_inputs, &c.input_order,
+                              kwargs ? kwargs : &op_.kwargs};
+  return reference_runner_->run(ref_request);
+}
+
+Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
+  if (!op_runner_) {
+    return fail(ErrorKind::config,
+                fmt::format("op '{}' has no op under test to run here (execution_mode {}): "
+                            "set op_script, or drive it from the Python client",
+                            op_.name, config::execution_mode_name(op_.execution_mode)));
+  }
   run::RunRequest op_request{op_.name, c.params.dtype, &c.inputs, &c.input_order, &op_.kwargs};
-  run::RunRequest ref_request{op_.name, c.params.dtype, &reference_inputs, &c.input_order, &op_.kwargs};
   RawOutputs raw;
-  raw.reference = reference_runner_->run(ref_request);
+  raw.reference = run_reference(c, nullptr);
   TRY(fatal_if_unstartable(raw.reference));
   raw.op = op_runner_->run(op_request);
   TRY(fatal_if_unstartable(raw.op));
   return raw;
 }
 
-Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
+CaseRecord OpSession::new_record(const fuzz::Case& c) const {
   CaseRecord record;
   record.op = op_.name;
   record.seed = c.seed;
@@ -81,12 +88,11 @@ Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
   record.shapes = c.shapes();
   record.tolerance = config_.tolerance_for(op_, c.params.dtype);
   record.inputs = std::make_shared<const tensor::NamedTensors>(c.inputs);
+  return record;
+}
 
-
-  auto raw = TRY(run_raw(c));
-  const run::RunOutcome& ref = raw.reference;
-  const run::RunOutcome& out = raw.op;
-
+void OpSession::judge(CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref,
+                      const run::RunOutcome& out, bool expect_case_dtype) const {
   // A broken reference cannot judge anything; it wins over a broken op.
   for (const auto* failed : {&ref, &out}) {
     if (!failed->ok()) {
@@ -94,19 +100,36 @@ Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
       record.verdict.kind = error_kind(role);
       record.verdict.message = failed->message;
       record.stderr_tail = failed->stderr_tail;
-      return record;
+      return;
     }
   }
-
   check::CompareOptions options;
   options.tolerance = record.tolerance;
   options.check_nan = config_.validation.check_nan;
   options.check_inf = config_.validation.check_inf;
   options.invariants = op_.invariants;
-  if (tensor::is_floating(c.params.dtype) && all_floating(ref.outputs)) options.expected_dtype = c.params.dtype;
+  if (expect_case_dtype && tensor::is_floating(c.params.dtype) && all_floating(ref.outputs))
+    options.expected_dtype = c.params.dtype;
   // shape_preserved compares with the reference output (configuration.txt), so no input shapes.
   record.verdict = check::compare_outputs(out.outputs, ref.outputs, options);
   if (!record.verdict.passed()) record.stderr_tail = out.stderr_tail;
+}
+
+Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
+  CaseRecord record = new_record(c);
+  auto raw = TRY(run_raw(c));
+  judge(record, c, raw.reference, raw.op, true);
+  return record;
+}
+
+Expected<CaseRecord> OpSession::check_output(const fuzz::Case& c, const tensor::NamedTensors& outputs,
+                                             const nlohmann::json* kwargs) {
+  CaseRecord record = new_record(c);
+  const run::RunOutcome ref = run_reference(c, kwargs);
+  TRY(fatal_if_unstartable(ref));
+  run::RunOutcome given;
+  given.outputs = outputs;
+  judge(record, c, ref, given, false);
   return record;
 }
 

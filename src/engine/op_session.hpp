@@ -14,7 +14,8 @@
 namespace gpuemu::engine {
 
 // Settings shared by every session of a run.
-run::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op, std::string role);
+run::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op,
+                                    std::string role);
 
 class OpSession {
  public:
@@ -27,6 +28,13 @@ class OpSession {
   // Runs a case whose inputs are given (a stored snapshot, or a minimizer's candidate).
   Expected<CaseRecord> run_case(const fuzz::Case& c);
 
+  // Client-side modes: the op ran elsewhere and produced `outputs`; runs only the reference (with
+  // `kwargs`, default the op's [ops.kwargs]) on the case's inputs and compares the same way, except
+  // that the case dtype only picks the tolerance: a client's kernel may return any dtype (the
+  // python-api's validate_op(dtype=...) is "the data type used for tolerance lookup").
+  Expected<CaseRecord> check_output(const fuzz::Case& c, const tensor::NamedTensors& outputs,
+                                    const nlohmann::json* kwargs = nullptr);
+
   // Runs op and reference on a case and hands back both raw answers (for calibration).
   struct RawOutputs {
     run::RunOutcome op;
@@ -37,6 +45,12 @@ class OpSession {
   const config::OpConfig& op() const { return op_; }
 
  private:
+  CaseRecord new_record(const fuzz::Case& c) const;
+  // Fills record.verdict from the reference's and the op's answers.
+  void judge(CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref, const run::RunOutcome& out,
+             bool expect_case_dtype) const;
+  run::RunOutcome run_reference(const fuzz::Case& c, const nlohmann::json* kwargs);
+
   const config::Config& config_;
   const config::OpConfig& op_;
   std::unique_ptr<run::Runner> op_runner_;

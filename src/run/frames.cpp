@@ -120,18 +120,17 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
   return frame;
 }
 
-Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what) {
-  const json& list = frame.header.contains("tensors") ? frame.header["tensors"] : json();
-  if (!list.is_array() || list.empty()) {
-    return fail(ErrorKind::parse, fmt::format("{} sent a result frame without tensors", what));
-  }
-  Tensors outputs;
+Expected<Tensors> decode_tensor_entries(const json& header, std::span<const std::byte> payload,
+                                        const std::string& what, std::string_view noun) {
+  const json& list = header.contains("tensors") ? header["tensors"] : json::array();
+  if (!list.is_array()) return fail(ErrorKind::parse, fmt::format("{}: \"tensors\" must be a list", what));
+  Tensors tensors;
   for (const auto& entry : list) {
     if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string()) {
       return fail(ErrorKind::parse, fmt::format("{} sent a tensor entry without a \"name\"", what));
     }
     const std::string name = entry["name"].get<std::string>();
-    const std::string tensor_what = fmt::format("output '{}' of {}", name, what);
+    const std::string tensor_what = fmt::format("{} '{}' of {}", noun, name, what);
     tensor::Tensor t;
     auto dtype = entry.contains("dtype") && entry["dtype"].is_string()
                      ? tensor::parse_dtype(entry["dtype"].get<std::string>())
@@ -151,18 +150,26 @@ Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::str
     }
     auto offset = entry["offset"].get<std::uint64_t>();
     auto nbytes = entry["nbytes"].get<std::uint64_t>();
-    if (offset > frame.payload.size() || nbytes > frame.payload.size() - offset) {
+    if (offset > payload.size() || nbytes > payload.size() - offset) {
       return fail(ErrorKind::parse,
                   fmt::format("{} lies outside the frame's {} payload bytes (offset {}, nbytes {})",
-                              tensor_what, frame.payload.size(), offset, nbytes));
+                              tensor_what, payload.size(), offset, nbytes));
     }
-    t.data.assign(frame.payload.begin() + static_cast<std::ptrdiff_t>(offset),
-                  frame.payload.begin() + static_cast<std::ptrdiff_t>(offset + nbytes));
+    t.data.assign(payload.begin() + static_cast<std::ptrdiff_t>(offset),
+                  payload.begin() + static_cast<std::ptrdiff_t>(offset + nbytes));
     TRY(tensor::validate_view(t, tensor_what));
-    if (outputs.contains(name)) return fail(ErrorKind::parse, fmt::format("{} appears twice", tensor_what));
-    outputs.emplace(name, std::move(t));
+    if (tensors.contains(name)) return fail(ErrorKind::parse, fmt::format("{} appears twice", tensor_what));
+    tensors.emplace(name, std::move(t));
   }
-  return outputs;
+  return tensors;
+}
+
+Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what) {
+  const json& list = frame.header.contains("tensors") ? frame.header["tensors"] : json();
+  if (!list.is_array() || list.empty()) {
+    return fail(ErrorKind::parse, fmt::format("{} sent a result frame without tensors", what));
+  }
+  return decode_tensor_entries(frame.header, frame.payload, what, "output");
 }
 
 }  // namespace gpuemu::run

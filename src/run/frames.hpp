@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,12 @@ struct IncomingFrame {
 // nbytes}]} with the tensors' storage buffers as payload, inputs in `order` first.
 OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
                                 const std::vector<std::string>& order, const nlohmann::json& kwargs);
+
+// The tensors a frame header lists ({"name", "dtype", "shape", "strides", "offset", "nbytes"}),
+// copied out of `payload` and validated like a script's output; errors name "<noun> 'NAME' of
+// <what>". No "tensors" key means none. Also the daemon's messages (docs/protocol.md).
+Expected<Tensors> decode_tensor_entries(const nlohmann::json& header, std::span<const std::byte> payload,
+                                        const std::string& what, std::string_view noun);
 
 // The tensors of a "result" frame, each validated like a script's output.
 Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what);

@@ -1,0 +1,124 @@
+// Encoding and decoding daemon messages (codec.hpp). The frame prefix and the tensor entries are
+// the warm-worker protocol's (run/frames.hpp), so both wire formats share one implementation.
+#include "daemon/codec.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "engine/run_result.hpp"
+#include "run/frames.hpp"
+
+namespace gpuemu::daemon {
+namespace {
+
+constexpr const char* kWhat = "the message";
+
+}  // namespace
+
+void make_finite(nlohmann::json& value) {
+  if (value.is_number_float()) {
+    const double v = value.get<double>();
+    if (!std::isfinite(v)) value = engine::json_number(v);
+  } else if (value.is_structured()) {
+    for (auto& item : value) make_finite(item);
+  }
+}
+
+std::optional<double> wire_float(const nlohmann::json& value) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) {
+    const auto& s = value.get_ref<const std::string&>();
+    if (s == "NaN") return std::nan("");
+    if (s == "Infinity") return HUGE_VAL;
+    if (s == "-Infinity") return -HUGE_VAL;
+  }
+  return std::nullopt;
+}
+
+Result<Message> decode_message(std::span<const std::byte> bytes) {
+  if (bytes.size() < run::kFramePrefixSize) {
+    return reject(WireError::bad_message,
+                  fmt::format("the message has {} bytes, fewer than the {}-byte prefix (docs/protocol.md)",
+                              bytes.size(), run::kFramePrefixSize));
+  }
+  if (std::memcmp(bytes.data(), run::kFrameMagic.data(), run::kFrameMagic.size()) != 0) {
+    return reject(WireError::bad_message,
+                  "the message does not start with 'GEMU': it is not a gpuemu protocol "
+                  "message (docs/protocol.md)");
+  }
+  std::uint32_t version = 0;
+  for (int i = 3; i >= 0; --i) version = (version << 8) | static_cast<std::uint8_t>(bytes[4 + i]);
+  if (version != run::kFrameVersion) {
+    return reject(
+        WireError::bad_message,
+        fmt::format("the message has frame version {}, this daemon reads version {}: use a client of "
+                    "the same gpuemu release",
+                    version, run::kFrameVersion));
+  }
+  auto prefix = run::decode_frame_prefix(bytes.first<run::kFramePrefixSize>(), "the client");
+  if (!prefix) return reject(WireError::bad_message, prefix.error().message);
+  const std::uint64_t body = bytes.size() - run::kFramePrefixSize;
+  if (prefix->header_bytes > body || prefix->payload_bytes != body - prefix->header_bytes) {
+    return reject(
+        WireError::bad_message,
+        fmt::format("the message lengths do not add up: prefix 20 + header {} + payload {} bytes, but "
+                    "the message has {} bytes",
+                    prefix->header_bytes, prefix->payload_bytes, bytes.size()));
+  }
+  const auto* header_begin = reinterpret_cast<const char*>(bytes.data() + run::kFramePrefixSize);
+  Message message;
+  message.header = nlohmann::json::parse(header_begin, header_begin + prefix->header_bytes, nullptr, false);
+  if (message.header.is_discarded()) {
+    return reject(WireError::bad_message, "the message header is not valid UTF-8 JSON");
+  }
+  if (!message.header.is_object()) {
+    return reject(WireError::bad_message, "the message header must be a JSON object");
+  }
+  const auto payload = bytes.subspan(run::kFramePrefixSize + prefix->header_bytes);
+  auto tensors = run::decode_tensor_entries(message.header, payload, kWhat, "tensor");
+  if (!tensors) return reject(WireError::bad_message, tensors.error().message);
+  message.tensors = std::move(*tensors);
+  return message;
+}
+
+std::string encode_message(nlohmann::json header,
+                           const std::vector<std::pair<std::string, const tensor::Tensor*>>& tensors) {
+  std::uint64_t offset = 0;
+  if (!tensors.empty()) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto& [name, t] : tensors) {
+      entries.push_back(
+          {{"name", name},
+           {"dtype", tensor::dtype_name(t->dtype)},
+           {"shape", t->shape},
+           {"strides",
+            t->strides.size() == t->shape.size() ? t->strides : tensor::contiguous_strides(t->shape)},
+           {"offset", offset},
+           {"nbytes", t->data.size()}});
+      offset += t->data.size();
+    }
+    header["tensors"] = std::move(entries);
+  }
+  make_finite(header);
+  const std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto prefix = run::encode_frame_prefix({static_cast<std::uint32_t>(text.size()), offset});
+  std::string out;
+  out.reserve(prefix.size() + text.size() + offset);
+  out.append(reinterpret_cast<const char*>(prefix.data()), prefix.size());
+  out += text;
+  for (const auto& [name, t] : tensors)
+    out.append(reinterpret_cast<const char*>(t->data.data()), t->data.size());
+  return out;
+}
+
+std::string encode_message(nlohmann::json header,
+                           const std::vector<std::pair<std::string, tensor::Tensor>>& tensors) {
+  std::vector<std::pair<std::string, const tensor::Tensor*>> views;
+  views.reserve(tensors.size());
+  for (const auto& [name, t] : tensors) views.emplace_back(name, &t);
+  return encode_message(std::move(header), views);
+}
+
+}  // namespace gpuemu::daemon

@@ -1,0 +1,94 @@
+// JSON forms shared by the handlers (records.hpp).
+#include "daemon/records.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include "config/runnable.hpp"
+
+namespace gpuemu::daemon {
+
+store::Millis now_millis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string iso_time(store::Millis millis) {
+  const std::time_t secs = static_cast<std::time_t>(millis / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis % 1000);
+}
+
+nlohmann::json record_json(const engine::CaseRecord& record, store::Millis at, std::int64_t duration_ms,
+                           bool stored, std::optional<store::FailureId> failure_id) {
+  nlohmann::json doc = engine::case_to_json(record);
+  doc["passed"] = record.verdict.passed();
+  doc["timestamp"] = iso_time(at);
+  doc["duration_ms"] = duration_ms;
+  doc["stored"] = stored;
+  if (failure_id) doc["failure_id"] = *failure_id;
+  return doc;
+}
+
+nlohmann::json stored_failure_json(const store::StoredFailure& failure,
+                                   const std::string& minimized_from_seed) {
+  nlohmann::json doc = record_json(failure.record, failure.created_at, 0, true, failure.id);
+  doc["run_id"] = failure.run_id ? nlohmann::json(*failure.run_id) : nlohmann::json();
+  doc["minimized_from"] =
+      minimized_from_seed.empty() ? nlohmann::json() : nlohmann::json(minimized_from_seed);
+  doc["has_snapshot"] = failure.has_snapshot || failure.record.inputs != nullptr;
+  return doc;
+}
+
+void add_tensors(Reply& reply, const tensor::NamedTensors& inputs, const std::vector<std::string>& order,
+                 std::string_view prefix) {
+  std::vector<std::string> names;
+  for (const auto& name : order) {
+    if (inputs.contains(name) && std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  }
+  for (const auto& [name, t] : inputs) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  for (const auto& name : names) reply.tensors.emplace_back(std::string(prefix) + name, inputs.at(name));
+}
+
+Result<config::Runnable> runnable_field(const std::string& spelling, const config::Config& config,
+                                        std::string_view field) {
+  config::Runnable r;
+  r.spelling = spelling;
+  if (config::is_callable_spelling(spelling)) {
+    const auto colon = spelling.find(':');
+    r.kind = config::Runnable::Kind::callable;
+    r.module = spelling.substr(0, colon);
+    r.function = spelling.substr(colon + 1);
+    return r;
+  }
+  std::filesystem::path path = spelling;
+  if (path.is_relative()) path = config.root / path;
+  if (!std::filesystem::is_regular_file(path)) {
+    return reject(WireError::bad_request,
+                  fmt::format("{} '{}' is neither module:function nor an existing script "
+                              "(looked at {})",
+                              field, spelling, path.string()));
+  }
+  r.kind = config::Runnable::Kind::script;
+  r.script = std::filesystem::absolute(path);
+  return r;
+}
+
+tensor::NamedTensors tensors_with_prefix(const Message& message, std::string_view prefix) {
+  tensor::NamedTensors out;
+  for (const auto& [name, t] : message.tensors) {
+    if (name.starts_with(prefix) && name.size() > prefix.size()) out.emplace(name.substr(prefix.size()), t);
+  }
+  return out;
+}
+
+}  // namespace gpuemu::daemon

@@ -1,0 +1,41 @@
+// JSON forms the handlers share (docs/protocol.md "Result record"): result records of cases and
+// stored failures, timestamps, and the named tensors of requests and replies.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "daemon/request.hpp"
+#include "engine/run_result.hpp"
+#include "store/records.hpp"
+
+namespace gpuemu::daemon {
+
+store::Millis now_millis();
+// "2026-11-22T14:05:09.123Z"
+std::string iso_time(store::Millis millis);
+
+// A case record with "passed", "timestamp", "duration_ms", "stored" (and "failure_id" when known).
+nlohmann::json record_json(const engine::CaseRecord& record, store::Millis at, std::int64_t duration_ms,
+                           bool stored, std::optional<store::FailureId> failure_id = std::nullopt);
+// A stored failure as a record, plus "failure_id", "run_id", "minimized_from", "has_snapshot".
+nlohmann::json stored_failure_json(const store::StoredFailure& failure,
+                                   const std::string& minimized_from_seed);
+
+// Appends `inputs` to the reply as PREFIX + name, in `order` first, then the rest by name.
+void add_tensors(Reply& reply, const tensor::NamedTensors& inputs, const std::vector<std::string>& order,
+                 std::string_view prefix);
+// A script path (relative to the project root) or module:function sent in `field` (op_script,
+// against), resolved as the config resolves them.
+Result<config::Runnable> runnable_field(const std::string& spelling, const config::Config& config,
+                                        std::string_view field);
+
+// The request's tensors named PREFIX + name, by name.
+tensor::NamedTensors tensors_with_prefix(const Message& message, std::string_view prefix);
+
+}  // namespace gpuemu::daemon

@@ -1,0 +1,149 @@
+// The request table and the one place where a request's failure becomes an error reply
+// (request_table.hpp). Fatal errors (exceptions) are caught here once per request.
+#include "daemon/request_table.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "daemon/codec.hpp"
+#include "util/suggest.hpp"
+
+namespace gpuemu::daemon {
+
+Result<Reply> handle_ping(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_shutdown(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_validate(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_submit_output(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_get_test_case(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_get_test_batch(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_fuzz(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_test(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_reproduce(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_minimize(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_get_result(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_list_results(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_list_failures(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_store_baseline(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_calibrate(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_lint(DaemonState&, const Message&, const Fields&);
+
+namespace {
+
+const std::array kRequests = {
+    RequestRow{"ping", &handle_ping},
+    RequestRow{"validate", &handle_validate},
+    RequestRow{"submit_output", &handle_submit_output},
+    RequestRow{"get_test_case", &handle_get_test_case},
+    RequestRow{"get_test_batch", &handle_get_test_batch},
+    RequestRow{"fuzz", &handle_fuzz},
+    RequestRow{"test", &handle_test},
+    RequestRow{"reproduce", &handle_reproduce},
+    RequestRow{"minimize", &handle_minimize},
+    RequestRow{"get_result", &handle_get_result},
+    RequestRow{"list_results", &handle_list_results},
+    RequestRow{"list_failures", &handle_list_failures},
+    RequestRow{"store_baseline", &handle_store_baseline},
+    RequestRow{"calibrate", &handle_calibrate},
+    RequestRow{"lint", &handle_lint},
+    RequestRow{"shutdown", &handle_shutdown},
+};
+
+nlohmann::json field_or_null(const nlohmann::json& header, const char* key) {
+  auto it = header.find(key);
+  return it == header.end() ? nlohmann::json() : *it;
+}
+
+const RequestRow* find_row(std::string_view type) {
+  for (const auto& row : kRequests) {
+    if (row.type == type) return &row;
+  }
+  return nullptr;
+}
+
+Result<const RequestRow*> check_request(const DaemonState& state, const nlohmann::json& header) {
+  const auto version = header.find("protocol_version");
+  if (version == header.end() || !version->is_number_integer() ||
+      version->get<std::int64_t>() != kProtocolVersion) {
+    return reject(
+        WireError::protocol_mismatch,
+        fmt::format("this daemon speaks protocol_version {}; the request {}: use a client of the same "
+                    "gpuemu release",
+                    kProtocolVersion,
+                    version == header.end() ? std::string("has no protocol_version")
+                                            : "has protocol_version " + version->dump()));
+  }
+  const auto type = header.find("type");
+  if (type == header.end() || !type->is_string()) {
+    return reject(WireError::bad_request,
+                  "the request has no \"type\" string (e.g. \"ping\"; see docs/protocol.md)");
+  }
+  const auto& name = type->get_ref<const std::string&>();
+  const RequestRow* row = find_row(name);
+  if (!row) {
+    std::vector<std::string> known;
+    for (const auto& r : kRequests) known.emplace_back(r.type);
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    return reject(WireError::bad_request, fmt::format("unknown request type '{}'{}; known: {}", name,
+                                                      util::did_you_mean(name, known), list));
+  }
+  if (state.stopping && row->type != "ping") {
+    return reject(WireError::shutting_down,
+                  "the daemon is shutting down; start it again with gpuemu daemon start");
+  }
+  return row;
+}
+
+}  // namespace
+
+std::span<const RequestRow> request_table() {
+  return kRequests;
+}
+
+std::string error_reply(const RequestError& error, const nlohmann::json& request_type,
+                        const nlohmann::json& id) {
+  nlohmann::json header = {{"ok", false},
+                           {"type", "error"},
+                           {"protocol_version", kProtocolVersion},
+                           {"request", request_type.is_string() ? request_type : nlohmann::json()},
+                           {"error", {{"kind", wire_error_name(error.kind)}, {"message", error.message}}}};
+  if (!id.is_null()) header["id"] = id;
+  return encode_message(std::move(header));
+}
+
+std::string handle_message(DaemonState& state, std::span<const std::byte> bytes) {
+  nlohmann::json type;
+  nlohmann::json id;
+  try {
+    auto message = decode_message(bytes);
+    if (!message) return error_reply(message.error(), type, id);
+    type = field_or_null(message->header, "type");
+    id = field_or_null(message->header, "id");
+    auto row = check_request(state, message->header);
+    if (!row) return error_reply(row.error(), type, id);
+    const Fields fields(message->header, std::string((*row)->type));
+    auto reply = (*row)->handler(state, *message, fields);
+    if (!reply) {
+      state.log(fmt::format("{} request failed ({}): {}", (*row)->type, wire_error_name(reply.error().kind),
+                            reply.error().message));
+      return error_reply(reply.error(), type, id);
+    }
+    reply->header["ok"] = true;
+    reply->header["type"] = type;
+    reply->header["protocol_version"] = kProtocolVersion;
+    if (!id.is_null()) reply->header["id"] = id;
+    return encode_message(std::move(reply->header), reply->tensors);
+  } catch (const std::exception& e) {
+    state.log(fmt::format("internal error in a {} request: {}",
+                          type.is_string() ? type.get<std::string>() : "?", e.what()));
+    return error_reply(
+        RequestError(WireError::internal,
+                     fmt::format("internal error: {}; this is a bug in gpuemu, please report it "
+                                 "with the request",
+                                 e.what())),
+        type, id);
+  }
+}
+
+}  // namespace gpuemu::daemon

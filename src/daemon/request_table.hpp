@@ -1,0 +1,32 @@
+// The requests the daemon answers, one row each (docs/protocol.md "The requests"); handlers live
+// in one file per group (handlers_*.cpp). handle_message turns any failure into an error reply.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "daemon/request.hpp"
+#include "daemon/state.hpp"
+
+namespace gpuemu::daemon {
+
+using Handler = Result<Reply> (*)(DaemonState& state, const Message& message, const Fields& fields);
+
+struct RequestRow {
+  std::string_view type;
+  Handler handler;
+};
+
+std::span<const RequestRow> request_table();
+
+// Decodes, checks the version, dispatches and encodes the reply. Never throws: malformed bytes,
+// unknown requests, handler errors and exceptions all become error replies.
+std::string handle_message(DaemonState& state, std::span<const std::byte> bytes);
+
+// An encoded error reply (also used by the server when it cannot even read a message).
+std::string error_reply(const RequestError& error, const nlohmann::json& request_type,
+                        const nlohmann::json& id);
+
+}  // namespace gpuemu::daemon

@@ -1,0 +1,131 @@
+// The NNG server loop (server.hpp). Workers poll for requests with a short timeout so they notice
+// a shutdown; a request being handled always gets its reply before its worker exits.
+#include "daemon/server.hpp"
+
+#include <fmt/format.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+
+#include <cstring>
+
+#include "daemon/request_table.hpp"
+
+namespace gpuemu::daemon {
+namespace {
+
+constexpr nng_duration kPollMs = 100;
+constexpr nng_duration kSendTimeoutMs = 10000;
+// Large tensors travel in one message; bound it so a bogus client cannot make us allocate without limit.
+constexpr std::size_t kMaxMessageBytes = std::size_t{4} << 30;
+
+}  // namespace
+
+struct Server::Impl {
+  DaemonState& state;
+  ServerOptions options;
+  nng_socket socket = NNG_SOCKET_INITIALIZER;
+  nng_listener listener = NNG_LISTENER_INITIALIZER;
+  std::vector<std::thread> threads;
+  bool open = false;
+
+  explicit Impl(DaemonState& s, ServerOptions o) : state(s), options(std::move(o)) {}
+  ~Impl() {
+    if (open) nng_close(socket);
+  }
+
+  void serve_one(nng_ctx ctx, nng_aio* aio, nng_msg* request) {
+    ++state.in_flight;
+    const auto* body = static_cast<const std::byte*>(nng_msg_body(request));
+    std::string reply = handle_message(state, std::span<const std::byte>(body, nng_msg_len(request)));
+    nng_msg_free(request);
+    nng_msg* out = nullptr;
+    if (nng_msg_alloc(&out, reply.size()) == 0) {
+      if (!reply.empty()) std::memcpy(nng_msg_body(out), reply.data(), reply.size());
+      reply.clear();
+      reply.shrink_to_fit();
+      nng_aio_set_timeout(aio, kSendTimeoutMs);
+      nng_aio_set_msg(aio, out);
+      nng_ctx_send(ctx, aio);
+      nng_aio_wait(aio);
+      if (const int rv = nng_aio_result(aio); rv != 0) {
+        nng_msg_free(out);  // the client went away; nothing else to do
+        state.log(fmt::format("a reply could not be sent: {}", nng_strerror(rv)));
+      }
+    } else {
+      state.log(fmt::format("out of memory for a reply of {} bytes", reply.size()));
+    }
+    ++state.served;
+    --state.in_flight;
+  }
+
+  void worker() {
+    nng_ctx ctx;
+    nng_aio* aio = nullptr;
+    if (nng_ctx_open(&ctx, socket) != 0 || nng_aio_alloc(&aio, nullptr, nullptr) != 0) {
+      state.log("a worker could not open its NNG context; serving with fewer workers");
+      return;
+    }
+    while (!state.stopping) {
+      nng_aio_set_timeout(aio, kPollMs);
+      nng_ctx_recv(ctx, aio);
+      nng_aio_wait(aio);
+      const int rv = nng_aio_result(aio);
+      if (rv == NNG_ETIMEDOUT) continue;
+      if (rv == NNG_ECLOSED) break;
+      if (rv != 0) {
+        state.log(fmt::format("receive failed: {}", nng_strerror(rv)));
+        continue;
+      }
+      serve_one(ctx, aio, nng_aio_get_msg(aio));
+    }
+    nng_aio_free(aio);
+    nng_ctx_close(ctx);
+  }
+};
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  if (impl_) {
+    impl_->state.stopping = true;
+    join();
+  }
+}
+
+Expected<std::unique_ptr<Server>> Server::listen(DaemonState& state, const ServerOptions& options) {
+  auto impl = std::make_unique<Impl>(state, options);
+  auto failed = [&](const char* what, int rv) {
+    return fail(ErrorKind::io,
+                fmt::format("cannot listen on {}: {} failed: {}; check that the directory exists and "
+                            "is writable, and that no other program uses the socket",
+                            options.url, what, nng_strerror(rv)));
+  };
+  if (int rv = nng_rep0_open(&impl->socket); rv != 0) return failed("nng_rep0_open", rv);
+  impl->open = true;
+  nng_socket_set_size(impl->socket, NNG_OPT_RECVMAXSZ, kMaxMessageBytes);
+  if (int rv = nng_listener_create(&impl->listener, impl->socket, options.url.c_str()); rv != 0) {
+    return failed("nng_listener_create", rv);
+  }
+  nng_listener_set_int(impl->listener, NNG_OPT_IPC_PERMISSIONS, options.ipc_permissions);
+  nng_listener_set_size(impl->listener, NNG_OPT_RECVMAXSZ, kMaxMessageBytes);
+  if (int rv = nng_listener_start(impl->listener, 0); rv != 0) return failed("nng_listener_start", rv);
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+void Server::start() {
+  for (int i = 0; i < std::max(1, impl_->options.workers); ++i)
+    impl_->threads.emplace_back([this] { impl_->worker(); });
+}
+
+void Server::join() {
+  for (auto& t : impl_->threads) {
+    if (t.joinable()) t.join();
+  }
+  impl_->threads.clear();
+  if (impl_->open) {
+    nng_close(impl_->socket);
+    impl_->open = false;
+  }
+}
+
+}  // namespace gpuemu::daemon

@@ -1,0 +1,39 @@
+// The NNG REP server (docs/protocol.md "Transport"): several worker threads, each with its own REP
+// context, so a long request (fuzz) never delays a short one (ping). Each request is handled by
+// handle_message, which never throws.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/state.hpp"
+
+namespace gpuemu::daemon {
+
+struct ServerOptions {
+  std::string url;  // ipc:///path/gpuemu.sock
+  int workers = 8;  // requests served at once
+  int ipc_permissions = 0600;
+};
+
+class Server {
+ public:
+  // Opens the REP socket and listens. Errors (io) name the URL and what to do.
+  static Expected<std::unique_ptr<Server>> listen(DaemonState& state, const ServerOptions& options);
+  ~Server();
+
+  // Starts the worker threads; they stop after state.stopping is set, once their current request
+  // is answered.
+  void start();
+  // Waits for the workers to finish (call after state.stopping is set), then closes the socket.
+  void join();
+
+ private:
+  struct Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuemu::daemon
