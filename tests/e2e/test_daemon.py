@@ -214,3 +214,58 @@ def test_no_daemon_is_a_clear_error(daemon):
     proc = daemon.run("--config", str(EXAMPLES / "gpuemu.toml"), "--daemon", "fuzz", "softmax", "-n", "1")
     assert proc.returncode == 3
     assert "gpuemu daemon start" in proc.stderr
+
+
+def test_lint_and_calibrate_requests(daemon):
+    daemon.start("--config", str(EXAMPLES / "gpuemu.toml"))
+    kernels = REPO / "tests" / "kernels"
+    spilling = daemon.request({"type": "lint", "ptx": (kernels / "saxpy_local.ptx").read_text()})
+    assert spilling["ok"], spilling
+    assert spilling["kernels"] and {"kernel_name", "metrics", "violations", "passed"} <= set(spilling["kernels"][0])
+    assert spilling["passed"] is False and spilling["kernels"][0]["violations"]
+    clean = daemon.request({"type": "lint", "ptx": (kernels / "saxpy.ptx").read_text()})
+    assert clean["ok"] and clean["passed"] is True, clean
+    bad = daemon.request({"type": "lint", "ptx": "this is not ptx"})
+    assert bad["ok"] is False and bad["error"]["message"]
+
+    rows = daemon.request({"type": "calibrate", "op": "softmax", "dtype": "float32", "iterations": 4, "seed": "3"},
+                          timeout_ms=300000)
+    assert rows["ok"], rows
+    assert rows["rows"][0]["dtype"] == "float32" and rows["rows"][0]["cases"] == 4
+    assert rows["rows"][0]["fitted"]["atol"] > 0
+
+
+def test_sigterm_during_a_fuzz_keeps_every_stored_failure(daemon):
+    daemon.start("--config", str(EXAMPLES / "gpuemu.toml"))
+    outcome = {}
+
+    def long_fuzz():
+        try:
+            outcome["reply"] = daemon.request({"type": "fuzz", "op": "softmax_tail_bug", "seed": "11",
+                                               "iterations": 400, "dtypes": ["float32"]}, timeout_ms=120000)
+        except Exception as exc:  # the daemon may close the socket before its reply arrives
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=long_fuzz)
+    worker.start()
+    db = daemon.home / "db" / "gpuemu.db"
+    deadline = time.time() + 60
+    while time.time() < deadline:  # wait until failures are being stored
+        listed = daemon.request({"type": "list_failures", "limit": 5})
+        if listed["ok"] and len(listed["failures"]) >= 2:
+            break
+        time.sleep(0.05)
+    os.kill(daemon.pid, signal.SIGTERM)
+    worker.join(timeout=90)
+    assert not worker.is_alive()
+    deadline = time.time() + 30
+    while daemon.alive() and time.time() < deadline:
+        time.sleep(0.05)
+    assert not daemon.alive(), "the daemon must stop soon after SIGTERM, not finish 400 cases"
+    reply = outcome.get("reply")
+    assert reply is None or (reply["ok"] is False and reply["error"]["kind"] == "shutting_down") or reply["total"] < 400
+    import sqlite3
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        stored = conn.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
+    assert stored >= 2
