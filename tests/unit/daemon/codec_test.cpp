@@ -8,27 +8,14 @@
 #include <gtest/gtest.h>
 
 #include "daemon/codec.hpp"
+#include "daemon_test_support.hpp"
 
 namespace gpuemu::daemon {
 namespace {
 
-nlohmann::json load_vectors() {
-  std::ifstream in(std::string(GPUEMU_SOURCE_DIR) + "/tests/vectors/protocol/messages.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str());
-}
-
-std::string from_hex(const std::string& hex) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
-std::span<const std::byte> bytes_of(const std::string& s) {
-  return std::as_bytes(std::span(s.data(), s.size()));
-}
+using testing::bytes_of;
+using testing::from_hex;
+using testing::load_vectors;
 
 bool same_value(double expected, double actual) {
   return std::isnan(expected) ? std::isnan(actual)

@@ -10,24 +10,18 @@
 
 #include "daemon/codec.hpp"
 #include "daemon/request_table.hpp"
+#include "daemon_test_support.hpp"
 #include "fuzz/case.hpp"
 #include "store/replay.hpp"
 
 namespace gpuemu::daemon {
 namespace {
 
+using testing::bytes_of;
+using testing::from_hex;
+using testing::load_vectors;
+
 namespace fs = std::filesystem;
-
-std::string from_hex(const std::string& hex) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
-std::span<const std::byte> bytes_of(const std::string& s) {
-  return std::as_bytes(std::span(s.data(), s.size()));
-}
 
 class DispatchTest : public ::testing::Test {
  protected:
@@ -95,8 +89,7 @@ TEST_F(DispatchTest, PingAnswersVersionAndUptime) {
 }
 
 TEST_F(DispatchTest, SharedBadVectorsGetErrorRepliesAndServingGoesOn) {
-  std::ifstream in(std::string(GPUEMU_SOURCE_DIR) + "/tests/vectors/protocol/messages.json");
-  const auto vectors = nlohmann::json::parse(in);
+  const auto vectors = load_vectors();
   for (const char* group : {"bad", "bad_requests"}) {
     for (const auto& v : vectors[group]) {
       SCOPED_TRACE(v["name"].get<std::string>());

@@ -69,7 +69,7 @@ TEST_F(ServerTest, GarbageGetsAnErrorReplyAndTheServerGoesOn) {
   auto client = Client::connect(url_, 10000);
   ASSERT_TRUE(client) << client.error().message;
   for (const std::string& garbage : {std::string(), std::string("hello"), std::string(5000, '\xff'),
-                                    std::string("GEMU\x01\0\0\0\xff\xff\xff\x7f\0\0\0\0\0\0\0\0", 20)}) {
+                                     std::string("GEMU\x01\0\0\0\xff\xff\xff\x7f\0\0\0\0\0\0\0\0", 20)}) {
     const auto reply = client->exchange(garbage);
     ASSERT_TRUE(reply) << reply.error().message;
     const auto decoded = decode_message(std::as_bytes(std::span(reply->data(), reply->size())));
