@@ -160,11 +160,11 @@ Result<Reply> test_cases(DaemonState& state, const Message& message, const Field
 
 }  // namespace
 
-Result<Reply> handle_get_test_case(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_get_test_case(DaemonState& state, Message& message, const Fields& fields) {
   return test_cases(state, message, fields, 1);
 }
 
-Result<Reply> handle_get_test_batch(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_get_test_batch(DaemonState& state, Message& message, const Fields& fields) {
   const auto count = TRY(fields.optional_int("count", 1, 10000)).value_or(10);
   return test_cases(state, message, fields, count);
 }

@@ -42,7 +42,7 @@ nlohmann::json shapes_json(const fuzz::Case& c) {
 
 }  // namespace
 
-Result<Reply> handle_reproduce(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_reproduce(DaemonState& state, Message& message, const Fields& fields) {
   const auto seed = TRY(fields.seed("seed"));
   const auto resolved = TRY(resolve(state, message, fields, seed));
   const auto& replay = resolved.replay;
@@ -70,7 +70,7 @@ Result<Reply> handle_reproduce(DaemonState& state, const Message& message, const
   return reply;
 }
 
-Result<Reply> handle_minimize(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_minimize(DaemonState& state, Message& message, const Fields& fields) {
   const auto seed = TRY(fields.seed("seed"));
   engine::MinimizeOptions options;
   const auto strategy_name = TRY(fields.optional_string("strategy")).value_or("all");

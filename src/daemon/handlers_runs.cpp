@@ -85,7 +85,7 @@ Result<int> jobs(const Fields& fields, const config::Config& config) {
 
 }  // namespace
 
-Result<Reply> handle_fuzz(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_fuzz(DaemonState& state, Message& message, const Fields& fields) {
   const auto loaded = TRY(state.config(message.header));
   // "op" (one op, which dtypes/layouts/op_script may adjust) or "ops" (default: every runnable op).
   const auto op_name = TRY(fields.optional_string("op")).value_or("");
@@ -154,7 +154,7 @@ Result<Reply> handle_fuzz(DaemonState& state, const Message& message, const Fiel
   return reply;
 }
 
-Result<Reply> handle_test(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_test(DaemonState& state, Message& message, const Fields& fields) {
   const auto config = TRY(state.config(message.header));
   engine::Selection selection;
   if (auto ops = TRY(fields.optional_strings("ops"))) selection.ops = *ops;

@@ -5,7 +5,7 @@
 
 namespace gpuemu::daemon {
 
-Result<Reply> handle_ping(DaemonState& state, const Message&, const Fields&) {
+Result<Reply> handle_ping(DaemonState& state, Message&, const Fields&) {
   Reply reply;
   const auto& options = state.options();
   reply.header = {{"version", GPUEMU_VERSION},
@@ -19,7 +19,7 @@ Result<Reply> handle_ping(DaemonState& state, const Message&, const Fields&) {
   return reply;
 }
 
-Result<Reply> handle_shutdown(DaemonState& state, const Message&, const Fields&) {
+Result<Reply> handle_shutdown(DaemonState& state, Message&, const Fields&) {
   // The server sends this reply, lets in-flight requests finish, then exits.
   state.stopping = true;
   state.log("shutdown requested by a client");

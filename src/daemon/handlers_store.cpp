@@ -48,7 +48,7 @@ Result<std::string> original_seed(const store::Store& store, const store::Stored
 
 }  // namespace
 
-Result<Reply> handle_get_result(DaemonState& state, const Message&, const Fields& fields) {
+Result<Reply> handle_get_result(DaemonState& state, Message&, const Fields& fields) {
   const auto seed = TRY(fields.seed("seed"));
   const auto op = TRY(fields.optional_string("op"));
   Reply reply;
@@ -73,7 +73,7 @@ Result<Reply> handle_get_result(DaemonState& state, const Message&, const Fields
   return reply;
 }
 
-Result<Reply> handle_list_results(DaemonState& state, const Message&, const Fields& fields) {
+Result<Reply> handle_list_results(DaemonState& state, Message&, const Fields& fields) {
   store::Query query;
   query.op = TRY(fields.optional_string("op"));
   query.limit = static_cast<int>(TRY(fields.optional_int("limit", 1, 100000)).value_or(100));
@@ -88,7 +88,7 @@ Result<Reply> handle_list_results(DaemonState& state, const Message&, const Fiel
   return reply;
 }
 
-Result<Reply> handle_list_failures(DaemonState& state, const Message&, const Fields& fields) {
+Result<Reply> handle_list_failures(DaemonState& state, Message&, const Fields& fields) {
   store::Query query;
   query.op = TRY(fields.optional_string("op"));
   query.limit = static_cast<int>(TRY(fields.optional_int("limit", 1, 100000)).value_or(20));
@@ -101,7 +101,7 @@ Result<Reply> handle_list_failures(DaemonState& state, const Message&, const Fie
   return reply;
 }
 
-Result<Reply> handle_store_baseline(DaemonState& state, const Message&, const Fields& fields) {
+Result<Reply> handle_store_baseline(DaemonState& state, Message&, const Fields& fields) {
   const auto tag = TRY(fields.string("tag"));
   if (tag.empty()) return reject(WireError::bad_request, "store_baseline request: \"tag\" is empty");
   const auto run_id = TRY(fields.optional_int("run_id", 1, std::int64_t{1} << 62)).value_or(0);

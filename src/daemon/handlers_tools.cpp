@@ -62,7 +62,7 @@ config::ArtifactChecks checks_for(DaemonState& state, const Message& message,
 
 }  // namespace
 
-Result<Reply> handle_calibrate(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_calibrate(DaemonState& state, Message& message, const Fields& fields) {
   const auto config = TRY(state.config(message.header));
   const auto* op = TRY(state.op(*config, TRY(fields.string("op"))));
   engine::CalibrateOptions options;
@@ -91,7 +91,7 @@ Result<Reply> handle_calibrate(DaemonState& state, const Message& message, const
   return reply;
 }
 
-Result<Reply> handle_lint(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_lint(DaemonState& state, Message& message, const Fields& fields) {
   const auto ptx = TRY(fields.string("ptx"));
   if (ptx.find_first_not_of(" \t\r\n") == std::string::npos) {
     return reject(WireError::bad_request, "lint request: \"ptx\" is empty; send the PTX text of the kernel");

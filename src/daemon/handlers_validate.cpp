@@ -87,12 +87,12 @@ Result<check::FailureKind> client_failure_kind(const nlohmann::json& failure, co
   return *kind;
 }
 
-Result<Reply> validate_given_output(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> validate_given_output(DaemonState& state, Message& message, const Fields& fields) {
   const auto started = std::chrono::steady_clock::now();
   const auto client_failure = TRY(fields.optional_object("client_failure"));
   fuzz::Case c;
-  c.inputs = tensors_with_prefix(message, "input/");
-  const auto outputs = tensors_with_prefix(message, "output/");
+  c.inputs = take_tensors(message, "input/");
+  auto outputs = take_tensors(message, "output/");
   if (c.inputs.empty() || (outputs.empty() && !client_failure)) {
     return reject(
         WireError::bad_request,
@@ -137,7 +137,7 @@ Result<Reply> validate_given_output(DaemonState& state, const Message& message, 
                                  : "the client reported a failure";
   } else {
     auto session = state.session(config, *op);
-    record = TRY(session->check_output(c, outputs, &kwargs));
+    record = TRY(session->check_output(c, std::move(outputs), &kwargs));
   }
   const auto at = now_millis();
   const auto duration_ms =
@@ -176,11 +176,11 @@ Result<Reply> validate_given_output(DaemonState& state, const Message& message, 
 
 }  // namespace
 
-Result<Reply> handle_validate(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_validate(DaemonState& state, Message& message, const Fields& fields) {
   return validate_given_output(state, message, fields);
 }
 
-Result<Reply> handle_submit_output(DaemonState& state, const Message& message, const Fields& fields) {
+Result<Reply> handle_submit_output(DaemonState& state, Message& message, const Fields& fields) {
   return validate_given_output(state, message, fields);
 }
 

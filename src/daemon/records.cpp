@@ -83,10 +83,15 @@ Result<config::Runnable> runnable_field(const std::string& spelling, const confi
   return r;
 }
 
-tensor::NamedTensors tensors_with_prefix(const Message& message, std::string_view prefix) {
+tensor::NamedTensors take_tensors(Message& message, std::string_view prefix) {
   tensor::NamedTensors out;
-  for (const auto& [name, t] : message.tensors) {
-    if (name.starts_with(prefix) && name.size() > prefix.size()) out.emplace(name.substr(prefix.size()), t);
+  for (auto it = message.tensors.begin(); it != message.tensors.end();) {
+    if (it->first.starts_with(prefix) && it->first.size() > prefix.size()) {
+      auto node = message.tensors.extract(it++);
+      out.emplace(node.key().substr(prefix.size()), std::move(node.mapped()));
+    } else {
+      ++it;
+    }
   }
   return out;
 }

@@ -35,7 +35,7 @@ void add_tensors(Reply& reply, const tensor::NamedTensors& inputs, const std::ve
 Result<config::Runnable> runnable_field(const std::string& spelling, const config::Config& config,
                                         std::string_view field);
 
-// The request's tensors named PREFIX + name, by name.
-tensor::NamedTensors tensors_with_prefix(const Message& message, std::string_view prefix);
+// Moves the request's tensors named PREFIX + name out of it (large tensors are not copied), by name.
+tensor::NamedTensors take_tensors(Message& message, std::string_view prefix);
 
 }  // namespace gpuemu::daemon

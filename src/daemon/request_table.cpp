@@ -11,22 +11,22 @@
 
 namespace gpuemu::daemon {
 
-Result<Reply> handle_ping(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_shutdown(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_validate(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_submit_output(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_get_test_case(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_get_test_batch(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_fuzz(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_test(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_reproduce(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_minimize(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_get_result(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_list_results(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_list_failures(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_store_baseline(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_calibrate(DaemonState&, const Message&, const Fields&);
-Result<Reply> handle_lint(DaemonState&, const Message&, const Fields&);
+Result<Reply> handle_ping(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_shutdown(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_validate(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_submit_output(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_get_test_case(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_get_test_batch(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_fuzz(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_test(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_reproduce(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_minimize(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_get_result(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_list_results(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_list_failures(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_store_baseline(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_calibrate(DaemonState&, Message&, const Fields&);
+Result<Reply> handle_lint(DaemonState&, Message&, const Fields&);
 
 namespace {
 

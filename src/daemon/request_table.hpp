@@ -12,7 +12,7 @@
 
 namespace gpuemu::daemon {
 
-using Handler = Result<Reply> (*)(DaemonState& state, const Message& message, const Fields& fields);
+using Handler = Result<Reply> (*)(DaemonState& state, Message& message, const Fields& fields);
 
 struct RequestRow {
   std::string_view type;

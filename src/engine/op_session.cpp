@@ -122,13 +122,13 @@ Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
   return record;
 }
 
-Expected<CaseRecord> OpSession::check_output(const fuzz::Case& c, const tensor::NamedTensors& outputs,
+Expected<CaseRecord> OpSession::check_output(const fuzz::Case& c, tensor::NamedTensors outputs,
                                              const nlohmann::json* kwargs) {
   CaseRecord record = new_record(c);
   const run::RunOutcome ref = run_reference(c, kwargs);
   TRY(fatal_if_unstartable(ref));
   run::RunOutcome given;
-  given.outputs = outputs;
+  given.outputs = std::move(outputs);
   judge(record, c, ref, given, false);
   return record;
 }

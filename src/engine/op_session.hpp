@@ -32,7 +32,7 @@ class OpSession {
   // `kwargs`, default the op's [ops.kwargs]) on the case's inputs and compares the same way, except
   // that the case dtype only picks the tolerance: a client's kernel may return any dtype (the
   // python-api's validate_op(dtype=...) is "the data type used for tolerance lookup").
-  Expected<CaseRecord> check_output(const fuzz::Case& c, const tensor::NamedTensors& outputs,
+  Expected<CaseRecord> check_output(const fuzz::Case& c, tensor::NamedTensors outputs,
                                     const nlohmann::json* kwargs = nullptr);
 
   // Runs op and reference on a case and hands back both raw answers (for calibration).
