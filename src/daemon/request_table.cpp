@@ -7,6 +7,7 @@
 #include <array>
 
 #include "daemon/codec.hpp"
+#include "run/frames.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuemu::daemon {
@@ -36,15 +37,15 @@ const std::array kRequests = {
     RequestRow{"submit_output", &handle_submit_output},
     RequestRow{"get_test_case", &handle_get_test_case},
     RequestRow{"get_test_batch", &handle_get_test_batch},
-    RequestRow{"fuzz", &handle_fuzz},
-    RequestRow{"test", &handle_test},
-    RequestRow{"reproduce", &handle_reproduce},
-    RequestRow{"minimize", &handle_minimize},
+    RequestRow{"fuzz", &handle_fuzz, true},
+    RequestRow{"test", &handle_test, true},
+    RequestRow{"reproduce", &handle_reproduce, true},
+    RequestRow{"minimize", &handle_minimize, true},
     RequestRow{"get_result", &handle_get_result},
     RequestRow{"list_results", &handle_list_results},
     RequestRow{"list_failures", &handle_list_failures},
     RequestRow{"store_baseline", &handle_store_baseline},
-    RequestRow{"calibrate", &handle_calibrate},
+    RequestRow{"calibrate", &handle_calibrate, true},
     RequestRow{"lint", &handle_lint},
     RequestRow{"shutdown", &handle_shutdown},
 };
@@ -99,6 +100,18 @@ Result<const RequestRow*> check_request(const DaemonState& state, const nlohmann
 
 std::span<const RequestRow> request_table() {
   return kRequests;
+}
+
+bool is_long_running(std::span<const std::byte> bytes) {
+  if (bytes.size() < run::kFramePrefixSize) return false;
+  std::uint32_t header_bytes = 0;
+  for (int i = 3; i >= 0; --i) header_bytes = (header_bytes << 8) | static_cast<std::uint8_t>(bytes[8 + i]);
+  if (header_bytes > bytes.size() - run::kFramePrefixSize) return false;
+  const auto* begin = reinterpret_cast<const char*>(bytes.data() + run::kFramePrefixSize);
+  const auto header = nlohmann::json::parse(begin, begin + header_bytes, nullptr, false);
+  if (!header.is_object() || !header.contains("type") || !header["type"].is_string()) return false;
+  const RequestRow* row = find_row(header["type"].get<std::string>());
+  return row && row->long_running;
 }
 
 std::string error_reply(const RequestError& error, const nlohmann::json& request_type,

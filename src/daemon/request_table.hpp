@@ -17,6 +17,9 @@ using Handler = Result<Reply> (*)(DaemonState& state, Message& message, const Fi
 struct RequestRow {
   std::string_view type;
   Handler handler;
+  // Runs many cases (fuzz, test, minimize, ...): the server gives it a thread of its own so the
+  // workers stay free for short requests.
+  bool long_running = false;
 };
 
 std::span<const RequestRow> request_table();
@@ -24,6 +27,10 @@ std::span<const RequestRow> request_table();
 // Decodes, checks the version, dispatches and encodes the reply. Never throws: malformed bytes,
 // unknown requests, handler errors and exceptions all become error replies.
 std::string handle_message(DaemonState& state, std::span<const std::byte> bytes);
+
+// Whether the message is a request of a long-running type (reads only the prefix and the header;
+// anything unreadable is not long: handle_message answers it at once).
+bool is_long_running(std::span<const std::byte> bytes);
 
 // An encoded error reply (also used by the server when it cannot even read a message).
 std::string error_reply(const RequestError& error, const nlohmann::json& request_type,

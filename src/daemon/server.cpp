@@ -6,7 +6,9 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 
 #include "daemon/request_table.hpp"
 
@@ -27,6 +29,13 @@ struct Server::Impl {
   nng_listener listener = NNG_LISTENER_INITIALIZER;
   std::vector<std::thread> threads;
   bool open = false;
+  // Threads of long-running requests, each with the context it received the request on.
+  struct LongRequest {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex long_mutex;
+  std::vector<LongRequest> long_requests;
 
   explicit Impl(DaemonState& s, ServerOptions o) : state(s), options(std::move(o)) {}
   ~Impl() {
@@ -58,10 +67,37 @@ struct Server::Impl {
     --state.in_flight;
   }
 
+  bool open_context(nng_ctx& ctx, nng_aio*& aio) {
+    if (nng_ctx_open(&ctx, socket) != 0) return false;
+    if (nng_aio_alloc(&aio, nullptr, nullptr) != 0) {
+      nng_ctx_close(ctx);
+      return false;
+    }
+    return true;
+  }
+
+  // Hands the request and its context to a thread of its own; joins the ones that finished.
+  void serve_long(nng_ctx ctx, nng_aio* aio, nng_msg* request) {
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::lock_guard lock(long_mutex);
+    std::erase_if(long_requests, [](LongRequest& r) {
+      if (!*r.done) return false;
+      r.thread.join();
+      return true;
+    });
+    long_requests.push_back({std::thread([this, ctx, aio, request, done] {
+                               serve_one(ctx, aio, request);
+                               nng_aio_free(aio);
+                               nng_ctx_close(ctx);
+                               *done = true;
+                             }),
+                             done});
+  }
+
   void worker() {
     nng_ctx ctx;
     nng_aio* aio = nullptr;
-    if (nng_ctx_open(&ctx, socket) != 0 || nng_aio_alloc(&aio, nullptr, nullptr) != 0) {
+    if (!open_context(ctx, aio)) {
       state.log("a worker could not open its NNG context; serving with fewer workers");
       return;
     }
@@ -76,7 +112,17 @@ struct Server::Impl {
         state.log(fmt::format("receive failed: {}", nng_strerror(rv)));
         continue;
       }
-      serve_one(ctx, aio, nng_aio_get_msg(aio));
+      nng_msg* request = nng_aio_get_msg(aio);
+      const auto* body = static_cast<const std::byte*>(nng_msg_body(request));
+      if (is_long_running(std::span<const std::byte>(body, nng_msg_len(request)))) {
+        serve_long(ctx, aio, request);
+        if (!open_context(ctx, aio)) {
+          state.log("a worker could not open a new NNG context; serving with fewer workers");
+          return;
+        }
+        continue;
+      }
+      serve_one(ctx, aio, request);
     }
     nng_aio_free(aio);
     nng_ctx_close(ctx);
@@ -122,6 +168,11 @@ void Server::join() {
     if (t.joinable()) t.join();
   }
   impl_->threads.clear();
+  {
+    std::lock_guard lock(impl_->long_mutex);
+    for (auto& r : impl_->long_requests) r.thread.join();
+    impl_->long_requests.clear();
+  }
   if (impl_->open) {
     nng_close(impl_->socket);
     impl_->open = false;

@@ -1,6 +1,6 @@
-// The NNG REP server (docs/protocol.md "Transport"): several worker threads, each with its own REP
-// context, so a long request (fuzz) never delays a short one (ping). Each request is handled by
-// handle_message, which never throws.
+// The NNG REP server (docs/protocol.md "Transport"): worker threads, each with its own REP context,
+// and a thread of its own for every long request (fuzz, test, minimize, ...) so that no number of
+// them delays a short one (ping). Each request is handled by handle_message, which never throws.
 #pragma once
 
 #include <memory>

@@ -151,23 +151,28 @@ def test_malformed_messages_never_stop_the_daemon(daemon):
 
 
 def test_fuzz_runs_while_ping_answers_and_daemon_output_matches_in_process(daemon):
+    # Fewer workers than concurrent fuzzes: long requests get threads of their own, so ping still answers.
+    daemon.env["GPUEMU_DAEMON_WORKERS"] = "2"
     daemon.start("--config", str(EXAMPLES / "gpuemu.toml"))
     result = {}
 
-    def long_fuzz():
-        result["reply"] = daemon.request({"type": "fuzz", "op": "softmax_tail_bug", "seed": "5", "iterations": 12},
-                                         timeout_ms=600000)
+    def long_fuzz(i):
+        result[i] = daemon.request({"type": "fuzz", "op": "softmax_tail_bug", "seed": "5", "iterations": 12},
+                                   timeout_ms=600000)
 
-    worker = threading.Thread(target=long_fuzz)
-    worker.start()
+    workers = [threading.Thread(target=long_fuzz, args=(i,)) for i in range(3)]
+    for w in workers:
+        w.start()
     latencies = []
-    while worker.is_alive():
+    while any(w.is_alive() for w in workers):
         started = time.perf_counter()
         assert daemon.request({"type": "ping"}, timeout_ms=5000)["ok"]
         latencies.append(time.perf_counter() - started)
         time.sleep(0.02)
-    worker.join()
-    reply = result["reply"]
+    for w in workers:
+        w.join()
+    assert all(result[i]["ok"] and result[i]["total"] == 12 for i in range(3)), result
+    reply = result[0]
     assert reply["ok"], reply
     assert reply["total"] == 12 and reply["failed"] >= 1 and reply["failures"][0]["stored"]
     assert len(latencies) >= 3 and max(latencies) < 2.0, latencies
