@@ -239,6 +239,13 @@ def test_lint_and_calibrate_requests(daemon):
     assert rows["rows"][0]["dtype"] == "float32" and rows["rows"][0]["cases"] == 4
     assert rows["rows"][0]["fitted"]["atol"] > 0
 
+    # A fuzz with a client-supplied op under test: the fixed kernel in place of the buggy one passes.
+    fixed = daemon.request({"type": "fuzz", "op": "softmax_tail_bug", "op_script": "kernels/softmax.py", "seed": "5",
+                            "iterations": 6, "dtypes": ["float32"]}, timeout_ms=300000)
+    assert fixed["ok"] and fixed["total"] == 6 and fixed["failed"] == 0, fixed
+    missing = daemon.request({"type": "fuzz", "op": "softmax", "op_script": "kernels/nope.py"})
+    assert missing["ok"] is False and missing["error"]["kind"] == "bad_request" and "nope.py" in missing["error"]["message"]
+
 
 def test_sigterm_during_a_fuzz_keeps_every_stored_failure(daemon):
     daemon.start("--config", str(EXAMPLES / "gpuemu.toml"))
