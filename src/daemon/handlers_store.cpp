@@ -76,7 +76,7 @@ Result<Reply> handle_get_result(DaemonState& state, Message&, const Fields& fiel
 Result<Reply> handle_list_results(DaemonState& state, Message&, const Fields& fields) {
   store::Query query;
   query.op = TRY(fields.optional_string("op"));
-  query.limit = static_cast<int>(TRY(fields.optional_int("limit", 1, 100000)).value_or(100));
+  query.limit = static_cast<int>(TRY(fields.optional_int("limit", 0, 100000)).value_or(100));
   const auto runs = TRY(runs_by_id(state.store()));
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : TRY(state.store().list_results(query))) {
@@ -91,7 +91,7 @@ Result<Reply> handle_list_results(DaemonState& state, Message&, const Fields& fi
 Result<Reply> handle_list_failures(DaemonState& state, Message&, const Fields& fields) {
   store::Query query;
   query.op = TRY(fields.optional_string("op"));
-  query.limit = static_cast<int>(TRY(fields.optional_int("limit", 1, 100000)).value_or(20));
+  query.limit = static_cast<int>(TRY(fields.optional_int("limit", 0, 100000)).value_or(20));
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& f : TRY(state.store().list_failures(query))) {
     rows.push_back(stored_failure_json(f, TRY(original_seed(state.store(), f))));
