@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "engine/run_result.hpp"
 #include "run/frames.hpp"
@@ -14,6 +16,32 @@ namespace gpuemu::daemon {
 namespace {
 
 constexpr const char* kWhat = "the message";
+// JSON nested deeper than this is refused before parsing: writing such a value back out (an
+// echoed "id", kwargs passed on to a script) would recurse that deep.
+constexpr int kMaxJsonDepth = 64;
+
+// The deepest [ or { nesting of JSON text, strings skipped.
+int json_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 }  // namespace
 
@@ -68,6 +96,10 @@ Result<Message> decode_message(std::span<const std::byte> bytes) {
                     prefix->header_bytes, prefix->payload_bytes, bytes.size()));
   }
   const auto* header_begin = reinterpret_cast<const char*>(bytes.data() + run::kFramePrefixSize);
+  if (json_depth(std::string_view(header_begin, prefix->header_bytes)) > kMaxJsonDepth) {
+    return reject(WireError::bad_message,
+                  fmt::format("the message header nests JSON deeper than {} levels", kMaxJsonDepth));
+  }
   Message message;
   message.header = nlohmann::json::parse(header_begin, header_begin + prefix->header_bytes, nullptr, false);
   if (message.header.is_discarded()) {

@@ -133,6 +133,7 @@ std::string handle_message(DaemonState& state, std::span<const std::byte> bytes)
     if (!message) return error_reply(message.error(), type, id);
     type = field_or_null(message->header, "type");
     id = field_or_null(message->header, "id");
+    if (!id.is_primitive()) id = nullptr;  // echoed only when it is a plain value
     auto row = check_request(state, message->header);
     if (!row) return error_reply(row.error(), type, id);
     const Fields fields(message->header, std::string((*row)->type));

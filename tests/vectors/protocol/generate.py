@@ -181,6 +181,11 @@ def request_vectors():
         "bad_request")
     add("lint without ptx", {"protocol_version": 1, "type": "lint"}, "bad_request")
     add("store_baseline without a tag", {"protocol_version": 1, "type": "store_baseline"}, "bad_request")
+    deep: object = 1
+    for _ in range(65):
+        deep = [deep]
+    # JSON a decoder reads, nested deeper than the daemon's 64 levels: refused before parsing.
+    add("header nested 65 levels deep", {"protocol_version": 1, "type": "ping", "id": deep}, "bad_message")
     return out
 
 
