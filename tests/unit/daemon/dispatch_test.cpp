@@ -208,6 +208,16 @@ TEST_F(DispatchTest, OpSchemaReplacesTheConfiguredShapes) {
   expect_error(bad, "bad_request");
 }
 
+TEST(RequestTable, LongRunningRequestsAreKnownFromTheHeaderAlone) {
+  auto message = [](const char* type) { return encode_message({{"protocol_version", 1}, {"type", type}}); };
+  EXPECT_TRUE(is_long_running(bytes_of(message("fuzz"))));
+  EXPECT_TRUE(is_long_running(bytes_of(message("minimize"))));
+  EXPECT_FALSE(is_long_running(bytes_of(message("ping"))));
+  EXPECT_FALSE(is_long_running(bytes_of(message("submit_output"))));
+  EXPECT_FALSE(is_long_running(bytes_of(std::string("GEMU"))));
+  EXPECT_FALSE(is_long_running(bytes_of(message("fuzz").substr(0, 30))));
+}
+
 TEST_F(DispatchTest, ShutdownRefusesLaterWorkButStillAnswersPing) {
   EXPECT_EQ(call({{"type", "shutdown"}}).header["ok"], true);
   expect_error(call({{"type", "list_failures"}}), "shutting_down");
