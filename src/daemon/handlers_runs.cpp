@@ -9,12 +9,14 @@
 #include "daemon/request_table.hpp"
 #include "engine/plans.hpp"
 #include "store/recorder.hpp"
+#include "util/hash.hpp"
 
 namespace gpuemu::daemon {
 namespace {
 
 // The request's config: the loaded one, or a copy whose op has the request's dtypes, layouts or
-// op_script. The copy keeps the digest (replay regenerates cases from the same schema).
+// op_script. The copy gets its own digest: its cases do not regenerate from the file's config, so
+// their failures replay from the stored input snapshots.
 Result<std::shared_ptr<const config::Config>> request_config(std::shared_ptr<const config::Config> config,
                                                              const std::string& op_name,
                                                              const Fields& fields) {
@@ -48,6 +50,12 @@ Result<std::shared_ptr<const config::Config>> request_config(std::shared_ptr<con
       it->layouts.push_back(*layout);
     }
   }
+  copy->digest =
+      util::sha256_hex(config->digest + "\n" + op_name + "\n" +
+                       nlohmann::json({{"dtypes", dtypes ? nlohmann::json(*dtypes) : nlohmann::json()},
+                                       {"layouts", layouts ? nlohmann::json(*layouts) : nlohmann::json()},
+                                       {"op_script", op_script.value_or("")}})
+                           .dump());
   if (op_script) {
     it->op_script = TRY(runnable_field(*op_script, *copy, "op_script"));
     if (it->execution_mode != config::ExecutionMode::script_based)

@@ -66,7 +66,7 @@ Result<Reply> handle_get_result(DaemonState& state, Message&, const Fields& fiel
   for (const auto& r : TRY(state.store().list_results(all))) {
     const auto run = runs.find(r.run_id);
     if (run == runs.end() || run->second.info.master_seed != seed) continue;
-    if (r.command != "validate" && r.command != "submit_output") continue;
+    if ((r.command != "validate" && r.command != "submit_output") || r.summary.total == 0) continue;
     reply.header["result"] = result_row(r, run->second);
     break;
   }
