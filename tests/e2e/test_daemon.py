@@ -56,7 +56,7 @@ class Daemon:
         return self.pid
 
     def request(self, header, payload=b"", timeout_ms=120000):
-        with pynng.Req0(dial=self.url, recv_timeout=timeout_ms, send_timeout=timeout_ms) as sock:
+        with pynng.Req0(dial=self.url, recv_timeout=timeout_ms, send_timeout=timeout_ms, resend_time=-1) as sock:
             sock.send(frame({"protocol_version": 1, **header}, payload))
             return unframe(sock.recv())[0]
 
