@@ -22,11 +22,7 @@ std::string index_text(const std::vector<std::int64_t>& index) {
 }
 
 double number(const nlohmann::json& value) {
-  if (value.is_number()) return value.get<double>();
-  const std::string text = value.is_string() ? value.get<std::string>() : "";
-  if (text == "Infinity") return HUGE_VAL;
-  if (text == "-Infinity") return -HUGE_VAL;
-  return std::nan("");
+  return daemon::wire_float(value).value_or(std::nan(""));
 }
 
 // Prints a case record (engine::case_to_json, the same document in-process and from the daemon).
