@@ -19,9 +19,9 @@ if ((${#missing[@]})); then
 fi
 
 PY=${GPUEMU_PYTHON:-python3}
-if ! "$PY" -c 'import numpy, pytest, jsonschema' 2>/dev/null; then
-  echo "install-deps: installing Python packages (numpy, pytest, jsonschema)" >&2
-  "$PY" -m pip install -q numpy pytest jsonschema
+if ! "$PY" -c 'import numpy, pytest, jsonschema, xdist' 2>/dev/null; then
+  echo "install-deps: installing Python packages (numpy, pytest, pytest-xdist, jsonschema)" >&2
+  "$PY" -m pip install -q numpy pytest pytest-xdist jsonschema
 fi
 # pynng: the Python client's NNG transport to the daemon (python/gpuemu/transport.py).
 if ! "$PY" -c 'import pynng' 2>/dev/null; then

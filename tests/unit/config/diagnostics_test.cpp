@@ -5,14 +5,14 @@
 #include <filesystem>
 
 #include "config/loader.hpp"
+#include "config_test_support.hpp"
 
 namespace gpuemu::config {
 namespace {
 
-namespace fs = std::filesystem;
+using namespace fixtures;
 
-const fs::path kProject = fs::path(GPUEMU_SOURCE_DIR) / "tests" / "fixtures" / "config" / "project";
-const std::string kPath = (kProject / "gpuemu.toml").string();
+namespace fs = std::filesystem;
 
 // Loads `text` as if it were the fixture project's gpuemu.toml and returns the error message.
 std::string error_of(const std::string& text) {
@@ -21,8 +21,6 @@ std::string error_of(const std::string& text) {
   EXPECT_EQ(config.error().kind, ErrorKind::config);
   return config.error().message;
 }
-
-const std::string kHead = "[project]\nname = \"p\"\n";
 
 TEST(ConfigDiagnostics, UnknownKeyWithSuggestion) {
   EXPECT_EQ(error_of(kHead + "[validation]\ndtyeps = [\"float32\"]\n"),
@@ -97,12 +95,6 @@ TEST(ConfigDiagnostics, UnknownDtypeInTolerances) {
                 "^\n"
                 "hint: did you mean 'bfloat16'?");
 }
-
-const std::string kOp = kHead +
-                        "[[ops]]\n"
-                        "name = \"mm\"\n"
-                        "reference = \"scripts/matmul_ref.py\"\n"
-                        "op_script = \"kernels/matmul_op.py\"\n";
 
 TEST(ConfigDiagnostics, UnknownInvariant) {
   EXPECT_EQ(error_of(kOp + "invariants = [\"shape_preserved\", \"normalised\"]\n"),

@@ -1,6 +1,7 @@
 // Loading a complete gpuemu.toml: every section and key, defaults, runnable resolution, input
 // names and shapes, tolerance precedence and project-file discovery.
 #include "config/loader.hpp"
+#include "config_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +10,10 @@
 namespace gpuemu::config {
 namespace {
 
+using namespace fixtures;
+
 namespace fs = std::filesystem;
 using tensor::DType;
-
-const fs::path kFixtures = fs::path(GPUEMU_SOURCE_DIR) / "tests" / "fixtures" / "config";
-const fs::path kProject = kFixtures / "project";
 
 Config load_fixture() {
   auto config = load_config(ConfigSources{kProject / "gpuemu.toml", std::nullopt, std::nullopt});

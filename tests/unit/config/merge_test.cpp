@@ -8,13 +8,14 @@
 
 #include "config/config_json.hpp"
 #include "config/loader.hpp"
+#include "config_test_support.hpp"
 
 namespace gpuemu::config {
 namespace {
 
-namespace fs = std::filesystem;
+using namespace fixtures;
 
-const fs::path kFixtures = fs::path(GPUEMU_SOURCE_DIR) / "tests" / "fixtures" / "config";
+namespace fs = std::filesystem;
 
 ConfigSources merge_sources() {
   return ConfigSources{kFixtures / "merge_project.toml",

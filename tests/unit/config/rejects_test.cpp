@@ -5,17 +5,14 @@
 #include <filesystem>
 
 #include "config/loader.hpp"
+#include "config_test_support.hpp"
 
 namespace gpuemu::config {
 namespace {
 
-namespace fs = std::filesystem;
+using namespace fixtures;
 
-const fs::path kProject = fs::path(GPUEMU_SOURCE_DIR) / "tests" / "fixtures" / "config" / "project";
-const std::string kPath = (kProject / "gpuemu.toml").string();
-const std::string kHead = "[project]\nname = \"p\"\n";
-const std::string kOp = kHead + "[[ops]]\nname = \"mm\"\nreference = \"scripts/matmul_ref.py\"\n" +
-                        "op_script = \"kernels/matmul_op.py\"\n";
+namespace fs = std::filesystem;
 
 struct Row {
   std::string text;

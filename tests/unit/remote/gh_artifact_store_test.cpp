@@ -14,7 +14,7 @@ using testing::Captured;
 using testing::RecordingSleeper;
 using testing::TempDir;
 
-const std::string kToken = "ghs_testTokenValue0123456789";
+const std::string kGitHubToken = "ghs_testTokenValue0123456789";
 
 std::string baseline(int marker) {
   return R"({"schema_version": 1, "tag": "main", "marker": )" + std::to_string(marker) + "}";
@@ -52,7 +52,7 @@ class GhArtifacts : public ::testing::Test {
     const nlohmann::json scenario = {
         {"repo", "octo/kernels"},
         {"default_branch", "main"},
-        {"token", kToken},
+        {"token", kGitHubToken},
         {"artifacts",
          {make(11, "main", false, "2024-05-01T10:00:00Z",
                write_zip(dir_, "11.zip", {{"main.json", baseline(11)}})),
@@ -72,7 +72,7 @@ class GhArtifacts : public ::testing::Test {
   Env env(bool with_token = true) const {
     Env e{{{"GITHUB_API_URL", "http://127.0.0.1:" + std::to_string(api_port_)},
            {"GITHUB_REPOSITORY", "octo/kernels"}}};
-    if (with_token) e.vars["GITHUB_TOKEN"] = kToken;
+    if (with_token) e.vars["GITHUB_TOKEN"] = kGitHubToken;
     return e;
   }
   TempDir dir_;
@@ -94,7 +94,7 @@ TEST_F(GhArtifacts, NewestUnexpiredArtifactOfTheDefaultBranchWithoutForwardingTh
   EXPECT_EQ(stats["blob_bad_signature"], 0) << stats.dump();
   EXPECT_EQ(stats["api_unauthorized"], 0) << stats.dump();
   const std::string logs = captured.all();
-  EXPECT_EQ(logs.find(kToken), std::string::npos);
+  EXPECT_EQ(logs.find(kGitHubToken), std::string::npos);
   EXPECT_EQ(logs.find("S3CRETSAS"), std::string::npos) << logs;
   EXPECT_NE(logs.find("/blobs/12.zip?sv=***&sig=***"), std::string::npos) << logs;
 }

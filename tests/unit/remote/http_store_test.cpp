@@ -13,8 +13,8 @@ using testing::Captured;
 using testing::RecordingSleeper;
 using testing::TempDir;
 
-const std::string kDocument = R"({"schema_version": 1, "tag": "main", "entries": []})";
-const std::string kToken = "tok-9f8e7d6c5b4a";
+const std::string kHttpDocument = R"({"schema_version": 1, "tag": "main", "entries": []})";
+const std::string kBearerToken = "tok-9f8e7d6c5b4a";
 
 class FaultServer : public ::testing::Test {
  protected:
@@ -27,7 +27,8 @@ class FaultServer : public ::testing::Test {
   }
   Expected<BaselineFetch> pull(const std::string& path, Captured& captured, RecordingSleeper& sleeper,
                                HttpLimits limits = {}) {
-    FetchOptions fetch{testing::test_options(captured, sleeper, Env{{{"GPUEMU_BASELINE_TOKEN", kToken}}})};
+    FetchOptions fetch{
+        testing::test_options(captured, sleeper, Env{{{"GPUEMU_BASELINE_TOKEN", kBearerToken}}})};
     if (limits.total_timeout != HttpLimits{}.total_timeout) fetch.store.limits = limits;
     return fetch_baseline(url(path), fetch);
   }
@@ -154,21 +155,21 @@ TEST_F(FaultServer, UnreachableStoreIsAWarning) {
 TEST_F(FaultServer, TokenAndPresignedQueryNeverReachLogsOrMessages) {
   Captured captured;
   RecordingSleeper sleeper(captured);
-  PushOptions push{testing::test_options(captured, sleeper, Env{{{"GPUEMU_BASELINE_TOKEN", kToken}}})};
+  PushOptions push{testing::test_options(captured, sleeper, Env{{{"GPUEMU_BASELINE_TOKEN", kBearerToken}}})};
   const std::string presigned = url("/ok/obj/main.json?X-Amz-Signature=presig-5ecret&sig=sas-5ecret");
-  ASSERT_TRUE(push_baseline(presigned, "main", kDocument, push));
-  ASSERT_TRUE(push_baseline(url("/flaky-1/x"), "main", kDocument, push));
-  const auto refused = push_baseline(url("/status-403/x?sig=sas-5ecret"), "main", kDocument, push);
+  ASSERT_TRUE(push_baseline(presigned, "main", kHttpDocument, push));
+  ASSERT_TRUE(push_baseline(url("/flaky-1/x"), "main", kHttpDocument, push));
+  const auto refused = push_baseline(url("/status-403/x?sig=sas-5ecret"), "main", kHttpDocument, push);
   ASSERT_FALSE(refused);
   FetchOptions fetch{push.store};
   const auto pulled = fetch_baseline(presigned, fetch);
   ASSERT_TRUE(pulled && pulled->bytes);
   // The server did receive the token...
-  EXPECT_EQ(testing::get_stats(port_)["authorization"][0], "Bearer " + kToken);
+  EXPECT_EQ(testing::get_stats(port_)["authorization"][0], "Bearer " + kBearerToken);
   // ...but no log line, warning or error message carries it or the presigned signatures.
   const std::string text = captured.all() + refused.error().message;
   EXPECT_FALSE(captured.verbose.empty());
-  for (const std::string& secret : {kToken, std::string("presig-5ecret"), std::string("sas-5ecret")}) {
+  for (const std::string& secret : {kBearerToken, std::string("presig-5ecret"), std::string("sas-5ecret")}) {
     EXPECT_EQ(text.find(secret), std::string::npos) << secret << " leaked into:\n" << text;
   }
   EXPECT_NE(text.find("X-Amz-Signature=***&sig=***"), std::string::npos) << text;
@@ -176,19 +177,19 @@ TEST_F(FaultServer, TokenAndPresignedQueryNeverReachLogsOrMessages) {
 
 TEST(Nginx, WebDavPushPullRoundTripAndMissingTag) {
   TempDir dir;
-  testing::Nginx nginx(dir.path(), kToken);
+  testing::Nginx nginx(dir.path(), kBearerToken);
   Captured captured;
   RecordingSleeper sleeper(captured);
-  const Env env{{{"GPUEMU_BASELINE_TOKEN", kToken}}};
+  const Env env{{{"GPUEMU_BASELINE_TOKEN", kBearerToken}}};
   PushOptions push{testing::test_options(captured, sleeper, env)};
-  const auto where = push_baseline(nginx.url() + "/baselines/project", "main", kDocument, push);
+  const auto where = push_baseline(nginx.url() + "/baselines/project", "main", kHttpDocument, push);
   ASSERT_TRUE(where) << where.error().message;
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "dav" / "baselines" / "project" / "main.json"));
 
   FetchOptions fetch{testing::test_options(captured, sleeper, env)};
   const auto pulled = fetch_baseline(nginx.url() + "/baselines/project", fetch);
   ASSERT_TRUE(pulled) << pulled.error().message;
-  EXPECT_EQ(pulled->bytes, kDocument);
+  EXPECT_EQ(pulled->bytes, kHttpDocument);
 
   fetch.tag = "v2";
   const auto missing = fetch_baseline(nginx.url() + "/baselines/project", fetch);

@@ -11,7 +11,7 @@ namespace {
 using testing::Captured;
 using testing::RecordingSleeper;
 
-const std::string kDocument = R"({"schema_version": 1, "tag": "main", "entries": [{"op": "a b"}]})";
+const std::string kS3Document = R"({"schema_version": 1, "tag": "main", "entries": [{"op": "a b"}]})";
 const std::string kKey = "AKIDGPUEMUTEST";
 const std::string kSecret = "s3cretKeyForTests/+abc";
 const std::string kSession = "sessionTokenValue-123";
@@ -39,7 +39,7 @@ TEST_F(S3, SignedPushAndPullRoundTrip) {
   Captured captured;
   RecordingSleeper sleeper(captured);
   PushOptions push{testing::test_options(captured, sleeper, env())};
-  const auto where = push_baseline("s3://gpuemu-baselines/ci/project", "v1.2", kDocument, push);
+  const auto where = push_baseline("s3://gpuemu-baselines/ci/project", "v1.2", kS3Document, push);
   ASSERT_TRUE(where) << where.error().message << "\n" << testing::get_stats(port_).dump();
   EXPECT_EQ(*where, "s3://gpuemu-baselines/ci/project");
 
@@ -47,7 +47,7 @@ TEST_F(S3, SignedPushAndPullRoundTrip) {
   fetch.tag = "v1.2";
   const auto pulled = fetch_baseline("s3://gpuemu-baselines/ci/project", fetch);
   ASSERT_TRUE(pulled) << pulled.error().message;
-  EXPECT_EQ(pulled->bytes, kDocument);
+  EXPECT_EQ(pulled->bytes, kS3Document);
   const auto stats = testing::get_stats(port_);
   EXPECT_EQ(stats.value("rejected", 0), 0) << stats.dump();
   EXPECT_EQ(stats["requests"], 2);
@@ -72,7 +72,7 @@ TEST_F(S3, BadSignatureIsRejectedWith403) {
   Captured captured;
   RecordingSleeper sleeper(captured);
   PushOptions push{testing::test_options(captured, sleeper, env("wrong-secret"))};
-  const auto pushed = push_baseline("s3://gpuemu-baselines/ci", "main", kDocument, push);
+  const auto pushed = push_baseline("s3://gpuemu-baselines/ci", "main", kS3Document, push);
   ASSERT_FALSE(pushed);
   EXPECT_NE(pushed.error().message.find("was refused with HTTP 403"), std::string::npos)
       << pushed.error().message;
@@ -86,7 +86,7 @@ TEST_F(S3, PushWithoutCredentialsSaysWhichVariables) {
   no_credentials.vars.erase("AWS_ACCESS_KEY_ID");
   PushOptions push;
   push.store.env = no_credentials;
-  const auto pushed = push_baseline("s3://gpuemu-baselines/ci", "main", kDocument, push);
+  const auto pushed = push_baseline("s3://gpuemu-baselines/ci", "main", kS3Document, push);
   ASSERT_FALSE(pushed);
   EXPECT_NE(pushed.error().message.find("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
             std::string::npos);

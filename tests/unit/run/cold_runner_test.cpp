@@ -11,16 +11,13 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::case_x;
+using testing::simple_case;
 using testing::vector_of;
 
 RunOutcome run_script(const std::string& name, const testing::Case& c,
                       RunnerSettings s = testing::settings()) {
   ColdScriptRunner runner(testing::script_runnable(name), s);
   return runner.run(c.request());
-}
-
-testing::Case simple_case() {
-  return case_x(vector_of(tensor::DType::float32, {1, 2, 3}));
 }
 
 TEST(ColdRunner, SingleTensorReplyWithKwargsAndStridedInput) {

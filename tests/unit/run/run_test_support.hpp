@@ -74,6 +74,11 @@ inline Case case_x(tensor::Tensor x) {
   return c;
 }
 
+// x = [v, 2, 3] in float32: the smallest case every runner test starts from.
+inline Case simple_case(double v = 1) {
+  return case_x(vector_of(tensor::DType::float32, {v, 2, 3}));
+}
+
 // True once `pid` no longer runs (gone, or a zombie waiting for its reaper), within `wait`.
 inline bool process_gone(pid_t pid, std::chrono::milliseconds wait = std::chrono::seconds(3)) {
   auto until = std::chrono::steady_clock::now() + wait;

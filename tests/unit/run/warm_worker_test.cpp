@@ -16,11 +16,8 @@ namespace {
 using namespace std::chrono_literals;
 using testing::callable;
 using testing::case_x;
+using testing::simple_case;
 using testing::vector_of;
-
-testing::Case simple_case(double v = 1) {
-  return case_x(vector_of(tensor::DType::float32, {v, 2, 3}));
-}
 
 TEST(WarmWorker, CallableServesManyCasesFromOneWorker) {
   WarmWorkerRunner runner(callable("warm_mod", "double"), testing::settings());

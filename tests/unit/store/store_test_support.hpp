@@ -61,14 +61,22 @@ inline void raw_exec(const std::filesystem::path& file, const std::string& sql) 
 }
 
 inline std::string raw_query_text(const std::filesystem::path& file, const std::string& sql) {
+  // Read-write without CREATE, as a real second process would open it: a read-only connection
+  // cannot run the WAL recovery that a kill -9 leaves for the next opener, and would see nothing.
   sqlite3* db = nullptr;
   std::string result;
-  if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+  if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    result = std::string("open failed: ") + sqlite3_errmsg(db);
+  } else {
+    sqlite3_busy_timeout(db, 5000);
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      result = std::string("prepare failed: ") + sqlite3_errmsg(db);
+    } else if (sqlite3_step(stmt) == SQLITE_ROW) {
       const auto* text = sqlite3_column_text(stmt, 0);
       result = text ? reinterpret_cast<const char*>(text) : "NULL";
+    } else {
+      result = std::string("no row: ") + sqlite3_errmsg(db);
     }
     sqlite3_finalize(stmt);
   }
