@@ -3,18 +3,24 @@
 #include "tensor/tensor.hpp"
 
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "tensor/element.hpp"
 
 namespace gpuemu::tensor {
 
+// Saturates instead of overflowing: shapes arrive from peers before validate_view has judged them,
+// and a saturated size then fails validation with a message instead of wrapping around.
 std::int64_t shape_numel(const Shape& shape) {
+  constexpr std::int64_t kSaturated = std::numeric_limits<std::int64_t>::max();
   std::int64_t n = 1;
+  bool saturated = false;
   for (auto d : shape) {
-    n *= d;
+    if (d == 0) return 0;
+    saturated = saturated || __builtin_mul_overflow(n, d, &n);
   }
-  return n;
+  return saturated ? kSaturated : n;
 }
 
 std::vector<std::int64_t> contiguous_strides(const Shape& shape) {
@@ -22,7 +28,9 @@ std::vector<std::int64_t> contiguous_strides(const Shape& shape) {
   std::int64_t step = 1;
   for (std::size_t k = shape.size(); k-- > 0;) {
     strides[k] = step;
-    step *= shape[k] > 0 ? shape[k] : 1;
+    if (__builtin_mul_overflow(step, shape[k] > 0 ? shape[k] : 1, &step)) {
+      step = std::numeric_limits<std::int64_t>::max();  // saturate; see shape_numel
+    }
   }
   return strides;
 }

@@ -12,6 +12,25 @@
 namespace gpuemu::tensor {
 namespace {
 
+// Found by the daemon's malformed-message test under UBSan: a peer's shape [2^40, 2^40] overflowed
+// before validate_view could refuse it. The helpers saturate and validation names the input.
+TEST(Tensor, HugeShapesSaturateAndFailValidation) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const Shape huge = {std::int64_t{1} << 40, std::int64_t{1} << 40};
+  EXPECT_EQ(shape_numel(huge), kMax);
+  EXPECT_EQ(shape_numel({std::int64_t{1} << 40, std::int64_t{1} << 40, 0}), 0);
+  EXPECT_EQ(contiguous_strides({4, std::int64_t{1} << 40, std::int64_t{1} << 40}).front(), kMax);
+  Tensor t;
+  t.dtype = DType::float32;
+  t.shape = huge;
+  t.strides = contiguous_strides(huge);
+  t.data.resize(16);
+  const auto checked = validate_view(t, "input 'x'");
+  ASSERT_FALSE(checked.has_value());
+  EXPECT_NE(checked.error().message.find("too large to address"), std::string::npos)
+      << checked.error().message;
+}
+
 TEST(Tensor, ShapeHelpers) {
   EXPECT_EQ(shape_numel({2, 3, 4}), 24);
   EXPECT_EQ(shape_numel({}), 1);
