@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pynng
+from pathlib import Path
+
 import pytest
 
 from gpuemu import Client, DaemonError, ProtocolMismatchError
@@ -13,7 +15,7 @@ from gpuemu import protocol
 from gpuemu.errors import ValidationError
 from gpuemu.validation import validate_op
 
-from conftest import REPO_ROOT
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 BIG_SEED = 2**64 - 12345  # far above 2^53: survives only as an exact decimal string
 VECTORS = json.loads((REPO_ROOT / "tests" / "vectors" / "protocol" / "messages.json").read_text())

@@ -5,12 +5,14 @@ import textwrap
 import time
 
 import numpy as np
+from pathlib import Path
+
 import pytest
 
 from gpuemu import Client, DaemonNotRunningError, ValidationError, validate_op
 from gpuemu.validate import validate_op as validate_op_alias
 
-from conftest import REPO_ROOT
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 TOML = """
 [project]

@@ -4,11 +4,13 @@ import json
 import math
 
 import numpy as np
+from pathlib import Path
+
 import pytest
 
 from gpuemu import protocol
 
-from conftest import REPO_ROOT
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 VECTORS = json.loads((REPO_ROOT / "tests" / "vectors" / "protocol" / "messages.json").read_text())
 

@@ -3,12 +3,14 @@
 import re
 
 import numpy as np
+from pathlib import Path
+
 import pytest
 
 from gpuemu import ToleranceConfig, ToleranceProfile, calibrate_tolerance, get_recommended_tolerance
 from gpuemu.compare import compare_output
 
-from conftest import REPO_ROOT
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def cpp_defaults():

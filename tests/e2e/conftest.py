@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+from e2e_support import REPO, one_op_toml  # noqa: F401  (re-exported for fixtures)
+
 SCRIPTS = pathlib.Path(__file__).resolve().parent / "scripts"
 
 
@@ -56,27 +57,3 @@ class Project:
 @pytest.fixture
 def project(tmp_path, gpuemu_bin) -> Project:
     return Project(tmp_path, gpuemu_bin)
-
-
-def one_op_toml(op_script: str, reference: str = "ref_identity.py", extra: str = "", validation: str = "") -> str:
-    """A project with one op 'op' over input x[M, N] and the given scripts."""
-    return f"""
-[project]
-name = "e2e"
-
-[validation]
-dtypes = ["float32"]
-seed = 7
-timeout = 5
-{validation}
-
-[[ops]]
-name = "op"
-op_script = "{op_script}"
-reference = "{reference}"
-{extra}
-
-[ops.schema]
-dims = {{ M = [1, 8], N = [1, 70] }}
-inputs = {{ x = ["M", "N"] }}
-"""

@@ -1,7 +1,7 @@
 """End-to-end: the command line itself — global options anywhere, suggestions, config errors, exit codes."""
 import json
 
-from conftest import one_op_toml
+from e2e_support import one_op_toml
 
 
 def test_version_text_and_json(project):

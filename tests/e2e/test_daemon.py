@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import REPO
+from e2e_support import REPO
 
 pynng = pytest.importorskip("pynng", reason="pip install pynng (scripts/install-deps.sh)")
 

@@ -5,7 +5,7 @@ Walks `gpuemu --help` recursively, so a new command or flag without docs fails h
 import re
 import subprocess
 
-from conftest import REPO
+from e2e_support import REPO
 
 
 def help_text(binary, *path):

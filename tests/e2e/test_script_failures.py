@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from conftest import one_op_toml
+from e2e_support import one_op_toml
 
 
 def fuzz_json(project, *extra, env=None):

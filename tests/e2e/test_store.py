@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import time
 
-from conftest import REPO, one_op_toml
+from e2e_support import REPO, one_op_toml
 
 
 def fuzz(project, *args):
