@@ -49,7 +49,9 @@ TEST(Codec, GoodVectorsDecodeToTheirStatedForm) {
 }
 
 TEST(Codec, GoodVectorsReencodeByteForByte) {
-  for (const auto& v : load_vectors()["good"]) {
+  // Named: a range-for over a member of a temporary would read freed memory (ASan caught it).
+  const nlohmann::json vectors = load_vectors();
+  for (const auto& v : vectors["good"]) {
     SCOPED_TRACE(v["name"].get<std::string>());
     const std::string raw = from_hex(v["hex"]);
     const auto decoded = decode_message(bytes_of(raw));
