@@ -23,7 +23,8 @@ export GPUEMU_SOURCE_DIR="$ROOT"
 status=0
 LOGS=$(mktemp -d)
 echo "test: C++ unit tests (ctest)" >&2
-ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" 2>&1 | tee "$LOGS/ctest.log"
+# A failing unit test must not stop the other suites: judge ctest by its summary, after the rest.
+ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" 2>&1 | tee "$LOGS/ctest.log" || true
 grep -q "100% tests passed" "$LOGS/ctest.log" || status=1
 
 echo "test: Python and end-to-end tests (pytest)" >&2
