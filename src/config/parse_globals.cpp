@@ -102,8 +102,8 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
   return v;
 }
 
-Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table& root) {
-  PolicyConfig p;
+Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table& root, PolicyConfig base) {
+  PolicyConfig p = std::move(base);
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "policies", empty));
   TRY(r.only_keys({"fail_on_regression", "warn_threshold", "max_error_growth", "artifact_thresholds"}));
@@ -135,8 +135,8 @@ Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table
   return p;
 }
 
-Expected<CiConfig> parse_ci(const Diagnostics& diag, const toml::table& root) {
-  CiConfig c;
+Expected<CiConfig> parse_ci(const Diagnostics& diag, const toml::table& root, CiConfig base) {
+  CiConfig c = std::move(base);
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "ci", empty));
   TRY(r.only_keys(

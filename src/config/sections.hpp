@@ -14,8 +14,11 @@ namespace gpuemu::config {
 
 Expected<ProjectConfig> parse_project(const Diagnostics& diag, const toml::table& root);
 Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml::table& root);
-Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table& root);
-Expected<CiConfig> parse_ci(const Diagnostics& diag, const toml::table& root);
+// [policies] and [ci] overwrite the keys the file sets in `base` (the defaults, or the project's
+// values when a policy pack is applied on top of them).
+Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table& root,
+                                      PolicyConfig base = {});
+Expected<CiConfig> parse_ci(const Diagnostics& diag, const toml::table& root, CiConfig base = {});
 Expected<std::vector<KernelConfig>> parse_kernels(const Diagnostics& diag, const toml::table& root);
 
 // [[ops]]; needs [validation] for default dtypes and tolerance fallbacks.
