@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(cmake ninja-build g++ pkg-config libtomlplusplus-dev nlohmann-json3-dev libb2-dev
   libcli11-dev libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev libpugixml-dev libnng-dev
-  libmbedtls-dev libxml2-utils clang-format nginx libnginx-mod-http-dav-ext python3 python3-pip)
+  libmbedtls-dev libxml2-utils clang-format nginx libnginx-mod-http-dav-ext python3 python3-pip shellcheck)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,9 +19,9 @@ if ((${#missing[@]})); then
 fi
 
 PY=${GPUEMU_PYTHON:-python3}
-if ! "$PY" -c 'import numpy, pytest, jsonschema, xdist' 2>/dev/null; then
-  echo "install-deps: installing Python packages (numpy, pytest, pytest-xdist, jsonschema)" >&2
-  "$PY" -m pip install -q numpy pytest pytest-xdist jsonschema
+if ! "$PY" -c 'import numpy, pytest, jsonschema, xdist, yaml' 2>/dev/null; then
+  echo "install-deps: installing Python packages (numpy, pytest, pytest-xdist, jsonschema, pyyaml)" >&2
+  "$PY" -m pip install -q numpy pytest pytest-xdist jsonschema pyyaml
 fi
 # pynng: the Python client's NNG transport to the daemon (python/gpuemu/transport.py).
 if ! "$PY" -c 'import pynng' 2>/dev/null; then
@@ -37,3 +37,14 @@ if [ -f python/pyproject.toml ] && ! "$PY" -c "import gpuemu" 2>/dev/null; then
   "$PY" -m pip install -q -e python >/dev/null
 fi
 
+# actionlint lints .github and examples/workflows (tests/e2e/test_action.py); with shellcheck
+# installed it also checks the shell of every run: step. From the Go module proxy, pinned.
+ACTIONLINT_VERSION=v1.7.12
+if ! command -v actionlint >/dev/null 2>&1; then
+  if ! command -v go >/dev/null 2>&1; then
+    echo "install-deps: go is not installed: cannot install actionlint (the workflow lint test skips, and fails under CI=true)" >&2
+  elif [ ! -x "$(go env GOPATH)/bin/actionlint" ]; then
+    echo "install-deps: installing actionlint $ACTIONLINT_VERSION (go install)" >&2
+    go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+  fi
+fi
