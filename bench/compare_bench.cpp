@@ -1,0 +1,196 @@
+// Comparison throughput against a plain memory copy of the same bytes (issue 4, bench (b)): times
+// check::compare_outputs on an op output and its reference, paired run by run with std::memcpy.
+//
+// Usage: bench_compare [--quick]. Prints one JSON object per line (bench/run.py reads them):
+// {"name", "elements", "bytes", "compare_ns": {"min", "median"}, "memcpy_ns": {...}, "ratio": {...}}
+// where ratio = memcpy time / compare time over the same bytes (1.0 = as fast as memcpy), taken
+// pair by pair so the machine's drift cancels. bytes = the op output's plus the reference's storage.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "check/compare.hpp"
+#include "check/tolerance.hpp"
+#include "tensor/dtype.hpp"
+#include "tensor/tensor.hpp"
+
+namespace {
+
+using gpuemu::check::CompareOptions;
+using gpuemu::check::Outputs;
+using gpuemu::tensor::DType;
+using gpuemu::tensor::Tensor;
+using Clock = std::chrono::steady_clock;
+
+struct Row {
+  std::string name;
+  DType out_dtype;
+  DType ref_dtype;
+  std::int64_t elements;
+  double fail_fraction;  // share of elements pushed outside the tolerance
+};
+
+// Softmax-like reference values in (0, 1), and the op's answer: the same values rounded to its
+// dtype, so a passing case is a correct kernel's case; failing elements get a 10% error.
+struct Pair {
+  Outputs actual;
+  Outputs reference;
+  std::size_t bytes = 0;
+};
+
+Pair make_pair(const Row& row) {
+  std::mt19937_64 gen(42);
+  std::uniform_real_distribution<double> value(1e-4, 1.0);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  std::vector<double> ref(static_cast<std::size_t>(row.elements));
+  for (double& v : ref) v = value(gen);
+  std::vector<double> out = ref;
+  if (row.fail_fraction > 0) {
+    for (double& v : out) {
+      if (coin(gen) < row.fail_fraction) v *= 1.1;
+    }
+  }
+  Pair p;
+  const gpuemu::tensor::Shape shape = {row.elements / 64, 64};
+  p.actual.emplace("out", Tensor::from_doubles(row.out_dtype, shape, out));
+  p.reference.emplace("out", Tensor::from_doubles(row.ref_dtype, shape, ref));
+  p.bytes = p.actual.at("out").data.size() + p.reference.at("out").data.size();
+  return p;
+}
+
+// Keeps the compiler from dropping a copy whose destination is never read.
+inline void clobber(void* p) {
+  asm volatile("" : : "g"(p) : "memory");
+}
+
+struct Stat {
+  double min = 0;
+  double median = 0;
+};
+
+Stat stat_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v.front(), v[v.size() / 2]};
+}
+
+std::string stat_json(const Stat& s) {
+  return fmt::format("{{\"min\": {:.6g}, \"median\": {:.6g}}}", s.min, s.median);
+}
+
+// Times `work` against memcpy of `bytes` bytes (two buffers, as the pair's storage), pair by pair,
+// and prints the JSON line for `name`.
+template <class Work>
+void time_against_memcpy(const std::string& name, std::int64_t elements, const std::vector<std::byte>& a,
+                         const std::vector<std::byte>& r, Work work, bool quick) {
+  std::vector<std::byte> dst_a(a.size()), dst_r(r.size());
+  std::memcpy(dst_a.data(), a.data(), a.size());  // fault the destination pages in before timing
+  std::memcpy(dst_r.data(), r.data(), r.size());
+  // Inner repeats so one timed sample covers at least ~1 Mi elements; pairs until the budget.
+  const auto inner = static_cast<int>(std::max<std::int64_t>(1, (1 << 20) / elements));
+  const double budget_ns = quick ? 0.1e9 : 0.4e9;
+  const std::size_t min_pairs = quick ? 3 : 7;
+  std::vector<double> work_ns, copy_ns, ratios;
+  double spent = 0;
+  while (work_ns.size() < min_pairs || (spent < budget_ns && work_ns.size() < 2000)) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < inner; ++i) work();
+    const auto t1 = Clock::now();
+    for (int i = 0; i < inner; ++i) {
+      std::memcpy(dst_a.data(), a.data(), a.size());
+      std::memcpy(dst_r.data(), r.data(), r.size());
+      clobber(dst_a.data());
+      clobber(dst_r.data());
+    }
+    const auto t2 = Clock::now();
+    const double w = std::chrono::duration<double, std::nano>(t1 - t0).count() / inner;
+    const double m = std::chrono::duration<double, std::nano>(t2 - t1).count() / inner;
+    work_ns.push_back(w);
+    copy_ns.push_back(m);
+    ratios.push_back(m / w);
+    spent += (w + m) * inner;
+  }
+  fmt::print(
+      "{{\"name\": \"{}\", \"elements\": {}, \"bytes\": {}, \"pairs\": {}, \"compare_ns\": {}, "
+      "\"memcpy_ns\": {}, \"ratio\": {}}}\n",
+      name, elements, a.size() + r.size(), work_ns.size(), stat_json(stat_of(work_ns)),
+      stat_json(stat_of(copy_ns)), stat_json(stat_of(ratios)));
+  std::fflush(stdout);
+}
+
+CompareOptions engine_options(DType out_dtype) {
+  CompareOptions options;
+  options.tolerance = gpuemu::check::default_tolerance(out_dtype);
+  // The engine's settings for a case: NaN/Inf checks on; the op must answer in the case dtype.
+  options.expected_dtype = out_dtype;
+  return options;
+}
+
+void run_row(const Row& row, bool quick) {
+  const Pair pair = make_pair(row);
+  const CompareOptions options = engine_options(row.out_dtype);
+  const auto verdict = gpuemu::check::compare_outputs(pair.actual, pair.reference, options);
+  const bool want_pass = row.fail_fraction == 0;
+  if (verdict.passed() != want_pass) {
+    fmt::print(stderr, "bench_compare: row {} expected {} but the comparison says {}: {}\n", row.name,
+               want_pass ? "a pass" : "a failure", verdict.passed() ? "pass" : "fail", verdict.message);
+    std::exit(1);
+  }
+  time_against_memcpy(
+      row.name, row.elements, pair.actual.at("out").data, pair.reference.at("out").data,
+      [&] {
+        auto v = gpuemu::check::compare_outputs(pair.actual, pair.reference, options);
+        clobber(&v);
+      },
+      quick);
+}
+
+// Where the comparison's time goes: decoding alone (Tensor::decode_range into doubles, which the
+// f16/bf16 path and every flagged chunk pay), against a memcpy of the tensor's own bytes.
+void run_decode_row(DType dtype, std::int64_t elements, bool quick) {
+  Row row{"", dtype, DType::float64, elements, 0};
+  const Pair pair = make_pair(row);
+  const Tensor& t = pair.actual.at("out");
+  std::vector<double> out(static_cast<std::size_t>(elements));
+  const std::vector<std::byte> none;
+  time_against_memcpy(
+      fmt::format("breakdown: decode_range {}, 256 Ki elements", gpuemu::tensor::dtype_name(dtype)), elements,
+      t.data, none,
+      [&] {
+        t.decode_range(0, out);
+        clobber(out.data());
+      },
+      quick);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string_view(argv[1]) == "--quick";
+  const std::int64_t small = 4096, mid = 1 << 18, large = std::int64_t{1} << 24;
+  const std::vector<Row> rows = {
+      {"f32 vs f64, 4 Ki elements", DType::float32, DType::float64, small, 0},
+      {"f32 vs f64, 256 Ki elements (1 MiB f32)", DType::float32, DType::float64, mid, 0},
+      {"f32 vs f64, 16 Mi elements (64 MiB f32)", DType::float32, DType::float64, large, 0},
+      {"f32 vs f32, 256 Ki elements", DType::float32, DType::float32, mid, 0},
+      {"f16 vs f64, 256 Ki elements", DType::float16, DType::float64, mid, 0},
+      {"bf16 vs f64, 256 Ki elements", DType::bfloat16, DType::float64, mid, 0},
+      {"f32 vs f64, 256 Ki elements, 1% failing", DType::float32, DType::float64, mid, 0.01},
+  };
+  for (const Row& row : rows) {
+    if (quick && row.elements == large) continue;
+    run_row(row, quick);
+  }
+  // A one-row case: close to the fixed cost of one compare_outputs call, whatever the tensor size.
+  run_row({"breakdown: f32 vs f64, 64 elements (per-call cost)", DType::float32, DType::float64, 64, 0},
+          quick);
+  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16}) run_decode_row(dtype, mid, quick);
+  return 0;
+}
