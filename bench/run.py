@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# Runs every gpuemu benchmark and prints one table of ratios, each against a baseline measured in
+# the same run (docs/performance.md says what each one measures and the numbers we got).
+"""python3 bench/run.py [--quick] [--only a,b,c,d,e,f] [--json FILE]
+
+(a) fuzz cases/s, warm workers vs a process per case   (b) comparison vs memcpy (C++)
+(c) warm fuzz --jobs 2 vs --jobs 1                     (d) daemon ping p50/p99, alone and under load
+(e) validate_op throughput vs a numpy copy             (f) load: 32 clients x 500 requests
+
+The gpuemu binary is $GPUEMU_BIN (default build/gpuemu); the C++ benchmark is $GPUEMU_BENCH_COMPARE
+(default build-bench/bench/bench_compare, which bench/run.sh builds)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "python"))
+
+from bench_lib import REPO, Row, fmt_bytes_rate, gpuemu_bin, log, print_table  # noqa: E402
+
+PARTS = "abcdef"
+
+
+def bench_compare(quick: bool) -> list[Row]:
+    """(b): the C++ benchmark's rows; the first three are the headline (f32 output vs f64 reference)."""
+    binary = Path(os.environ.get("GPUEMU_BENCH_COMPARE") or REPO / "build-bench" / "bench" / "bench_compare")
+    if not binary.exists():
+        return [Row("(b) comparison vs memcpy", "not run", "", None, ">= 0.5x", None,
+                    note=f"no {binary}: run bench/run.sh, which builds it (cmake -DGPUEMU_BENCH=ON)")]
+    proc = subprocess.run([str(binary), *(["--quick"] if quick else [])], capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        sys.exit(f"bench: {binary} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    rows = []
+    for line in proc.stdout.splitlines():
+        d = json.loads(line)
+        ratio = d["ratio"]["median"]
+        breakdown = d["name"].startswith("breakdown:")
+        rows.append(Row(f"(b) {d['name']}", fmt_bytes_rate(d["bytes"] / (d["compare_ns"]["median"] * 1e-9)),
+                        fmt_bytes_rate(d["bytes"] / (d["memcpy_ns"]["median"] * 1e-9)) + " (memcpy)", ratio,
+                        "" if breakdown else ">= 0.5x", None if breakdown else ratio >= 0.5,
+                        note=f"median {d['compare_ns']['median'] / 1e3:.1f} us vs memcpy "
+                             f"{d['memcpy_ns']['median'] / 1e3:.2f} us over {d['pairs']} pairs"))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and a smaller load run (a smoke test)")
+    parser.add_argument("--only", default=PARTS, help="comma-separated benchmark letters, e.g. a,c")
+    parser.add_argument("--json", help="also write the rows as JSON to this file")
+    args = parser.parse_args()
+    parts = {p.strip() for p in args.only.split(",") if p.strip()} if "," in args.only else set(args.only)
+    if not parts <= set(PARTS):
+        parser.error(f"--only takes letters from {PARTS}, got {args.only!r}")
+
+    binary = gpuemu_bin()
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    load_before = os.getloadavg()[0]
+    log(f"gpuemu {binary}, {os.cpu_count()} cores, load average {load_before:.2f}, started {started}")
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="gpuemu-bench-") as tmp:
+        work = Path(tmp)
+        if parts & {"a", "c"}:
+            from fuzz_bench import bench_fuzz
+
+            rows += [r for r in bench_fuzz(binary, work / "fuzz", args.quick)
+                     if ("a" in parts or not r.bench.startswith("(a)")) and ("c" in parts or not r.bench.startswith("(c)"))]
+        if "b" in parts:
+            log("compare: C++ comparison vs memcpy")
+            rows += bench_compare(args.quick)
+        if parts & {"d", "e", "f"}:
+            from daemon_bench import bench_daemon
+
+            rows += bench_daemon(binary, work / "daemon", args.quick, parts)
+
+    # Other work on the machine skews absolute numbers (ratios less so): say how busy it was.
+    load_after = os.getloadavg()[0]
+    print(f"gpuemu benchmarks, {started}, {os.cpu_count()} cores, 1-min load average {load_before:.2f} before and "
+          f"{load_after:.2f} after{' (--quick)' if args.quick else ''}")
+    print_table(rows)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"started": started, "cores": os.cpu_count(), "quick": args.quick,
+                                               "load_average": [load_before, load_after],
+                                               "rows": [asdict(r) for r in rows]}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
