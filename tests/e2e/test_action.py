@@ -1,0 +1,486 @@
+"""The GitHub Action without a Docker engine: action.yml against the action metadata schema, the
+Dockerfile against GitHub's rules for Docker actions, docker/entrypoint.py run the way the runner
+starts it (INPUT_* variables, GITHUB_* files, the workspace) with the real gpuemu binary, and every
+workflow in examples/workflows through actionlint.
+"""
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import jsonschema
+import pytest
+import yaml
+
+from e2e_support import REPO, one_op_toml
+
+ENTRYPOINT = REPO / "docker" / "entrypoint.py"
+ACTION = REPO / "action.yml"
+DOCKERFILE = REPO / "Dockerfile"
+SCHEMA = REPO / "tests" / "schemas" / "github-action.schema.json"
+WORKFLOWS = REPO / "examples" / "workflows"
+FAST = "test_cases = 2"
+
+
+def action():
+    return yaml.safe_load(ACTION.read_text())
+
+
+def entrypoint_module():
+    spec = importlib.util.spec_from_file_location("gpuemu_action_entrypoint", ENTRYPOINT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- action.yml ---------------------------------------------------------------------------------
+
+def test_action_metadata_matches_the_schema():
+    jsonschema.validate(action(), json.loads(SCHEMA.read_text()))
+
+
+def test_action_is_a_docker_action_built_from_the_dockerfile():
+    runs = action()["runs"]
+    assert runs == {"using": "docker", "image": "Dockerfile"}
+    assert (REPO / runs["image"]).is_file()
+
+
+def test_action_inputs_and_outputs_are_the_ones_the_entrypoint_and_gpuemu_use():
+    meta = action()
+    assert tuple(meta["inputs"]) == entrypoint_module().INPUTS
+    assert set(meta["outputs"]) == {"passed", "failed", "result"}
+    assert all(isinstance(i.get("default", ""), str) for i in meta["inputs"].values()), \
+        "the runner passes inputs as strings; write defaults as strings"
+
+
+@pytest.mark.parametrize("mutation, where", [
+    (lambda a: a.pop("description"), "description"),
+    (lambda a: a["inputs"]["quick"].pop("description"), "description"),
+    (lambda a: a["inputs"]["quick"].update({"type": "boolean"}), "type"),
+    (lambda a: a["outputs"]["passed"].update({"value": "${{ steps.x.outputs.passed }}"}), "value"),
+    (lambda a: a["runs"].pop("image"), "runs"),
+    (lambda a: a["runs"].update({"using": "docker-compose"}), "runs"),
+    (lambda a: a.update({"permissions": {"contents": "read"}}), "permissions"),
+    (lambda a: a["branding"].update({"color": "pink"}), "pink"),
+])
+def test_schema_rejects_mistakes(mutation, where):
+    broken = action()
+    mutation(broken)
+    with pytest.raises(jsonschema.ValidationError) as error:
+        jsonschema.validate(broken, json.loads(SCHEMA.read_text()))
+    assert where in str(error.value)
+
+
+def test_docs_describe_every_input_and_output():
+    docs = (REPO / "docs" / "action.md").read_text()
+    meta = action()
+    missing = [name for name in [*meta["inputs"], *meta["outputs"]] if f"`{name}`" not in docs]
+    assert not missing, f"docs/action.md does not describe: {', '.join(missing)}"
+
+
+# --- Dockerfile ---------------------------------------------------------------------------------
+
+def dockerfile_instructions(text):
+    """(INSTRUCTION, arguments) pairs: comments dropped, backslash continuations joined."""
+    instructions, current = [], ""
+    for line in text.splitlines():
+        if not current and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if current and line.lstrip().startswith("#"):
+            continue  # a comment inside a continued instruction
+        if line.rstrip().endswith("\\"):
+            current += line.rstrip()[:-1] + " "
+            continue
+        current += line
+        keyword, _, arguments = current.strip().partition(" ")
+        instructions.append((keyword.upper(), arguments.strip()))
+        current = ""
+    assert not current, "the Dockerfile ends inside a continued line"
+    return instructions
+
+
+def stages(instructions):
+    result = []
+    for keyword, arguments in instructions:
+        if keyword == "FROM":
+            result.append({"from": arguments, "instructions": []})
+        else:
+            assert result, f"{keyword} before the first FROM"
+            result[-1]["instructions"].append((keyword, arguments))
+    return result
+
+
+def test_dockerfile_follows_githubs_rules_for_docker_actions():
+    instructions = dockerfile_instructions(DOCKERFILE.read_text())
+    assert instructions[0][0] == "FROM"
+    keywords = [k for k, _ in instructions]
+    assert "USER" not in keywords, "Docker actions run as root: no USER"
+    assert "WORKDIR" not in keywords, "the runner starts in GITHUB_WORKSPACE: no WORKDIR"
+    entrypoints = [a for k, a in instructions if k == "ENTRYPOINT"]
+    assert len(entrypoints) == 1
+    assert json.loads(entrypoints[0]) == ["/usr/local/bin/gpuemu-action"], "exec form, an absolute path"
+    assert instructions[-1][0] == "ENTRYPOINT"
+
+
+def test_dockerfile_builds_the_static_binary_then_a_slim_python_image():
+    build, final = stages(dockerfile_instructions(DOCKERFILE.read_text()))
+    assert build["from"] == "debian:12 AS build"
+    build_runs = " ".join(a for k, a in build["instructions"] if k == "RUN")
+    assert "scripts/build-static.sh" in build_runs
+    assert final["from"] == "debian:12-slim"
+    runs = " ".join(a for k, a in final["instructions"] if k == "RUN")
+    for package in ("python3", "python3-numpy", "ca-certificates"):
+        assert re.search(rf"\s{re.escape(package)}(\s|$)", runs), package
+    copies = [a.split() for k, a in final["instructions"] if k == "COPY"]
+    assert ["--from=build", "/src/build-static/gpuemu", "/usr/local/bin/gpuemu"] in copies
+    assert ["docker/entrypoint.py", "/usr/local/bin/gpuemu-action"] in copies
+    assert os.access(ENTRYPOINT, os.X_OK), "COPY keeps the mode: the entrypoint must be executable in git"
+    assert ENTRYPOINT.read_text().startswith("#!/usr/bin/env python3\n")
+
+
+def dockerignore_regex(pattern):
+    """A .dockerignore pattern as Docker matches it: from the context's root, '*' within one path
+    element, '**' across elements; a matched directory excludes everything under it."""
+    wildcards = {r"\*\*/": "(.*/)?", r"\*\*": ".*", r"\*": "[^/]*", r"\?": "[^/]"}
+    body = re.sub(r"\\\*\\\*/|\\\*\\\*|\\\*|\\\?", lambda m: wildcards[m.group()], re.escape(pattern.strip("/")))
+    return re.compile(f"^{body}(/.*)?$")
+
+
+def test_dockerignore_keeps_what_the_build_copies():
+    ignored = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")]
+    assert not any(p.startswith("!") for p in ignored), "no exceptions: this check does not model them"
+    regexes = [dockerignore_regex(p) for p in ignored]
+    excluded = lambda path: any(r.match(path) for r in regexes)  # noqa: E731
+    for needed in ("scripts/build-static.sh", "docker/entrypoint.py", "src/main.cpp", "CMakeLists.txt",
+                   "policies/strict.toml", "cmake/Dependencies.cmake"):
+        assert not excluded(needed), needed
+    for local in (".git/config", "build/gpuemu", "build-static/gpuemu", "third_party/build/prefix/lib/libcurl.a",
+                  "python/gpuemu/__pycache__/x.pyc"):
+        assert excluded(local), local
+
+
+# --- the entrypoint, run as the runner runs it ----------------------------------------------------
+
+def parse_outputs(text):
+    """$GITHUB_OUTPUT the way the runner reads it: name=value lines and name<<DELIMITER blocks."""
+    outputs, lines, i = {}, text.splitlines(), 0
+    while i < len(lines):
+        line = lines[i]
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            end = lines.index(delimiter, i + 1)
+            outputs[name] = "\n".join(lines[i + 1:end])
+            i = end + 1
+        else:
+            name, value = line.split("=", 1)
+            outputs[name] = value
+            i += 1
+    return outputs
+
+
+class Runner:
+    """One action step: a workspace holding a project, the runner's files, and the entrypoint's result."""
+
+    def __init__(self, project, tmp_path, gpuemu_bin):
+        self.project = project
+        self.workspace = project.root
+        self.files = tmp_path / "runner"
+        self.files.mkdir()
+        self.output = self.files / "output"
+        self.summary = self.files / "summary.md"
+        self.tmp = self.files / "tmp"
+        self.tmp.mkdir()
+        self.binary = gpuemu_bin
+
+    def env(self, inputs):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("INPUT_", "GITHUB_", "RUNNER_"))}
+        # The runner sets every declared input: the workflow's value, else the default.
+        for name, spec in action()["inputs"].items():
+            value = inputs.get(name, spec.get("default", ""))
+            env["INPUT_" + name.replace(" ", "_").upper()] = value
+        env.update({
+            "GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_WORKSPACE": str(self.workspace),
+            "GITHUB_OUTPUT": str(self.output), "GITHUB_STEP_SUMMARY": str(self.summary),
+            "GPUEMU_BIN": str(self.binary), "GPUEMU_HOME": str(self.project.home), "HOME": str(self.workspace),
+            "TMPDIR": str(self.tmp),
+        })
+        return env
+
+    def start(self, inputs=None, args=(), env=None):
+        full_env = self.env(inputs or {})
+        full_env.update(env or {})
+        self.output.write_text("")
+        self.summary.write_text("")
+        # Started from elsewhere: the entrypoint must move into GITHUB_WORKSPACE itself.
+        return subprocess.Popen([sys.executable, str(ENTRYPOINT), *args], cwd=self.files, env=full_env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def run(self, inputs=None, args=(), env=None, timeout=300):
+        proc = self.start(inputs, args, env)
+        stdout, stderr = proc.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+    def outputs(self):
+        return parse_outputs(self.output.read_text())
+
+
+@pytest.fixture
+def runner(project, tmp_path, gpuemu_bin):
+    return Runner(project, tmp_path, gpuemu_bin)
+
+
+def correct(project):
+    toml = one_op_toml("op_identity.py", extra='source = "op_identity.py"', validation=FAST)
+    return project.write(toml, ["op_identity.py", "ref_identity.py"])
+
+
+def buggy(project):
+    toml = one_op_toml("op_off_by_tail.py", extra='source = "op_off_by_tail.py:7"', validation=FAST)
+    return project.write(toml, ["op_off_by_tail.py", "ref_identity.py"])
+
+
+def test_passing_project(runner):
+    correct(runner.project)
+    proc = runner.run({"iterations": "4", "seed": "3", "out": "reports/gpuemu", "junit-path": "artifacts/junit.xml",
+                       "sarif-path": "artifacts/gpuemu.sarif", "summary-path": "summary.md"})
+    assert proc.returncode == 0, proc.stderr
+    assert runner.outputs() == {"passed": "true", "failed": "0", "result": "reports/gpuemu/result.json"}
+    out = runner.workspace / "reports" / "gpuemu"
+    result = json.loads((out / "result.json").read_text())
+    assert result["passed"] is True and result["seed"] == "3" and result["ops"][0]["total"] == 2 + 4
+    for copy, original in (("artifacts/junit.xml", "junit.xml"), ("artifacts/gpuemu.sarif", "gpuemu.sarif"),
+                           ("summary.md", "summary.md")):
+        assert (runner.workspace / copy).read_bytes() == (out / original).read_bytes(), copy
+    assert (out / "summary.md").read_text() in runner.summary.read_text()
+    assert "::error" not in proc.stdout
+    assert "--iterations 4 --seed 3 --out reports/gpuemu" in proc.stderr
+
+
+def test_failing_project(runner):
+    buggy(runner.project)
+    proc = runner.run({"iterations": "8", "seed": "2", "junit-path": "junit.xml", "sarif-path": "sarif/gpuemu.sarif"})
+    assert proc.returncode == 1, proc.stderr
+    outputs = runner.outputs()
+    result = json.loads((runner.workspace / "gpuemu-out" / "result.json").read_text())
+    failed = sum(op["failed"] + op["errors"] for op in result["ops"])
+    assert failed > 0
+    assert outputs == {"passed": "false", "failed": str(failed), "result": "gpuemu-out/result.json"}
+    errors = [line for line in proc.stdout.splitlines() if line.startswith("::error ")]
+    assert errors and "file=op_off_by_tail.py,line=7" in errors[0]
+    sarif = json.loads((runner.workspace / "sarif" / "gpuemu.sarif").read_text())
+    assert sarif["runs"][0]["results"], "the copied SARIF holds the failure"
+    assert "<failure" in (runner.workspace / "junit.xml").read_text()
+    assert "gpuemu reproduce" in runner.summary.read_text()
+
+
+def test_quick_input_runs_a_quick_run(runner):
+    correct(runner.project)
+    for quick, expected in (("true", True), ("FALSE", False)):
+        proc = runner.run({"quick": quick, "iterations": "2"})
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads((runner.workspace / "gpuemu-out" / "result.json").read_text())
+        assert result["ci"]["quick"] is expected, quick
+
+
+def test_config_input_names_the_project_file(runner):
+    correct(runner.project)
+    sub = runner.workspace / "project"
+    sub.mkdir()
+    (runner.workspace / "gpuemu.toml").rename(sub / "gpuemu.toml")
+    for script in ("_proto.py", "op_identity.py", "ref_identity.py"):
+        (runner.workspace / script).rename(sub / script)
+    proc = runner.run({"config": "project/gpuemu.toml", "iterations": "2"})
+    assert proc.returncode == 0, proc.stderr
+    assert runner.outputs()["passed"] == "true"
+
+
+@pytest.mark.parametrize("inputs, message", [
+    ({"quick": "yes"}, "input 'quick' must be true or false, got 'yes'"),
+    ({"shard": "0/2"}, "input 'shard' must be I/N with 1 <= I <= N, got '0/2' (e.g. shard: ${{ matrix.shard }}/4)"),
+    ({"shard": "two"}, "input 'shard' must be I/N with 1 <= I <= N, got 'two' (e.g. shard: ${{ matrix.shard }}/4)"),
+    ({"iterations": "ten"}, "input 'iterations' must be a whole number, got 'ten' (e.g. iterations: 100)"),
+    ({"iterations": "0"}, "input 'iterations' must be at least 1, got 0"),
+    ({"jobs": "-1"}, "input 'jobs' must be a whole number, got '-1' (e.g. jobs: 4)"),
+    ({"seed": str(2**64)}, f"input 'seed' must be from 0 to {2**64 - 1}, got {2**64}"),
+    ({"fail-on": "sometimes"}, "input 'fail-on' must be one of failures, regressions, never, got 'sometimes'"),
+])
+def test_bad_input_is_named_and_nothing_runs(runner, inputs, message):
+    correct(runner.project)
+    proc = runner.run({**inputs, "junit-path": "junit.xml"})
+    assert proc.returncode == 2, proc.stderr
+    assert f"::error title=gpuemu action::{message}; see docs/action.md" in proc.stdout.splitlines()
+    assert f"gpuemu-action: error: {message}" in proc.stderr
+    assert not (runner.workspace / "gpuemu-out").exists(), "gpuemu must not run"
+    assert runner.outputs() == {"passed": "false"}
+
+
+def test_config_error_in_gpuemu_gives_its_exit_code_and_passed_false(runner):
+    correct(runner.project)
+    proc = runner.run({"config": "missing/gpuemu.toml", "junit-path": "junit.xml"})
+    assert proc.returncode == 2, proc.stderr
+    assert "missing/gpuemu.toml" in proc.stderr
+    assert "not copying it to junit.xml" in proc.stderr
+    assert not (runner.workspace / "junit.xml").exists()
+    assert runner.outputs() == {"passed": "false"}
+
+
+def test_missing_binary_is_an_environment_error(runner):
+    correct(runner.project)
+    proc = runner.run(env={"GPUEMU_BIN": str(runner.files / "no-gpuemu")})
+    assert proc.returncode == 3
+    assert f"no gpuemu binary at {runner.files / 'no-gpuemu'}: set GPUEMU_BIN" in proc.stdout
+    assert runner.outputs() == {"passed": "false"}
+
+
+def test_arguments_of_the_entrypoint_go_to_ci_run(runner):
+    buggy(runner.project)
+    proc = runner.run({"iterations": "3"}, args=("--junit-flavor", "strict"))
+    assert proc.returncode == 1, proc.stderr
+    junit = (runner.workspace / "gpuemu-out" / "junit.xml").read_text()
+    assert "<failure" in junit and 'file="' not in junit
+
+
+def keygen(runner):
+    proc = runner.project.run("keygen", "--out", "keys")
+    assert proc.returncode == 0, proc.stderr
+    return runner.workspace / "keys" / "gpuemu.key", runner.workspace / "keys" / "gpuemu.pub"
+
+
+def verify(runner, pub):
+    proc = runner.project.run("report", "verify", "gpuemu-out/REPORT.json", "--pub", str(pub), "--artifacts", ".")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_sign_key_as_a_path(runner):
+    correct(runner.project)
+    key, pub = keygen(runner)
+    proc = runner.run({"iterations": "2", "sign-key": "keys/gpuemu.key"})
+    assert proc.returncode == 0, proc.stderr
+    verify(runner, pub)
+
+
+def test_sign_key_as_pem_text_never_reaches_the_log_or_the_workspace(runner):
+    correct(runner.project)
+    key, pub = keygen(runner)
+    pem = key.read_text()
+    key.unlink()  # only the secret's text is left
+    proc = runner.run({"iterations": "2", "sign-key": pem})
+    assert proc.returncode == 0, proc.stderr
+    verify(runner, pub)
+    body = "".join(pem.strip().splitlines()[1:-1])
+    for text in (proc.stdout, proc.stderr, runner.summary.read_text(), runner.output.read_text()):
+        assert "BEGIN PRIVATE KEY" not in text and body not in text
+    assert "--sign-key ***" in proc.stderr
+    assert list(runner.tmp.iterdir()) == [], "the temporary key file is removed"
+    assert not any(body in p.read_text(errors="replace") for p in runner.workspace.rglob("*") if p.is_file())
+
+
+def children_of(pid):
+    found = []
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def alive(pid):
+    """True while `pid` runs (a zombie waiting for its parent counts as gone)."""
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_sigterm_reaches_gpuemu(runner):
+    """In a container the entrypoint is PID 1; a cancelled job's SIGTERM must stop gpuemu, not orphan it."""
+    toml = one_op_toml("op_hang.py", validation="test_cases = 1").replace("timeout = 5", "timeout = 60")
+    runner.project.write(toml, ["op_hang.py", "ref_identity.py"])
+    proc = runner.start({"iterations": "1"}, env={"HANG_PID_FILE": str(runner.files / "hang.pids")})
+    deadline = time.monotonic() + 60
+    while not (runner.files / "hang.pids").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the hanging op never started"
+        time.sleep(0.1)
+    gpuemu = children_of(proc.pid)
+    try:
+        assert len(gpuemu) == 1
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail("the entrypoint did not stop within 30 s of SIGTERM")
+        assert not alive(gpuemu[0]), "gpuemu outlived the entrypoint"
+        assert proc.returncode != 0
+    finally:
+        # Left only when the test failed: gpuemu kills its scripts' process groups when it stops.
+        for pid in gpuemu:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+        for pid in (runner.files / "hang.pids").read_text().split():
+            if alive(int(pid)):
+                os.kill(int(pid), signal.SIGKILL)
+
+
+# --- example workflows ----------------------------------------------------------------------------
+
+def actionlint_path():
+    found = shutil.which("actionlint")
+    if found:
+        return found
+    try:
+        gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        gopath = ""
+    candidate = pathlib.Path(gopath) / "bin" / "actionlint" if gopath else None
+    return str(candidate) if candidate and candidate.is_file() else None
+
+
+def example_workflows():
+    return sorted(WORKFLOWS.glob("*.yml"))
+
+
+def test_there_are_example_workflows():
+    names = {p.stem for p in example_workflows()}
+    assert {"pre-merge", "nightly", "sharded", "publish", "release"} <= names
+
+
+@pytest.mark.parametrize("workflow", example_workflows(), ids=lambda p: p.name)
+def test_example_workflow_passes_actionlint(workflow):
+    actionlint = actionlint_path()
+    if actionlint is None:
+        reason = "actionlint is not installed (scripts/install-deps.sh installs it with go install)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason + "; CI must lint the example workflows")
+        print(f"skipping: {reason}")
+        pytest.skip(reason)
+    proc = subprocess.run([actionlint, "-no-color", str(workflow)], capture_output=True, text=True, timeout=120,
+                          cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_catches_a_broken_workflow(tmp_path):
+    """The lint is not vacuous: a workflow with an unknown key and a bad expression fails it."""
+    actionlint = actionlint_path()
+    if actionlint is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("actionlint is not installed; CI must lint the example workflows")
+        pytest.skip("actionlint is not installed")
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: pull_request\njobs:\n  a:\n    runs-on: ubuntu-latest\n    step:\n      - run: echo\n"
+                      "    if: ${{ github.nope( }}\n")
+    proc = subprocess.run([actionlint, "-no-color", str(broken)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "step" in proc.stdout
