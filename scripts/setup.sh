@@ -12,11 +12,12 @@ cmake --build "$BUILD"
 
 echo "setup: running the CI job on examples/ (its buggy kernels must be caught)" >&2
 set +e
-"$BUILD/gpuemu" --config examples/gpuemu.toml fuzz --iterations 100
+"$BUILD/gpuemu" --config examples/gpuemu.toml ci run --out "$BUILD/example-ci"
 rc=$?
 set -e
 if [ "$rc" -eq 1 ]; then
-  echo "setup: done. gpuemu caught the example project's buggy kernels (exit 1, as intended)." >&2
+  echo "setup: done. gpuemu caught the example project's buggy kernels (exit 1, as intended);" >&2
+  echo "setup: its reports are in $BUILD/example-ci (result.json, junit.xml, gpuemu.sarif, summary.md)." >&2
   exit 0
 fi
 echo "setup: the example run ended with exit code $rc, expected 1 (failures found)" >&2

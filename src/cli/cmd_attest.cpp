@@ -12,6 +12,8 @@
 #include "attest/statement.hpp"
 #include "attest/verify.hpp"
 #include "cli/command.hpp"
+#include "cli/report_signing.hpp"
+#include "cli/result_output.hpp"
 #include "report/writer.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
@@ -60,47 +62,6 @@ class KeygenCommand final : public Command {
   bool force_ = false;
 };
 
-// The op and reference script files of every op in `result`, from the config the run used.
-Expected<std::vector<attest::SubjectFile>> subjects_for(const nlohmann::json& result,
-                                                        const config::Config& config, const fs::path& root) {
-  if (result.value("config_digest", "") != config.digest) {
-    return fail(ErrorKind::usage,
-                fmt::format("result.json was made with config digest {}, but '{}' now has digest "
-                            "{}: sign with the gpuemu.toml the run used (--config)",
-                            result.value("config_digest", "?"), config.project_file.string(), config.digest));
-  }
-  std::vector<std::string> op_files;
-  std::vector<std::string> reference_files;
-  auto relative = [&](const fs::path& file) -> Expected<std::string> {
-    auto rel = fs::weakly_canonical(file).lexically_relative(fs::weakly_canonical(root));
-    if (rel.empty() || *rel.begin() == "..") {
-      return fail(ErrorKind::usage,
-                  fmt::format("'{}' lies outside the artifacts root '{}': pass the project root "
-                              "as --artifacts-root",
-                              file.string(), root.string()));
-    }
-    return rel.generic_string();
-  };
-  for (const auto& op : result.value("ops", nlohmann::json::array())) {
-    const std::string name = op.value("op", "");
-    const config::OpConfig* op_config = config.find_op(name);
-    if (!op_config) {
-      return fail(ErrorKind::usage,
-                  fmt::format("op '{}' of result.json is not in '{}': sign with the gpuemu.toml "
-                              "the run used (--config)",
-                              name, config.project_file.string()));
-    }
-    // Callables (module:function) have no file of their own; they are not subjects.
-    if (op_config->op_script.kind == config::Runnable::Kind::script) {
-      op_files.push_back(TRY(relative(op_config->op_script.script)));
-    }
-    if (op_config->reference.kind == config::Runnable::Kind::script) {
-      reference_files.push_back(TRY(relative(op_config->reference.script)));
-    }
-  }
-  return attest::collect_subjects(root, op_files, reference_files);
-}
-
 class SignCommand final : public Command {
   void add_options(CLI::App& app) override {
     app.add_option("result", result_, "result.json of a test, fuzz or ci run")->required();
@@ -114,12 +75,9 @@ class SignCommand final : public Command {
     auto result = TRY(read_json(result_, "result file"));
     const config::Config& config = *TRY(context.config());
     fs::path root = root_.empty() ? config.root : fs::path(root_);
-    auto subjects = TRY(subjects_for(result, config, root));
-    auto key = TRY(attest::load_private_key(key_));
-    auto statement = TRY(attest::build_statement(result, subjects));
-    auto envelope = TRY(attest::sign_statement(statement, attest::Ed25519Signer(key)));
-    TRY(util::write_file_atomically(out_, util::dump_json(envelope) + "\n"));
-    context.log(fmt::format("signed {} with key {}: {} subject(s)", out_, key.key_id(), subjects.size()));
+    const auto signed_report = TRY(sign_result(result, config, root, key_, out_));
+    context.log(fmt::format("signed {} with key {}: {} subject(s)", out_, signed_report.key_id,
+                            signed_report.subjects));
     return ExitCode::ok;
   }
   std::string result_, key_, out_, root_;
@@ -197,7 +155,7 @@ class RenderCommand final : public Command {
     auto document = TRY(read_json(document_, "report"));
     const std::string& format = context.globals.format;
     if (!attest::is_dsse_envelope(document)) {
-      std::cout << TRY(report::render(document, format));
+      std::cout << TRY(report::render(document, format, render_options(context)));
       return ExitCode::ok;
     }
     if (format != "html" && format != "markdown") {

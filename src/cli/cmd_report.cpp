@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/result_output.hpp"
 #include "report/merge.hpp"
 #include "report/result_document.hpp"
 #include "report/writer.hpp"
@@ -37,12 +38,10 @@ class ReportMergeCommand final : public Command {
   }
 
   Expected<ExitCode> run(Context& context) override {
-    report::RenderOptions options;
+    // The same repo-relative paths as `ci run` wrote in each shard (GITHUB_WORKSPACE, else the project).
+    report::RenderOptions options = render_options(context);
     options.junit_flavor = TRY(parse_flavor(flavor_));
-    // Sources under the checkout become repo-relative (GitHub sets GITHUB_WORKSPACE to it).
     std::error_code ec;
-    const char* workspace = std::getenv("GITHUB_WORKSPACE");
-    options.workspace = workspace && *workspace ? workspace : fs::current_path(ec).string();
 
     std::vector<report::ShardDocument> shards;
     for (const auto& dir : dirs_) {
@@ -54,7 +53,6 @@ class ReportMergeCommand final : public Command {
     fs::create_directories(out_, ec);
     if (ec) return fail(ErrorKind::io, "cannot create --out directory '" + out_ + "': " + ec.message());
     for (const auto& row : report::writers()) {
-      if (row.format == "text") continue;  // the terminal form, not a CI artifact
       std::string text = TRY(row.write(merged, options));
       TRY(util::write_file_atomically(fs::path(out_) / row.file_name, text));
     }

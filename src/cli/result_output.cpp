@@ -2,6 +2,7 @@
 // banners and progress go to stderr. text is the live renderer; other formats use the writer table.
 #include "cli/result_output.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -11,6 +12,25 @@
 
 namespace gpuemu::cli {
 
+report::RenderOptions render_options(Context& context) {
+  namespace fs = std::filesystem;
+  report::RenderOptions options;
+  std::error_code ec;
+  const char* checkout = std::getenv("GITHUB_WORKSPACE");
+  auto config = context.config();
+  if (checkout && *checkout) {
+    options.workspace = checkout;
+  } else if (config) {
+    options.workspace = (*config)->root.string();
+  } else {
+    options.workspace = fs::current_path(ec).string();
+  }
+  if (config) {
+    options.config_path = fs::proximate((*config)->project_file, options.workspace, ec).generic_string();
+  }
+  return options;
+}
+
 Expected<void> write_result(Context& context, const nlohmann::json& result) {
   const auto& format = context.globals.format;
   if (format == "json") {
@@ -18,12 +38,7 @@ Expected<void> write_result(Context& context, const nlohmann::json& result) {
   } else if (format == "text") {
     std::cout << report::render_text(result);
   } else {
-    report::RenderOptions options;
-    if (auto config = context.config()) {
-      options.workspace = (*config)->root.string();
-      options.config_path = std::filesystem::relative((*config)->project_file, (*config)->root).string();
-    }
-    std::cout << TRY(report::render(result, format, options));
+    std::cout << TRY(report::render(result, format, render_options(context)));
   }
   std::cout.flush();
   return {};

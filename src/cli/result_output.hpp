@@ -5,9 +5,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "report/writer.hpp"
 
 namespace gpuemu::cli {
 
 Expected<void> write_result(Context& context, const nlohmann::json& result);
+
+// Where reports put repo-relative paths: $GITHUB_WORKSPACE, else the project root (the directory of
+// gpuemu.toml), else the working directory. `ci run` and `report render` share it, so an offline
+// render of result.json reproduces the files `ci run` wrote byte for byte.
+report::RenderOptions render_options(Context& context);
 
 }  // namespace gpuemu::cli

@@ -1,0 +1,279 @@
+// `gpuemu ci run`: the pre-merge gate. Runs the test cases and a fuzz budget of every op within [ci]
+// limits, compares with a baseline, writes result.json and every report rendered from it into --out,
+// optionally signs it, and publishes annotations, the job summary and step outputs on GitHub.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/ci_plan.hpp"
+#include "cli/command.hpp"
+#include "cli/progress.hpp"
+#include "cli/remote_flags.hpp"
+#include "cli/report_signing.hpp"
+#include "cli/result_output.hpp"
+#include "cli/store_access.hpp"
+#include "config/policy_pack.hpp"
+#include "engine/baseline.hpp"
+#include "engine/plans.hpp"
+#include "github/environment.hpp"
+#include "github/publish.hpp"
+#include "report/text.hpp"
+#include "report/writer.hpp"
+#include "util/atomic_file.hpp"
+#include "util/json_text.hpp"
+#include "util/read_file.hpp"
+
+namespace gpuemu::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What makes the exit code 1 (docs/ci.md). The document's `passed` is the same under each.
+enum class FailOn { failures, regressions, never };
+
+Expected<FailOn> parse_fail_on(const std::string& text) {
+  if (text == "failures") return FailOn::failures;
+  if (text == "regressions") return FailOn::regressions;
+  if (text == "never") return FailOn::never;
+  return fail(
+      ErrorKind::usage,
+      fmt::format("--fail-on '{}' is not failures, regressions or never (failures: any failing case "
+                  "or regression; regressions: only regressions against --baseline; never: report only)",
+                  text));
+}
+
+Expected<report::JunitFlavor> parse_junit_flavor(const std::string& name) {
+  if (name == "standard") return report::JunitFlavor::standard;
+  if (name == "strict") return report::JunitFlavor::strict;
+  return fail(ErrorKind::usage, fmt::format("--junit-flavor '{}' is not standard (file/line attributes) or "
+                                            "strict (Jenkins xUnit)",
+                                            name));
+}
+
+// A baseline found by --baseline, and where it came from; no document means "no baseline" (a warning).
+struct FoundBaseline {
+  std::string source;
+  std::optional<nlohmann::json> document;
+  std::vector<std::string> warnings;
+};
+
+bool looks_like_url(const std::string& text) {
+  return text.find("://") != std::string::npos;
+}
+
+class CiRunCommand final : public Command {
+ public:
+  void add_options(CLI::App& app) override {
+    app.add_flag(
+        "--quick", quick_,
+        "Only [ci] quick_dtypes and [ci] quick_iterations fuzz cases per op (a fast pre-merge check)");
+    app.add_option("--iterations,-n", iterations_,
+                   "Fuzz cases per op (default [ci] fuzz_iterations, or quick_iterations with --quick)");
+    app.add_option("--seed", seed_, "Master seed (decimal u64); default [validation] seed, else random");
+    app.add_option("--jobs,-j", jobs_, "Parallel jobs (default [ci] parallel_jobs)");
+    app.add_option("--shard", shard_,
+                   "Run shard I of N (e.g. 2/4) of the cases; join the shards with 'gpuemu report merge'");
+    app.add_option("--out", out_,
+                   "Directory for result.json, junit.xml, gpuemu.sarif, summary.md, summary.txt")
+        ->capture_default_str();
+    app.add_option("--baseline", baseline_,
+                   "Compare with a baseline: a stored tag, a file from 'baseline export', or a URL "
+                   "(file://, http(s)://, s3://, gh-artifact://)");
+    app.add_option("--baseline-tag", baseline_tag_, "Tag to fetch when --baseline is a URL")
+        ->capture_default_str();
+    app.add_option("--fail-on", fail_on_,
+                   "What exits 1: failures (any failing case or regression), regressions (only "
+                   "regressions against --baseline), never")
+        ->capture_default_str();
+    app.add_option("--junit-flavor", junit_flavor_,
+                   "standard (file/line attributes), or strict for Jenkins xUnit")
+        ->capture_default_str();
+    app.add_option("--policy", policy_,
+                   "Policy pack laid over [policies] and [ci]: default, strict, llm-kernels, or a TOML file "
+                   "(docs/policies.md)");
+    app.add_option("--sign-key", sign_key_,
+                   "Ed25519 private key: also write DIR/REPORT.json, the signed Kernel Correctness Report");
+  }
+
+  Expected<ExitCode> run(Context& context) override {
+    // A copy: a policy pack replaces [policies] and [ci] keys (and so the config digest) for this run.
+    config::Config config = *TRY(context.config());
+    if (!policy_.empty()) TRY(config::apply_policy_pack(config, policy_));
+    // Options are checked before any case runs: a typo must not cost a whole fuzz budget.
+    const Shard shard = shard_.empty() ? Shard{} : TRY(parse_shard(shard_));
+    const FailOn fail_on = TRY(parse_fail_on(fail_on_));
+    report::RenderOptions render = render_options(context);
+    render.junit_flavor = TRY(parse_junit_flavor(junit_flavor_));
+    if (!sign_key_.empty() && !fs::exists(sign_key_)) {
+      return fail(ErrorKind::usage, fmt::format("--sign-key '{}' does not exist: pass the gpuemu.key written "
+                                                "by 'gpuemu keygen'",
+                                                sign_key_));
+    }
+    std::optional<std::uint64_t> seed;
+    if (!seed_.empty()) seed = TRY(parse_seed(seed_, "--seed"));
+    const std::uint64_t master = engine::resolve_master_seed(seed, config);
+    auto plan = TRY(plan_ci(config, master, {.quick = quick_, .iterations = iterations_}));
+    keep_shard(plan, shard);
+    plan.jobs = jobs_ > 0 ? jobs_ : config.ci.parallel_jobs;
+    // The gate keeps what it measured when time runs out: the document is then marked partial.
+    plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(config.ci.thorough_timeout);
+    std::error_code ec;
+    fs::create_directories(out_, ec);
+    if (ec)
+      return fail(ErrorKind::io, fmt::format("cannot create --out directory '{}': {}", out_, ec.message()));
+
+    std::size_t cases = 0;
+    for (const auto& op : plan.ops) cases += op.seeds.size();
+    context.log(fmt::format("gpuemu ci run: {} op(s), {} case(s), master seed {}{}", plan.ops.size(), cases,
+                            master, shard.count > 1 ? ", shard " + shard.label() : std::string()));
+    std::optional<store::Store> store;
+    std::optional<RunRecorder> recorder;
+    if (!context.globals.no_store) {
+      store = TRY(open_store());
+      recorder = TRY(RunRecorder::start(*store, {plan.command, master, config.digest, config.project.name},
+                                        context.globals.verbose));
+    }
+    auto result = [&] {
+      ProgressReporter progress("ci run", context.show_progress());
+      return engine::execute(config, plan, recorder ? &*recorder : nullptr, progress.callback());
+    }();
+    if (!result) return std::unexpected(result.error());
+    if (recorder) TRY(recorder->finish(*result));
+
+    nlohmann::json document = engine::to_json(*result);
+    nlohmann::json ci = {{"quick", quick_},
+                         {"shard", shard.count > 1 ? nlohmann::json(shard.label()) : nlohmann::json()},
+                         {"baseline", nullptr},
+                         {"lint", nullptr}};
+    bool regressed = false;
+    if (!baseline_.empty()) {
+      const auto found = TRY(find_baseline(context, store ? &*store : nullptr));
+      auto comparison = TRY(compare(context, config, found, *result));
+      regressed = !comparison["regressions"].empty() && config.policies.fail_on_regression;
+      ci["baseline"] = std::move(comparison);
+    }
+    document["ci"] = std::move(ci);
+    if (regressed) document["passed"] = false;
+    TRY(write_outputs(document, render));
+    if (!sign_key_.empty()) {
+      const fs::path report_path = fs::path(out_) / "REPORT.json";
+      const auto signed_report = TRY(sign_result(document, config, config.root, sign_key_, report_path));
+      context.log(fmt::format("gpuemu ci run: signed {} with key {} ({} subject(s))", report_path.string(),
+                              signed_report.key_id, signed_report.subjects));
+    }
+
+    const github::Environment env = github::read_environment();
+    if (env.actions) {
+      github::PublishOptions options;
+      options.result_path = (fs::path(out_) / "result.json").string();
+      TRY(github::publish(document, env, std::cout, options));
+    } else {
+      std::cout << report::render_text(document);
+    }
+    std::cout.flush();
+    if (result->partial) {
+      context.log(
+          fmt::format("gpuemu ci run: stopped at [ci] thorough_timeout ({} s); the results in {} are "
+                      "partial",
+                      config.ci.thorough_timeout, out_));
+    }
+    context.log(fmt::format("gpuemu ci run: wrote {}/result.json and the reports rendered from it", out_));
+    const bool failing = fail_on == FailOn::failures      ? !document["passed"].get<bool>()
+                         : fail_on == FailOn::regressions ? regressed
+                                                          : false;
+    return failing ? ExitCode::check_failed : ExitCode::ok;
+  }
+
+ private:
+  // --baseline: a URL goes to the remote store; otherwise a stored tag, then a file.
+  Expected<FoundBaseline> find_baseline(Context& context, store::Store* store) {
+    FoundBaseline found{.source = baseline_};
+    if (looks_like_url(baseline_)) {
+      remote::FetchOptions options{RemoteFlags{}.store_options(context)};
+      options.tag = baseline_tag_;
+      std::optional<attest::PublicKey> key;
+      if (const auto path = options.store.env.get("GPUEMU_BASELINE_PUB"); path && !path->empty()) {
+        key.emplace(TRY(attest::load_public_key(*path)));
+        options.public_key = &*key;
+      }
+      auto fetched = TRY(remote::fetch_baseline(baseline_, options));
+      found.source = fmt::format("{}@{}", fetched.source, baseline_tag_);
+      found.warnings = std::move(fetched.warnings);
+      if (fetched.document) found.document = std::move(*fetched.document);
+      return found;
+    }
+    if (store) {
+      if (auto stored = TRY(store->get_baseline(baseline_))) {
+        found.document = stored->document;
+        return found;
+      }
+    }
+    if (fs::exists(baseline_)) {
+      const std::string text = TRY(util::read_text_file(baseline_, "--baseline"));
+      auto document = nlohmann::json::parse(text, nullptr, false);
+      if (document.is_discarded()) {
+        return fail(ErrorKind::usage, fmt::format("--baseline '{}' is not valid JSON: pass a file written by "
+                                                  "'gpuemu baseline export'",
+                                                  baseline_));
+      }
+      found.document = std::move(document);
+      return found;
+    }
+    const std::string warning =
+        fmt::format("no baseline '{}' (neither a stored tag nor a file); nothing to compare", baseline_);
+    context.log("gpuemu: warning: " + warning);
+    found.warnings.push_back(warning);
+    return found;
+  }
+
+  static Expected<nlohmann::json> compare(Context& context, const config::Config& config,
+                                          const FoundBaseline& found, const engine::RunResult& result) {
+    if (!found.document) {
+      return nlohmann::json{{"tag_or_source", found.source},
+                            {"regressions", nlohmann::json::array()},
+                            {"warnings", found.warnings}};
+    }
+    const auto before = TRY(engine::parse_baseline(*found.document, "baseline '" + found.source + "'"));
+    const auto comparison =
+        engine::compare_with_baseline(before, engine::baseline_entries(result), config.policies);
+    for (const auto& warning : comparison.warnings) context.log("gpuemu: warning: " + warning);
+    for (const auto& r : comparison.regressions) {
+      context.log(fmt::format("gpuemu: REGRESSION {} [{}]: {}", r.op, r.dtype, r.reason));
+    }
+    nlohmann::json doc = comparison.to_json(found.source);
+    for (const auto& warning : found.warnings) doc["warnings"].push_back(warning);
+    return doc;
+  }
+
+  // result.json is the source of truth; every other file is rendered from it.
+  Expected<void> write_outputs(const nlohmann::json& document, const report::RenderOptions& options) {
+    for (const auto& row : report::writers()) {
+      const std::string text = TRY(report::render(document, row.format, options));
+      TRY(util::write_file_atomically(fs::path(out_) / row.file_name, text));
+    }
+    return {};
+  }
+
+  bool quick_ = false;
+  int iterations_ = 0;
+  std::string seed_;
+  int jobs_ = 0;
+  std::string shard_;
+  std::string out_ = "gpuemu-out";
+  std::string baseline_;
+  std::string baseline_tag_ = "main";
+  std::string fail_on_ = "failures";
+  std::string junit_flavor_ = "standard";
+  std::string sign_key_;
+  std::string policy_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_ci_run_command() {
+  return std::make_unique<CiRunCommand>();
+}
+
+}  // namespace gpuemu::cli

@@ -1,0 +1,299 @@
+"""`gpuemu ci run` end to end: the files it writes (validated against the vendored schemas), exit
+codes, quick mode, the time budget, baselines, signing, sharding + merge, and a GitHub runner's view.
+"""
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+
+import jsonschema
+import pytest
+
+from e2e_support import REPO, one_op_toml
+
+SCHEMAS = REPO / "tests" / "schemas"
+REPORT_FILES = ("result.json", "junit.xml", "gpuemu.sarif", "summary.md", "summary.txt")
+FAST = 'test_cases = 2'
+
+
+def buggy(project, extra_toml=""):
+    toml = one_op_toml("op_off_by_tail.py", extra='source = "op_off_by_tail.py:7"', validation=FAST) + extra_toml
+    return project.write(toml, ["op_off_by_tail.py", "ref_identity.py"])
+
+
+def correct(project, extra_toml=""):
+    toml = one_op_toml("op_identity.py", extra='source = "op_identity.py"', validation=FAST) + extra_toml
+    return project.write(toml, ["op_identity.py", "ref_identity.py"])
+
+
+def load(path):
+    return json.loads(pathlib.Path(path).read_text())
+
+
+def without_timing(value):
+    """The document minus wall-clock fields, which differ between any two runs."""
+    if isinstance(value, dict):
+        return {k: without_timing(v) for k, v in value.items() if "duration" not in k and k != "elapsed_ms"}
+    if isinstance(value, list):
+        return [without_timing(v) for v in value]
+    return value
+
+
+def xmllint_valid(xml: pathlib.Path, xsd: pathlib.Path):
+    proc = subprocess.run(["xmllint", "--noout", "--schema", str(xsd), str(xml)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_failing_project_writes_every_report_and_exits_1(project):
+    buggy(project)
+    proc = project.run("ci", "run", "--iterations", "8", "--seed", "11", "--out", "out")
+    assert proc.returncode == 1, proc.stderr
+    out = project.root / "out"
+    for name in REPORT_FILES:
+        assert (out / name).is_file(), name
+    result = load(out / "result.json")
+    jsonschema.validate(result, load(SCHEMAS / "result-v1.schema.json"))
+    assert result["command"] == "ci" and result["passed"] is False and result["partial"] is False
+    assert result["ci"] == {"quick": False, "shard": None, "baseline": None, "lint": None}
+    op = result["ops"][0]
+    assert op["total"] == 2 + 8 and op["failed"] > 0
+    xmllint_valid(out / "junit.xml", SCHEMAS / "junit.xsd")
+    junit = (out / "junit.xml").read_text()
+    assert 'file="op_off_by_tail.py"' in junit and 'line="7"' in junit
+    assert "gpuemu reproduce" in junit
+    sarif = load(out / "gpuemu.sarif")
+    jsonschema.validate(sarif, load(SCHEMAS / "sarif-2.1.0.json"))
+    results = sarif["runs"][0]["results"]
+    assert len(results) == 1 and "gpuemu reproduce" in results[0]["message"]["text"]
+    location = results[0]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "op_off_by_tail.py" and location["region"]["startLine"] == 7
+    summary = (out / "summary.md").read_text()
+    assert len(summary.encode()) < 1024 * 1024 and "gpuemu reproduce" in summary
+    # stdout is the text summary; the run is stored like any fuzz run.
+    assert proc.stdout == (out / "summary.txt").read_text()
+    failures = project.run("failures", "--format", "json", check_json=True).json["failures"]
+    assert failures and all(f["op"] == "op" for f in failures)
+
+
+def test_every_file_renders_again_offline_byte_for_byte(project):
+    buggy(project)
+    project.run("ci", "run", "--iterations", "6", "--seed", "3", "--out", "out")
+    formats = {"junit": "junit.xml", "sarif": "gpuemu.sarif", "markdown": "summary.md", "text": "summary.txt",
+               "json": "result.json"}
+    for fmt, name in formats.items():
+        proc = project.run("report", "render", "out/result.json", "--format", fmt)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == (project.root / "out" / name).read_text(), fmt
+
+
+def test_passing_project_exits_0_with_clean_reports(project):
+    correct(project)
+    proc = project.run("ci", "run", "--iterations", "4", "--out", "out")
+    assert proc.returncode == 0, proc.stderr
+    out = project.root / "out"
+    assert load(out / "result.json")["passed"] is True
+    assert load(out / "gpuemu.sarif")["runs"][0]["results"] == []
+    xmllint_valid(out / "junit.xml", SCHEMAS / "junit.xsd")
+    assert "<failure" not in (out / "junit.xml").read_text()
+
+
+def test_strict_junit_flavor_validates_against_jenkins_schema(project):
+    buggy(project)
+    proc = project.run("ci", "run", "--iterations", "4", "--junit-flavor", "strict", "--out", "out")
+    assert proc.returncode == 1
+    junit = project.root / "out" / "junit.xml"
+    xmllint_valid(junit, SCHEMAS / "junit-jenkins.xsd")
+    assert 'file="' not in junit.read_text()
+
+
+def test_quick_runs_only_quick_dtypes_and_quick_iterations(project):
+    toml = one_op_toml("op_identity.py", validation=FAST).replace('dtypes = ["float32"]',
+                                                                   'dtypes = ["float32", "float64"]')
+    project.write(toml + '\n[ci]\nquick_dtypes = ["float64"]\nquick_iterations = 3\n',
+                  ["op_identity.py", "ref_identity.py"])
+    proc = project.run("ci", "run", "--quick", "--out", "out")
+    assert proc.returncode == 0, proc.stderr
+    result = load(project.root / "out" / "result.json")
+    assert result["ci"]["quick"] is True
+    op = result["ops"][0]
+    assert [d["dtype"] for d in op["dtypes"] if d["total"]] == ["float64"] and op["total"] == 2 + 3
+
+
+def test_quick_with_no_matching_dtype_is_a_config_error(project):
+    toml = one_op_toml("op_identity.py", validation=FAST)
+    project.write(toml + '\n[ci]\nquick_dtypes = ["float16"]\n', ["op_identity.py", "ref_identity.py"])
+    proc = project.run("ci", "run", "--quick", "--out", "out")
+    assert proc.returncode == 2
+    assert "quick_dtypes" in proc.stderr and "gpuemu.toml" in proc.stderr
+
+
+def test_time_budget_keeps_partial_results(project):
+    (project.root / "op_slow.py").write_text(
+        "import time, _proto\nx, _, _ = _proto.read()\ntime.sleep(0.4)\n_proto.write(x['x'].copy())\n")
+    toml = one_op_toml("op_slow.py", validation=FAST)
+    project.write(toml + "\n[ci]\nthorough_timeout = 1\n", ["ref_identity.py"])
+    proc = project.run("ci", "run", "--iterations", "50", "--out", "out")
+    result = load(project.root / "out" / "result.json")
+    assert result["partial"] is True
+    assert 0 < result["ops"][0]["total"] < 52
+    assert "partial" in proc.stderr
+    jsonschema.validate(result, load(SCHEMAS / "result-v1.schema.json"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--shard", "0/2"], "--shard '0/2'"),
+    (["--shard", "3/2"], "--shard '3/2'"),
+    (["--fail-on", "sometimes"], "--fail-on 'sometimes'"),
+    (["--junit-flavor", "loose"], "--junit-flavor 'loose'"),
+    (["--sign-key", "missing.key"], "--sign-key 'missing.key'"),
+    (["--seed", "abc"], "--seed"),
+])
+def test_bad_options_are_usage_errors_before_any_case_runs(project, args, message):
+    correct(project)
+    proc = project.run("ci", "run", *args, "--out", "out")
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    assert not (project.root / "out" / "result.json").exists()
+
+
+def test_shards_merge_into_the_unsharded_run(project):
+    buggy(project)
+    whole = project.run("ci", "run", "--iterations", "9", "--seed", "5", "--out", "whole")
+    assert whole.returncode == 1
+    for i in (1, 2, 3):
+        proc = project.run("ci", "run", "--iterations", "9", "--seed", "5", "--shard", f"{i}/3", "--out", f"s{i}")
+        assert proc.returncode in (0, 1), proc.stderr
+        assert load(project.root / f"s{i}" / "result.json")["ci"]["shard"] == f"{i}/3"
+    merged = project.run("report", "merge", "s3", "s1", "s2", "--out", "merged")
+    assert merged.returncode == 1, merged.stderr
+    expected = without_timing(load(project.root / "whole" / "result.json"))
+    assert without_timing(load(project.root / "merged" / "result.json")) == expected
+    for name in ("gpuemu.sarif",):
+        assert (project.root / "merged" / name).read_text() == (project.root / "whole" / name).read_text()
+
+
+def test_regression_against_a_stored_baseline(project):
+    correct(project)
+    assert project.run("ci", "run", "--iterations", "6", "--seed", "9", "--out", "before").returncode == 0
+    assert project.run("baseline", "store", "main").returncode == 0
+    assert project.run("baseline", "export", "main", "main.json").returncode == 0
+    buggy(project)
+    proc = project.run("ci", "run", "--iterations", "6", "--seed", "9", "--baseline", "main", "--out", "after")
+    assert proc.returncode == 1
+    result = load(project.root / "after" / "result.json")
+    regressions = result["ci"]["baseline"]["regressions"]
+    assert [(r["op"], r["dtype"]) for r in regressions] == [("op", "float32")]
+    assert "REGRESSION" in proc.stderr
+    assert "regression" in (project.root / "after" / "summary.md").read_text().lower()
+    # The exported file and a file:// URL give the same comparison.
+    from_file = project.run("ci", "run", "--iterations", "6", "--seed", "9", "--baseline", "main.json",
+                            "--out", "file")
+    assert from_file.returncode == 1
+    assert load(project.root / "file" / "result.json")["ci"]["baseline"]["regressions"] == regressions
+    store = project.root / "remote"
+    assert project.run("baseline", "push", "main", f"file://{store}", "--force").returncode == 0
+    from_url = project.run("ci", "run", "--iterations", "6", "--seed", "9", "--baseline", f"file://{store}",
+                           "--out", "url")
+    assert from_url.returncode == 1, from_url.stderr
+    url_doc = load(project.root / "url" / "result.json")
+    assert url_doc["ci"]["baseline"]["regressions"] == regressions
+    assert url_doc["ci"]["baseline"]["tag_or_source"].endswith("@main")
+    # --fail-on never reports the same and exits 0.
+    never = project.run("ci", "run", "--iterations", "6", "--seed", "9", "--baseline", "main", "--fail-on", "never",
+                        "--out", "never")
+    assert never.returncode == 0
+    assert load(project.root / "never" / "result.json")["passed"] is False
+
+
+def test_fail_on_regressions_lets_known_failures_pass(project):
+    buggy(project)
+    assert project.run("ci", "run", "--iterations", "6", "--seed", "9", "--out", "before").returncode == 1
+    assert project.run("baseline", "store", "known").returncode == 0
+    proc = project.run("ci", "run", "--iterations", "6", "--seed", "9", "--baseline", "known",
+                       "--fail-on", "regressions", "--out", "out")
+    assert proc.returncode == 0, proc.stderr
+    result = load(project.root / "out" / "result.json")
+    assert result["ci"]["baseline"]["regressions"] == [] and result["passed"] is False
+
+
+def test_missing_baseline_is_a_warning_not_a_failure(project):
+    correct(project)
+    proc = project.run("ci", "run", "--iterations", "3", "--baseline", "nope", "--out", "out")
+    assert proc.returncode == 0, proc.stderr
+    assert "no baseline 'nope'" in proc.stderr
+    baseline = load(project.root / "out" / "result.json")["ci"]["baseline"]
+    assert baseline["regressions"] == [] and any("nope" in w for w in baseline["warnings"])
+    url = project.run("ci", "run", "--iterations", "3", "--baseline", f"file://{project.root}/empty", "--out", "u")
+    assert url.returncode == 0, url.stderr
+    assert load(project.root / "u" / "result.json")["ci"]["baseline"]["warnings"]
+
+
+def test_sign_key_writes_a_report_that_verifies(project):
+    correct(project)
+    assert project.run("keygen", "--out", "keys").returncode == 0
+    proc = project.run("ci", "run", "--iterations", "3", "--sign-key", "keys/gpuemu.key", "--out", "out")
+    assert proc.returncode == 0, proc.stderr
+    verify = project.run("report", "verify", "out/REPORT.json", "--pub", "keys/gpuemu.pub", "--artifacts", ".")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def parse_outputs(text):
+    """$GITHUB_OUTPUT in the runner's way: name=value lines and name<<DELIM ... DELIM blocks."""
+    outputs, lines = {}, text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if "<<" in line:
+            name, delimiter = line.split("<<", 1)
+            end = lines.index(delimiter, i + 1)
+            outputs[name] = "\n".join(lines[i + 1:end])
+            i = end + 1
+        else:
+            name, value = line.split("=", 1)
+            outputs[name] = value
+            i += 1
+    return outputs
+
+
+def test_on_a_github_runner(project, tmp_path):
+    buggy(project)
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    summary.write_text("# earlier step\n")
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(project.root), "GITHUB_STEP_SUMMARY": str(summary),
+           "GITHUB_OUTPUT": str(output)}
+    proc = project.run("ci", "run", "--iterations", "8", "--seed", "2", "--out", "out", env=env)
+    assert proc.returncode == 1, proc.stderr
+    errors = [line for line in proc.stdout.splitlines() if line.startswith("::error ")]
+    assert 1 <= len(errors) <= 10
+    assert "file=op_off_by_tail.py,line=7" in errors[0] and "gpuemu reproduce" in errors[0]
+    # Script output is shown between stop-commands markers with a random token, never executed.
+    tokens = re.findall(r"^::stop-commands::(\w+)$", proc.stdout, re.M)
+    assert all(f"::{t}::" in proc.stdout for t in tokens)
+    outputs = parse_outputs(output.read_text())
+    result = load(project.root / "out" / "result.json")
+    failed = sum(op["failed"] + op["errors"] for op in result["ops"])
+    assert outputs == {"passed": "false", "failed": str(failed), "result": "out/result.json"}
+    text = summary.read_text()
+    assert text.startswith("# earlier step\n") and "gpuemu reproduce" in text
+
+
+def test_policy_pack_sets_the_ci_budget(project, tmp_path):
+    correct(project)
+    pack = tmp_path / "tiny.toml"
+    pack.write_text("[ci]\nfuzz_iterations = 3\n")
+    proc = project.run("ci", "run", "--policy", str(pack), "--out", "out")
+    assert proc.returncode == 0, proc.stderr
+    plain = project.run("ci", "run", "--iterations", "3", "--out", "plain")
+    with_pack = load(project.root / "out" / "result.json")
+    assert with_pack["ops"][0]["total"] == 2 + 3
+    # The pack's values are part of what the run was judged by: the digest changes.
+    assert with_pack["config_digest"] != load(project.root / "plain" / "result.json")["config_digest"]
+    assert plain.returncode == 0
+
+
+def test_unknown_policy_pack_is_a_config_error(project):
+    correct(project)
+    proc = project.run("ci", "run", "--policy", "lenient", "--out", "out")
+    assert proc.returncode == 2
+    assert "lenient" in proc.stderr
