@@ -289,6 +289,27 @@ def test_quick_input_runs_a_quick_run(runner):
         assert result["ci"]["quick"] is expected, quick
 
 
+def test_policy_input_lays_a_pack_over_the_config(runner):
+    correct(runner.project)
+    (runner.workspace / "ci-pack.toml").write_text("[ci]\nquick_iterations = 5\n")
+    proc = runner.run({"quick": "true", "policy": "ci-pack.toml"})
+    assert proc.returncode == 0, proc.stderr
+    packed = json.loads((runner.workspace / "gpuemu-out" / "result.json").read_text())
+    assert packed["ops"][0]["total"] == 2 + 5
+    proc = runner.run({"quick": "true", "iterations": "5", "out": "plain"})
+    assert proc.returncode == 0, proc.stderr
+    plain = json.loads((runner.workspace / "plain" / "result.json").read_text())
+    assert plain["config_digest"] != packed["config_digest"], "the digest covers the pack's values"
+
+
+def test_unknown_policy_pack_is_a_config_error(runner):
+    correct(runner.project)
+    proc = runner.run({"policy": "strct"})
+    assert proc.returncode == 2, proc.stderr
+    assert "unknown policy pack 'strct'" in proc.stderr and "did you mean 'strict'?" in proc.stderr
+    assert runner.outputs() == {"passed": "false"}
+
+
 def test_config_input_names_the_project_file(runner):
     correct(runner.project)
     sub = runner.workspace / "project"
