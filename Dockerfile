@@ -19,6 +19,9 @@ RUN apt-get update -qq \
       python3 python3-numpy ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build-static/gpuemu /usr/local/bin/gpuemu
+# gpuemu's Python package (warm workers, gpuemu.script for op and reference scripts) where the
+# binary looks for it: PREFIX/share/gpuemu/python next to PREFIX/bin/gpuemu.
+COPY python/gpuemu /usr/local/share/gpuemu/python/gpuemu
 COPY docker/entrypoint.py /usr/local/bin/gpuemu-action
 RUN chmod 0755 /usr/local/bin/gpuemu-action \
  && gpuemu version

@@ -140,6 +140,8 @@ def test_dockerfile_builds_the_static_binary_then_a_slim_python_image():
     copies = [a.split() for k, a in final["instructions"] if k == "COPY"]
     assert ["--from=build", "/src/build-static/gpuemu", "/usr/local/bin/gpuemu"] in copies
     assert ["docker/entrypoint.py", "/usr/local/bin/gpuemu-action"] in copies
+    # Where the binary finds its Python package: PREFIX/share/gpuemu/python next to PREFIX/bin.
+    assert ["python/gpuemu", "/usr/local/share/gpuemu/python/gpuemu"] in copies
     assert os.access(ENTRYPOINT, os.X_OK), "COPY keeps the mode: the entrypoint must be executable in git"
     assert ENTRYPOINT.read_text().startswith("#!/usr/bin/env python3\n")
 
