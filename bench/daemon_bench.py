@@ -163,7 +163,34 @@ def bench_validate(daemon: Daemon, quick: bool) -> list[Row]:
                             fmt_bytes_rate(nbytes / cpy.median) + " (numpy copy)", ratio, ">= 0.25x", ratio >= 0.25,
                             note=f"{repeats} requests; median {val.median * 1e3:.1f} ms (min {val.min * 1e3:.1f} ms) "
                                  f"for {nbytes / 2**20:.0f} MiB of input+output; copy {cpy.median * 1e3:.2f} ms"))
+            rows.append(validate_breakdown(client, label, x, out, max(2, repeats // 2), val.median))
     return rows
+
+
+def validate_breakdown(client, label: str, x: np.ndarray, out: np.ndarray, repeats: int, total: float) -> Row:
+    """Where a validate request's time goes: the client's encoding, the same bytes to the daemon and
+    back in a ping (transport and the daemon's decoding), and the daemon's own duration_ms (the
+    reference's warm worker and the comparison); the rest is the store, the reply and decoding it."""
+    from gpuemu import protocol
+
+    tensors = {"input/x": x, "output/out": out}
+    header = {"protocol_version": protocol.PROTOCOL_VERSION, "type": "ping"}
+    encode, ping, daemon = Timing(), Timing(), Timing()
+    for i in range(repeats):
+        start = time.perf_counter()
+        message = protocol.encode_message(header, tensors)
+        encode.samples.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        client._transport.request(message, "ping")  # the daemon decodes the frame, then answers ping
+        ping.samples.append(time.perf_counter() - start)
+        daemon.samples.append(client.validate_op("ident", {"x": x}, out, dtype="float32", seed=100 + i).duration_ms
+                              / 1e3)
+    rest = max(0.0, total - encode.median - ping.median - daemon.median)  # the legs are medians of separate runs
+    ms = 1e3
+    return Row(f"(e) breakdown, {label}", f"{total * ms:.1f} ms per request", "", None,
+               note=f"client encode_message {encode.median * ms:.1f} ms; sending the same message as a ping "
+                    f"(transport + daemon decode) {ping.median * ms:.1f} ms; daemon check (reference worker + compare, "
+                    f"duration_ms) {daemon.median * ms:.1f} ms; rest (store, reply, client decode) about {rest * ms:.1f} ms")
 
 
 def bench_load(daemon: Daemon, quick: bool) -> list[Row]:
