@@ -16,20 +16,14 @@ import time
 
 import jsonschema
 import pytest
-import yaml
 
+from action_support import DOCKERFILE, action, dockerfile_instructions, input_variables, parse_outputs, stages
 from e2e_support import REPO, one_op_toml
 
 ENTRYPOINT = REPO / "docker" / "entrypoint.py"
-ACTION = REPO / "action.yml"
-DOCKERFILE = REPO / "Dockerfile"
 SCHEMA = REPO / "tests" / "schemas" / "github-action.schema.json"
 WORKFLOWS = REPO / "examples" / "workflows"
 FAST = "test_cases = 2"
-
-
-def action():
-    return yaml.safe_load(ACTION.read_text())
 
 
 def entrypoint_module():
@@ -86,36 +80,6 @@ def test_docs_describe_every_input_and_output():
 
 # --- Dockerfile ---------------------------------------------------------------------------------
 
-def dockerfile_instructions(text):
-    """(INSTRUCTION, arguments) pairs: comments dropped, backslash continuations joined."""
-    instructions, current = [], ""
-    for line in text.splitlines():
-        if not current and (not line.strip() or line.lstrip().startswith("#")):
-            continue
-        if current and line.lstrip().startswith("#"):
-            continue  # a comment inside a continued instruction
-        if line.rstrip().endswith("\\"):
-            current += line.rstrip()[:-1] + " "
-            continue
-        current += line
-        keyword, _, arguments = current.strip().partition(" ")
-        instructions.append((keyword.upper(), arguments.strip()))
-        current = ""
-    assert not current, "the Dockerfile ends inside a continued line"
-    return instructions
-
-
-def stages(instructions):
-    result = []
-    for keyword, arguments in instructions:
-        if keyword == "FROM":
-            result.append({"from": arguments, "instructions": []})
-        else:
-            assert result, f"{keyword} before the first FROM"
-            result[-1]["instructions"].append((keyword, arguments))
-    return result
-
-
 def test_dockerfile_follows_githubs_rules_for_docker_actions():
     instructions = dockerfile_instructions(DOCKERFILE.read_text())
     assert instructions[0][0] == "FROM"
@@ -170,23 +134,6 @@ def test_dockerignore_keeps_what_the_build_copies():
 
 # --- the entrypoint, run as the runner runs it ----------------------------------------------------
 
-def parse_outputs(text):
-    """$GITHUB_OUTPUT the way the runner reads it: name=value lines and name<<DELIMITER blocks."""
-    outputs, lines, i = {}, text.splitlines(), 0
-    while i < len(lines):
-        line = lines[i]
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            name, delimiter = line.split("<<", 1)
-            end = lines.index(delimiter, i + 1)
-            outputs[name] = "\n".join(lines[i + 1:end])
-            i = end + 1
-        else:
-            name, value = line.split("=", 1)
-            outputs[name] = value
-            i += 1
-    return outputs
-
-
 class Runner:
     """One action step: a workspace holding a project, the runner's files, and the entrypoint's result."""
 
@@ -203,10 +150,7 @@ class Runner:
 
     def env(self, inputs):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("INPUT_", "GITHUB_", "RUNNER_"))}
-        # The runner sets every declared input: the workflow's value, else the default.
-        for name, spec in action()["inputs"].items():
-            value = inputs.get(name, spec.get("default", ""))
-            env["INPUT_" + name.replace(" ", "_").upper()] = value
+        env.update(input_variables(inputs))
         env.update({
             "GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_WORKSPACE": str(self.workspace),
             "GITHUB_OUTPUT": str(self.output), "GITHUB_STEP_SUMMARY": str(self.summary),
