@@ -196,11 +196,19 @@ def copy_reports(plan, exit_code):
                 print(f"gpuemu-action: {source} was not written (gpuemu exited {exit_code}); "
                       f"not copying it to {destination}", file=sys.stderr)
             continue
-        parent = os.path.dirname(destination)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        if os.path.abspath(source) != os.path.abspath(destination):
-            shutil.copyfile(source, destination)
+        # A destination ending in '/' or naming a directory receives the file under its own name.
+        if destination.endswith("/") or os.path.isdir(destination):
+            destination = os.path.join(destination, os.path.basename(source))
+        try:
+            parent = os.path.dirname(destination)
+            if parent:
+                os.makedirs(parent, exist_ok=True)
+            if os.path.abspath(source) != os.path.abspath(destination):
+                shutil.copyfile(source, destination)
+        except OSError as e:
+            annotate_error(f"cannot copy {source} to {destination}: {e.strerror}")
+            ok = False
+            continue
         print(f"gpuemu-action: copied {source} to {destination}", file=sys.stderr)
     return ok
 

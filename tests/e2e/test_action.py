@@ -226,6 +226,19 @@ def test_failing_project(runner):
     assert "gpuemu reproduce" in runner.summary.read_text()
 
 
+def test_report_paths_may_name_directories_and_unwritable_ones_fail_the_step(runner):
+    correct(runner.project)
+    (runner.workspace / "existing").mkdir()
+    (runner.workspace / "blocker").write_text("a file where a directory is needed\n")
+    proc = runner.run({"iterations": "2", "junit-path": "reports/", "sarif-path": "existing",
+                       "summary-path": "blocker/summary.md"})
+    assert proc.returncode == 3, proc.stderr
+    assert (runner.workspace / "reports" / "junit.xml").is_file()
+    assert (runner.workspace / "existing" / "gpuemu.sarif").is_file()
+    assert "::error title=gpuemu action::cannot copy gpuemu-out/summary.md to blocker/summary.md: " in proc.stdout
+    assert runner.outputs()["passed"] == "true", "the run passed; only the copy failed"
+
+
 def test_quick_input_runs_a_quick_run(runner):
     correct(runner.project)
     for quick, expected in (("true", True), ("FALSE", False)):
