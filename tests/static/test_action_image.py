@@ -170,7 +170,8 @@ def test_the_image_runs_the_action_on_the_example_project(base_root, static_bin,
     env = dict(IMAGE_ENV, HOME="/github/home", CI="true", GITHUB_ACTIONS="true",
                GITHUB_WORKSPACE="/github/workspace", GITHUB_OUTPUT="/github/file_commands/set_output_1",
                GITHUB_STEP_SUMMARY="/github/file_commands/step_summary_1")
-    env.update(input_variables({"quick": "true", "junit-path": "reports/junit.xml",
+    # A bundled policy pack: compiled into the binary, so it needs no file in the image.
+    env.update(input_variables({"quick": "true", "policy": "llm-kernels", "junit-path": "reports/junit.xml",
                                 "sarif-path": "reports/gpuemu.sarif"}))
 
     spec = {"lower": str(base_root), "upper": str(upper), "work": str(work), "merged": str(merged), "runs": runs,
@@ -181,6 +182,9 @@ def test_the_image_runs_the_action_on_the_example_project(base_root, static_bin,
 
     result = json.loads((workspace / "gpuemu-out" / "result.json").read_text())
     assert result["ci"]["quick"] is True and result["passed"] is False
+    for op in result["ops"]:  # llm-kernels: quick runs check bfloat16 and float16 only
+        cases = {d["dtype"]: d["total"] for d in op["dtypes"]}
+        assert cases.get("float32", 0) == 0 and cases["float16"] > 0 and cases["bfloat16"] > 0, (op["op"], cases)
     failed = sorted(op["op"] for op in result["ops"] if op["failed"] + op["errors"] > 0)
     passed = sorted(op["op"] for op in result["ops"] if op["failed"] + op["errors"] == 0)
     assert failed and all("_bug" in name or "_no_" in name for name in failed), failed
