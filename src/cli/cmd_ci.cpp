@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "artifact/lint.hpp"
 #include "cli/ci_plan.hpp"
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
@@ -154,8 +155,14 @@ class CiRunCommand final : public Command {
       regressed = !comparison["regressions"].empty() && config.policies.fail_on_regression;
       ci["baseline"] = std::move(comparison);
     }
+    bool lint_failed = false;
+    // Kernels are linted once per run: by the first shard, so a merge counts each violation once.
+    if (!config.kernels.empty() && shard.index == 0) {
+      ci["lint"] = TRY(lint_kernels(context, config));
+      lint_failed = !ci["lint"]["passed"].get<bool>();
+    }
     document["ci"] = std::move(ci);
-    if (regressed) document["passed"] = false;
+    if (regressed || lint_failed) document["passed"] = false;
     TRY(write_outputs(document, render));
     if (!sign_key_.empty()) {
       const fs::path report_path = fs::path(out_) / "REPORT.json";
@@ -245,6 +252,21 @@ class CiRunCommand final : public Command {
     nlohmann::json doc = comparison.to_json(found.source);
     for (const auto& warning : found.warnings) doc["warnings"].push_back(warning);
     return doc;
+  }
+
+  // ci.lint: every [[kernels]] entry through the artifact checks, as `gpuemu lint --format json`.
+  static Expected<nlohmann::json> lint_kernels(Context& context, const config::Config& config) {
+    artifact::Linter linter(TRY(artifact::Toolchain::discover()));
+    const auto reports = TRY(linter.lint_config(config, std::nullopt));
+    nlohmann::json kernels = nlohmann::json::array();
+    bool passed = true;
+    for (const auto& report : reports) {
+      kernels.push_back(artifact::report_to_json(report, config.root));
+      passed = passed && report.passed();
+      context.log(
+          fmt::format("gpuemu ci run: lint {}: {} violation(s)", report.name, report.violations.size()));
+    }
+    return nlohmann::json{{"kernels", std::move(kernels)}, {"passed", passed}};
   }
 
   // result.json is the source of truth; every other file is rendered from it.

@@ -16,6 +16,7 @@ namespace gpuemu::github {
 namespace {
 
 std::string annotation_message(const report::Finding& f) {
+  if (f.violation) return f.headline() + "\nReplay: " + f.replay();
   if (!f.worst) return f.headline();
   std::string text = std::to_string(f.failing_cases) + " of " + std::to_string(f.total_cases) +
                      " cases failed. " + f.headline() + "\nReplay: " + f.replay();

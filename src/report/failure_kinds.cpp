@@ -47,9 +47,18 @@ constexpr std::array kKinds{
                     "The op still passes or already failed, but got worse than in the baseline run "
                     "(see the reason, before and after).",
                     Tier::regression},
+    FailureKindInfo{"lint_violation", "GPUEMU-LINT", "kernel artifact check failed",
+                    "A [[kernels]] artifact check failed (registers, spills, local memory, forbidden "
+                    "instructions; docs/lint.md). Replay with `gpuemu lint --kernel NAME`, then change the "
+                    "kernel or, if the cost is intended, the limit in [kernels.artifact_checks].",
+                    Tier::artifact},
 };
 
 }  // namespace
+
+bool is_case_kind(std::string_view name) {
+  return find_failure_kind(name) && name != "regression" && name != "lint_violation";
+}
 
 std::span<const FailureKindInfo> failure_kinds() {
   return kKinds;

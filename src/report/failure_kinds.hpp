@@ -8,8 +8,9 @@
 namespace gpuemu::report {
 
 // Lower tiers are worse. Wrong results the kernel produced outrank numeric drift, which outranks a
-// baseline regression; a crashing reference is the test setup's fault and sorts last.
-enum class Tier : int { wrong_result = 0, numeric = 1, regression = 2, setup = 3 };
+// baseline regression, which outranks a kernel artifact check (registers, spills: cost, not
+// correctness); a crashing reference is the test setup's fault and sorts last.
+enum class Tier : int { wrong_result = 0, numeric = 1, regression = 2, artifact = 3, setup = 4 };
 
 struct FailureKindInfo {
   std::string_view name;     // as in result.json ("mismatch"); "regression" for baseline regressions
@@ -19,9 +20,12 @@ struct FailureKindInfo {
   Tier tier;
 };
 
-// Every kind result.json version 1 may hold, plus "regression", in a fixed order (SARIF ruleIndex).
+// Every kind result.json version 1 may hold, plus "regression" and "lint_violation" (ci.lint), in a
+// fixed order (SARIF ruleIndex).
 std::span<const FailureKindInfo> failure_kinds();
 const FailureKindInfo* find_failure_kind(std::string_view name);
+// Whether a case in ops[].failures may have this kind (not the report-only rows above).
+bool is_case_kind(std::string_view name);
 
 // Whether a case of this kind compared values, so its error statistics mean something.
 bool compares_values(std::string_view kind);

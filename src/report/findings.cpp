@@ -37,11 +37,13 @@ bool worse_case(const nlohmann::json& a, const nlohmann::json& b) {
 
 std::string Finding::headline() const {
   if (regression) return regression->value("reason", "");
+  if (violation) return violation->value("message", "");
   if (!worst) return "";
   return "seed " + worst->value("seed", "") + ": " + worst->value("message", "");
 }
 
 std::string Finding::replay() const {
+  if (violation) return "gpuemu lint --kernel " + op;
   return worst ? worst->value("replay", "") : "";
 }
 
@@ -86,6 +88,24 @@ std::vector<Finding> collect_findings(const nlohmann::json& result, std::string_
         f.dtype = r["dtype"];
         f.regression = &r;
         if (auto it = locations.find({f.op, ""}); it != locations.end()) f.location = it->second;
+        findings.push_back(std::move(f));
+      }
+    }
+  }
+
+  if (ci != result.end() && ci->is_object() && ci->contains("lint") && (*ci)["lint"].is_object()) {
+    for (const auto& kernel : (*ci)["lint"]["kernels"]) {
+      for (const auto& violation : kernel["violations"]) {
+        Finding f;
+        f.kind = find_failure_kind("lint_violation");
+        f.op = kernel["name"];
+        f.dtype = violation["check"];
+        f.violation = &violation;
+        // The offending instruction when the check found one, else the kernel's definition.
+        const bool at_instruction = !violation["file"].get<std::string>().empty();
+        const auto& where = at_instruction ? violation : kernel;
+        f.location.path = repo_relative(where["file"].get<std::string>(), workspace);
+        f.location.line = where["line"].get<int>();
         findings.push_back(std::move(f));
       }
     }

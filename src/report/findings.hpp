@@ -1,5 +1,6 @@
 // What the reports flag, worst first: one finding per failing (op, dtype), represented by its
-// worst case, plus one per baseline regression. SARIF, annotations and the summary share this.
+// worst case, one per baseline regression and one per kernel lint violation (ci.lint). SARIF,
+// annotations and the summary share this.
 #pragma once
 
 #include <string>
@@ -20,13 +21,16 @@ struct Finding {
   SourceLocation location;                     // repo-relative; unknown when the op names no source
   const nlohmann::json* worst = nullptr;       // the worst failures[] entry; null for a regression
   const nlohmann::json* regression = nullptr;  // the ci.baseline.regressions[] entry, for a regression
+  const nlohmann::json* violation = nullptr;   // a ci.lint.kernels[].violations[] entry: op is the
+                                               // kernel's name, dtype the check ("max_registers")
   std::vector<const nlohmann::json*> cases;    // every failures[] entry of this (op, dtype), in order
   int failing_cases = 0;                       // cases.size()
   int total_cases = 0;                         // cases of this (op, dtype), 0 when unknown
 
-  // "seed 123: <message>" for a case, "<reason>" for a regression: the finding in one line.
+  // "seed 123: <message>" for a case, "<reason>" for a regression, the check's message for a lint
+  // violation: the finding in one line.
   std::string headline() const;
-  // The command that replays the worst case; empty for a regression.
+  // The command that replays the worst case, or re-runs the lint; empty for a regression.
   std::string replay() const;
 };
 

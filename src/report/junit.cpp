@@ -145,7 +145,8 @@ void write_testcase(pugi::xml_node suite, const nlohmann::json& op, const std::s
   if (failures.empty()) {
     if (total == 0) {
       ++counts.skipped;
-      set(testcase.append_child("skipped"), "message", "no case of this dtype ran (the run stopped early)");
+      set(testcase.append_child("skipped"), "message",
+          "no case of this dtype ran (not selected, e.g. by --quick, or the run stopped early)");
     }
     return;
   }
@@ -229,6 +230,49 @@ void write_suite(pugi::xml_node suites, const nlohmann::json& result, const nloh
   totals.skipped += counts.skipped;
 }
 
+// ci.lint as one more suite: a testcase per [[kernels]] entry, failing with every violation.
+void write_lint_suite(pugi::xml_node suites, const nlohmann::json& lint, const RenderOptions& options,
+                      Counts& totals) {
+  auto suite = suites.append_child("testsuite");
+  set(suite, "name", "gpuemu lint");
+  Counts counts;
+  for (const auto& kernel : lint["kernels"]) {
+    const std::string name = kernel["name"];
+    const SourceLocation location{repo_relative(kernel["file"].get<std::string>(), options.workspace),
+                                  kernel["line"].get<int>()};
+    auto testcase = suite.append_child("testcase");
+    set(testcase, "name", "lint " + name);
+    set(testcase, "classname", "lint");
+    if (options.junit_flavor == JunitFlavor::standard && location.known()) {
+      set(testcase, "file", location.path);
+      if (location.line > 0) testcase.append_attribute("line").set_value(location.line);
+    }
+    ++counts.tests;
+    const auto& violations = kernel["violations"];
+    if (violations.empty()) continue;
+    ++counts.failures;
+    auto element = testcase.append_child("failure");
+    set(element, "type", "lint_violation");
+    set(element, "message", first_line(violations.front().value("message", "")));
+    std::ostringstream text;
+    text << "kernel " << name << ": " << violations.size() << " artifact check(s) failed\n";
+    for (const auto& v : violations) {
+      text << "  " << v.value("check", "") << ": " << v.value("message", "");
+      const SourceLocation at{repo_relative(v["file"].get<std::string>(), options.workspace),
+                              v["line"].get<int>()};
+      text << (at.known() ? " (at " + format_location(at) + ")" : std::string()) << "\n";
+    }
+    text << "  replay: gpuemu lint --kernel " << name << "\n";
+    element.append_child(pugi::node_pcdata).set_value(xml_text(text.str()).c_str());
+  }
+  suite.insert_attribute_after("tests", suite.attribute("name")).set_value(counts.tests);
+  suite.insert_attribute_after("failures", suite.attribute("tests")).set_value(counts.failures);
+  suite.insert_attribute_after("errors", suite.attribute("failures")).set_value(0);
+  suite.insert_attribute_after("skipped", suite.attribute("errors")).set_value(0);
+  totals.tests += counts.tests;
+  totals.failures += counts.failures;
+}
+
 }  // namespace
 
 Expected<std::string> write_junit(const nlohmann::json& result, const RenderOptions& options) {
@@ -240,6 +284,11 @@ Expected<std::string> write_junit(const nlohmann::json& result, const RenderOpti
   set(suites, "name", "gpuemu " + result["project"].get<std::string>());
   Counts totals;
   for (const auto& op : result["ops"]) write_suite(suites, result, op, options, totals);
+  if (const auto ci = result.find("ci"); ci != result.end() && ci->is_object()) {
+    if (const auto lint = ci->find("lint"); lint != ci->end() && lint->is_object()) {
+      write_lint_suite(suites, *lint, options, totals);
+    }
+  }
   suites.append_attribute("tests").set_value(totals.tests);
   suites.append_attribute("failures").set_value(totals.failures);
   suites.append_attribute("errors").set_value(totals.errors);

@@ -136,7 +136,9 @@ void header(Budget& budget, const nlohmann::json& result, int checks, int failin
   std::string title = failing == 0 ? "## ✅ gpuemu: all " + std::to_string(checks) + " checks passed\n\n"
                                    : "## ❌ gpuemu: " + std::to_string(failing) + " of " +
                                          std::to_string(checks) + " checks failed\n\n";
-  if (failing == 0 && !result["passed"].get<bool>()) title = "## ❌ gpuemu: failed (see regressions)\n\n";
+  if (failing == 0 && !result["passed"].get<bool>()) {
+    title = "## ❌ gpuemu: failed (see regressions and kernel lint)\n\n";
+  }
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f s", number_field(result, "duration_secs"));
   std::string line = "Project " + code(result["project"].get<std::string>()) + " · `gpuemu " +
@@ -193,6 +195,35 @@ void regressions(Budget& budget, const nlohmann::json& result) {
                "\n");
   }
   budget.add("\n");
+}
+
+// A metric's value for the lint table: "-" when the kernel's tools could not measure it.
+std::string metric_cell(const nlohmann::json& metrics, const char* name) {
+  if (!metrics.is_object() || !metrics.contains(name)) return "-";
+  const auto& entry = metrics[name];
+  const auto& value = entry.is_object() && entry.contains("value") ? entry["value"] : entry;
+  return inline_text(value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+void kernel_lint(Budget& budget, const nlohmann::json& result) {
+  if (!result.contains("ci") || !result["ci"].is_object()) return;
+  const auto lint = result["ci"].value("lint", nlohmann::json());
+  if (!lint.is_object()) return;
+  budget.add(
+      "### Kernel lint\n\n| Kernel | Result | Registers | Spills | Local memory | Violations |\n"
+      "|:---|:---|---:|---:|---:|:---|\n");
+  for (const auto& k : lint["kernels"]) {
+    std::string violations;
+    for (const auto& v : k["violations"]) {
+      violations += (violations.empty() ? "" : "<br>") + inline_text(v.value("message", ""));
+    }
+    const auto metrics = k.value("metrics", nlohmann::json());
+    budget.add("| " + inline_text(k["name"].get<std::string>()) + " | " +
+               (k["passed"].get<bool>() ? "✅ pass" : "❌ fail") + " | " + metric_cell(metrics, "registers") +
+               " | " + metric_cell(metrics, "spills") + " | " + metric_cell(metrics, "local_memory_bytes") +
+               " | " + (violations.empty() ? "-" : violations) + " |\n");
+  }
+  budget.add("\nRe-run one: `gpuemu lint --kernel NAME`\n\n");
 }
 
 std::string failure_block(const Finding& f) {
@@ -265,6 +296,7 @@ Expected<std::string> write_markdown(const nlohmann::json& result, const RenderO
   header(budget, result, checks, failing);
   table(budget, result);
   regressions(budget, result);
+  kernel_lint(budget, result);
   auto findings = collect_findings(result, options.workspace);
   std::erase_if(findings, [](const Finding& f) { return f.worst == nullptr; });
   if (!findings.empty()) budget.add("### Failures, worst first\n\n");

@@ -111,8 +111,7 @@ void validate_failure(Validator& v, const nlohmann::json& f, const std::string& 
   if (!f.is_object()) return v.problem(where, "should be an object");
   v.field(f, where, "seed", Want::seed);
   v.field(f, where, "op", Want::string);
-  if (v.field(f, where, "kind", Want::string) &&
-      (!find_failure_kind(f["kind"].get<std::string>()) || f["kind"] == "regression")) {
+  if (v.field(f, where, "kind", Want::string) && !is_case_kind(f["kind"].get<std::string>())) {
     v.problem(where + ".kind", "names an unknown failure kind \"" + f["kind"].get<std::string>() + "\"");
   }
   v.field(f, where, "dtype", Want::string);
@@ -160,9 +159,33 @@ void validate_op(Validator& v, const nlohmann::json& op, const std::string& wher
   }
 }
 
+void validate_lint(Validator& v, const nlohmann::json& lint) {
+  if (!v.field(lint, "ci.lint", "kernels", Want::array)) return;
+  v.field(lint, "ci.lint", "passed", Want::boolean);
+  for (std::size_t i = 0; i < lint["kernels"].size() && v.ok(); ++i) {
+    const auto& k = lint["kernels"][i];
+    std::string at = "ci.lint.kernels[" + std::to_string(i) + "]";
+    if (!k.is_object()) return v.problem(at, "should be an object");
+    for (const char* key : {"name", "file"}) v.field(k, at, key, Want::string);
+    v.field(k, at, "line", Want::count);
+    v.field(k, at, "passed", Want::boolean);
+    if (!v.field(k, at, "violations", Want::array)) continue;
+    for (std::size_t j = 0; j < k["violations"].size() && v.ok(); ++j) {
+      const auto& violation = k["violations"][j];
+      std::string vat = at + ".violations[" + std::to_string(j) + "]";
+      if (!violation.is_object()) return v.problem(vat, "should be an object");
+      for (const char* key : {"check", "message", "file"}) v.field(violation, vat, key, Want::string);
+      v.field(violation, vat, "line", Want::count);
+    }
+  }
+}
+
 void validate_ci(Validator& v, const nlohmann::json& ci) {
   v.field(ci, "ci", "quick", Want::boolean);
   if (ci.contains("shard") && !ci["shard"].is_null()) v.field(ci, "ci", "shard", Want::string);
+  if (ci.contains("lint") && !ci["lint"].is_null()) {
+    if (v.field(ci, "ci", "lint", Want::object)) validate_lint(v, ci["lint"]);
+  }
   if (!ci.contains("baseline") || ci["baseline"].is_null()) return;
   const auto& baseline = ci["baseline"];
   if (!v.field(ci, "ci", "baseline", Want::object)) return;

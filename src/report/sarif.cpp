@@ -79,6 +79,7 @@ std::string message_text(const Finding& f) {
             f.headline() + " Replay: " + f.replay();
   } else {
     text += ". " + f.headline();
+    if (!f.replay().empty()) text += " Replay: " + f.replay();
   }
   return text;
 }
@@ -113,6 +114,11 @@ nlohmann::json result_object(const Finding& f, const RenderOptions& options) {
   } else if (f.regression) {
     for (const char* key : {"reason", "before", "after"}) {
       if (f.regression->contains(key)) properties[key] = (*f.regression)[key];
+    }
+  } else if (f.violation) {
+    properties["replay"] = f.replay();
+    for (const char* key : {"check", "limit", "actual", "from"}) {
+      if (f.violation->contains(key)) properties[key] = (*f.violation)[key];
     }
   }
   out["properties"] = properties;

@@ -25,6 +25,35 @@ std::string shapes_text(const nlohmann::json& shapes) {
 
 }  // namespace
 
+// The ci section: regressions against the baseline and the kernel lint, one line each.
+static std::string ci_text(const nlohmann::json& result) {
+  std::string out;
+  const auto ci = result.value("ci", nlohmann::json());
+  if (!ci.is_object()) return out;
+  if (const auto baseline = ci.value("baseline", nlohmann::json()); baseline.is_object()) {
+    const auto regressions = baseline.value("regressions", nlohmann::json::array());
+    out += fmt::format("baseline {}: {} regression(s)\n", baseline.value("tag_or_source", ""),
+                       regressions.size());
+    for (const auto& r : regressions) {
+      out += fmt::format("  REGRESSION {} [{}]: {}\n", r.value("op", ""), r.value("dtype", ""),
+                         r.value("reason", ""));
+    }
+    for (const auto& w : baseline.value("warnings", nlohmann::json::array())) {
+      out += "  warning: " + (w.is_string() ? w.get<std::string>() : w.dump()) + "\n";
+    }
+  }
+  if (const auto lint = ci.value("lint", nlohmann::json()); lint.is_object()) {
+    for (const auto& k : lint.value("kernels", nlohmann::json::array())) {
+      const auto violations = k.value("violations", nlohmann::json::array());
+      out += fmt::format("{} lint {}: {} violation(s)\n", violations.empty() ? "PASS" : "FAIL",
+                         k.value("name", ""), violations.size());
+      for (const auto& v : violations) out += "  - " + v.value("message", "") + "\n";
+      if (!violations.empty()) out += "    replay: gpuemu lint --kernel " + k.value("name", "") + "\n";
+    }
+  }
+  return out;
+}
+
 std::string render_text(const nlohmann::json& result, const TextOptions& options) {
   std::string out;
   int failing_ops = 0;
@@ -38,9 +67,10 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
                        op.value("op", ""), op.value("total", 0), op.value("passed", 0), failed, errors);
     for (const auto& d : op.value("dtypes", nlohmann::json::array())) {
       if (d.value("total", 0) == 0) continue;
-      out += fmt::format("     {:<9} {:>4} cases  max_abs {}  max_rel {}  max_ulp {}  (atol {:g}, rtol {:g})\n",
-                         d.value("dtype", ""), d.value("total", 0), number(d["max_abs"]), number(d["max_rel"]),
-                         number(d["max_ulp"]), d.value("atol", 0.0), d.value("rtol", 0.0));
+      out +=
+          fmt::format("     {:<9} {:>4} cases  max_abs {}  max_rel {}  max_ulp {}  (atol {:g}, rtol {:g})\n",
+                      d.value("dtype", ""), d.value("total", 0), number(d["max_abs"]), number(d["max_rel"]),
+                      number(d["max_ulp"]), d.value("atol", 0.0), d.value("rtol", 0.0));
     }
     int shown = 0;
     const auto& failures = op.value("failures", nlohmann::json::array());
@@ -52,7 +82,8 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
       out += "    " + f.value("message", "") + "\n";
       const std::string stderr_text = f.value("stderr", "");
       if (!stderr_text.empty()) {
-        const auto last_line_start = stderr_text.find_last_of('\n', stderr_text.size() >= 2 ? stderr_text.size() - 2 : 0);
+        const auto last_line_start =
+            stderr_text.find_last_of('\n', stderr_text.size() >= 2 ? stderr_text.size() - 2 : 0);
         out += "    stderr: " +
                stderr_text.substr(last_line_start == std::string::npos ? 0 : last_line_start + 1) +
                (stderr_text.ends_with('\n') ? "" : "\n");
@@ -64,8 +95,10 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
                          failures.size() - options.max_failures_per_op);
     }
   }
-  out += fmt::format("{}: {} of {} ops failed, master seed {}{}\n", result.value("passed", false) ? "passed" : "FAILED",
-                     failing_ops, ops.size(), result.value("seed", ""),
+  out += ci_text(result);
+  out += fmt::format("{}: {} of {} ops failed, master seed {}{}\n",
+                     result.value("passed", false) ? "passed" : "FAILED", failing_ops, ops.size(),
+                     result.value("seed", ""),
                      result.value("partial", false) ? " (partial: stopped early)" : "");
   return out;
 }

@@ -297,3 +297,83 @@ def test_unknown_policy_pack_is_a_config_error(project):
     proc = project.run("ci", "run", "--policy", "lenient", "--out", "out")
     assert proc.returncode == 2
     assert "lenient" in proc.stderr
+
+
+KERNELS = REPO / "tests" / "kernels"
+NO_TOOLS = {"GPUEMU_PTXAS": "none", "GPUEMU_NVCC": "none", "GPUEMU_CUOBJDUMP": "none", "GPUEMU_NVDISASM": "none"}
+
+
+def with_kernels(project, checks):
+    kdir = project.root / "kernels"
+    kdir.mkdir(exist_ok=True)
+    for name in ("saxpy.ptx", "saxpy_local.ptx"):
+        shutil.copy(KERNELS / name, kdir / name)
+    kernels = f"""
+[[kernels]]
+name = "saxpy"
+source = "kernels/saxpy.ptx"
+
+[[kernels]]
+name = "saxpy_local"
+source = "kernels/saxpy_local.ptx"
+
+[kernels.artifact_checks]
+max_registers = 255
+max_local_memory_bytes = 1024
+{checks}
+"""
+    toml = one_op_toml("op_identity.py", validation=FAST) + kernels
+    return project.write(toml, ["op_identity.py", "ref_identity.py"])
+
+
+def test_lint_violations_are_in_every_report(project, tmp_path):
+    with_kernels(project, 'forbidden_instructions = ["ld.local"]')
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    env = dict(NO_TOOLS, GITHUB_ACTIONS="true", GITHUB_WORKSPACE=str(project.root),
+               GITHUB_STEP_SUMMARY=str(summary), GITHUB_OUTPUT=str(output))
+    proc = project.run("ci", "run", "--iterations", "3", "--out", "out", env=env)
+    assert proc.returncode == 1, proc.stderr
+    out = project.root / "out"
+    result = load(out / "result.json")
+    jsonschema.validate(result, load(SCHEMAS / "result-v1.schema.json"))
+    assert result["ops"][0]["failed"] == 0 and result["passed"] is False
+    lint = result["ci"]["lint"]
+    assert lint["passed"] is False
+    assert [(k["name"], k["passed"]) for k in lint["kernels"]] == [("saxpy", True), ("saxpy_local", False)]
+    violation = lint["kernels"][1]["violations"][0]
+    # The PTX's .loc lines lead to the CUDA source it was compiled from (tests/kernels/saxpy_local.cu).
+    assert violation["check"] == "forbidden_instructions" and violation["file"].endswith("saxpy_local.cu")
+    # SARIF: one GPUEMU-LINT result at the offending PTX line.
+    sarif = load(out / "gpuemu.sarif")
+    jsonschema.validate(sarif, load(SCHEMAS / "sarif-2.1.0.json"))
+    [alert] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "GPUEMU-LINT"]
+    physical = alert["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"].endswith("saxpy_local.cu")
+    assert physical["region"]["startLine"] == violation["line"] > 0
+    assert "gpuemu lint --kernel saxpy_local" in alert["message"]["text"]
+    # JUnit: a lint suite with a failing testcase for the kernel, valid against the schema.
+    xmllint_valid(out / "junit.xml", SCHEMAS / "junit.xsd")
+    junit = (out / "junit.xml").read_text()
+    assert 'name="gpuemu lint"' in junit and 'name="lint saxpy_local"' in junit and "ld.local" in junit
+    # Summary, annotation and text output.
+    assert "### Kernel lint" in (out / "summary.md").read_text() and "### Kernel lint" in summary.read_text()
+    [annotation] = [line for line in proc.stdout.splitlines() if line.startswith("::error ")]
+    # The .cu lies outside GITHUB_WORKSPACE, where GitHub cannot place an annotation: no file= then.
+    assert "saxpy_local[forbidden_instructions]" in annotation and "file=" not in annotation
+    assert "Replay: gpuemu lint --kernel saxpy_local" in annotation
+    assert "FAIL lint saxpy_local" in (out / "summary.txt").read_text()
+
+
+def test_passing_lint_keeps_the_run_green_and_only_shard_1_lints(project):
+    with_kernels(project, "")
+    proc = project.run("ci", "run", "--iterations", "4", "--out", "out", env=NO_TOOLS)
+    assert proc.returncode == 0, proc.stderr
+    assert load(project.root / "out" / "result.json")["ci"]["lint"]["passed"] is True
+    for i in (1, 2):
+        assert project.run("ci", "run", "--iterations", "4", "--shard", f"{i}/2", "--out", f"s{i}",
+                           env=NO_TOOLS).returncode == 0
+    assert load(project.root / "s1" / "result.json")["ci"]["lint"] is not None
+    assert load(project.root / "s2" / "result.json")["ci"]["lint"] is None
+    assert project.run("report", "merge", "s1", "s2", "--out", "merged").returncode == 0
+    assert load(project.root / "merged" / "result.json")["ci"]["lint"] == \
+        load(project.root / "out" / "result.json")["ci"]["lint"]
