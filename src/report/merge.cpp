@@ -122,6 +122,12 @@ nlohmann::json merge_ci(const std::vector<const ShardDocument*>& shards) {
           return std::tie(a["op"].get_ref<const std::string&>(), a["dtype"].get_ref<const std::string&>()) <
                  std::tie(b["op"].get_ref<const std::string&>(), b["dtype"].get_ref<const std::string&>());
         });
+    // Each shard compared its own cases with the baseline: an (op, dtype) failing in several shards
+    // is one regression, reported with the numbers of the first shard (in merge order) that found it.
+    const auto same_pair = [](const nlohmann::json& a, const nlohmann::json& b) {
+      return a["op"] == b["op"] && a["dtype"] == b["dtype"];
+    };
+    regressions.erase(std::unique(regressions.begin(), regressions.end(), same_pair), regressions.end());
     ci["baseline"]["regressions"] = regressions;
     ci["baseline"]["warnings"] = warnings;
   }

@@ -72,6 +72,24 @@ std::pair<nlohmann::json, nlohmann::json> split(const nlohmann::json& whole) {
   return {one, two};
 }
 
+// An (op, dtype) that regressed in both shards is one regression of the merged run, with the
+// numbers of shard 1.
+TEST(Merge, ARegressionFoundByTwoShardsIsReportedOnce) {
+  auto whole = load_fixture("failing.json");
+  auto [one, two] = split(whole);
+  ASSERT_FALSE(one["ci"]["baseline"]["regressions"].empty());
+  auto regression = one["ci"]["baseline"]["regressions"][0];
+  auto later = regression;
+  later["reason"] = "seen by shard 2";
+  two["ci"]["baseline"]["regressions"] = nlohmann::json::array({later});
+  std::vector<ShardDocument> shards{{"shard-2/result.json", two}, {"shard-1/result.json", one}};
+  auto merged = merge_results(shards);
+  ASSERT_TRUE(merged.has_value()) << merged.error().message;
+  const auto& list = (*merged)["ci"]["baseline"]["regressions"];
+  EXPECT_EQ(list.size(), whole["ci"]["baseline"]["regressions"].size());
+  EXPECT_EQ(list[0], regression);
+}
+
 TEST(Merge, ShardsEqualTheUnshardedRun) {
   auto whole = load_fixture("failing.json");
   auto [one, two] = split(whole);
