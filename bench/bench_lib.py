@@ -56,7 +56,8 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
-def run_checked(cmd: list[str], env: dict, cwd: Path, ok_codes=(0,), timeout: float = 1800) -> subprocess.CompletedProcess:
+def run_checked(cmd: list[str], env: dict, cwd: Path, ok_codes=(0,),
+                timeout: float = 1800) -> subprocess.CompletedProcess:
     proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode not in ok_codes:
         sys.exit(f"bench: `{' '.join(cmd)}` exited {proc.returncode}\nstdout: {proc.stdout[-2000:]}\n"

@@ -190,7 +190,8 @@ def validate_breakdown(client, label: str, x: np.ndarray, out: np.ndarray, repea
     return Row(f"(e) breakdown, {label}", f"{total * ms:.1f} ms per request", "", None,
                note=f"client encode_message {encode.median * ms:.1f} ms; sending the same message as a ping "
                     f"(transport + daemon decode) {ping.median * ms:.1f} ms; daemon check (reference worker + compare, "
-                    f"duration_ms) {daemon.median * ms:.1f} ms; rest (store, reply, client decode) about {rest * ms:.1f} ms")
+                    f"duration_ms) {daemon.median * ms:.1f} ms; rest (store, reply, client decode) about "
+                    f"{rest * ms:.1f} ms")
 
 
 def bench_load(daemon: Daemon, quick: bool) -> list[Row]:

@@ -39,7 +39,7 @@ def bench_fuzz(binary: Path, work: Path, quick: bool) -> list[Row]:
     cold_cfg = example_project(work / "cold", softmax_op(persistent=False))
     env = python_env(work / "home")
 
-    log(f"fuzz: warm-up runs (workers, page cache, store)")
+    log("fuzz: warm-up runs (workers, page cache, store)")
     run_fuzz(binary, warm_cfg, start_n, 1, env)
     run_fuzz(binary, cold_cfg, 2, 1, env)
 

@@ -73,8 +73,7 @@ def main() -> int:
         if parts & {"a", "c"}:
             from fuzz_bench import bench_fuzz
 
-            rows += [r for r in bench_fuzz(binary, work / "fuzz", args.quick)
-                     if ("a" in parts or not r.bench.startswith("(a)")) and ("c" in parts or not r.bench.startswith("(c)"))]
+            rows += [r for r in bench_fuzz(binary, work / "fuzz", args.quick) if r.bench[1] in parts]
         if "b" in parts:
             log("compare: C++ comparison vs memcpy")
             rows += bench_compare(args.quick)
