@@ -47,11 +47,12 @@ OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
       d.max_abs = std::max(d.max_abs, s.max_abs);
       d.max_rel = std::max(d.max_rel, s.max_rel);
       d.max_ulp = std::max(d.max_ulp, s.max_ulp);
+      // Failing cases count too: a dtype that failed shows how far past its tolerance it went.
+      d.tolerance_used = std::max(d.tolerance_used, s.tolerance_used);
     }
     if (r.verdict.passed()) {
       ++d.passed;
       ++result.passed;
-      d.tolerance_used = std::max(d.tolerance_used, s.tolerance_used);
     } else if (is_error(r.verdict.kind)) {
       ++d.errors;
       ++result.errors;
