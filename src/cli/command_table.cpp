@@ -29,6 +29,7 @@ std::unique_ptr<Command> make_report_verify_command();
 std::unique_ptr<Command> make_report_render_command();
 std::unique_ptr<Command> make_lint_command();
 std::unique_ptr<Command> make_ci_run_command();
+std::unique_ptr<Command> make_ci_publish_command();
 std::unique_ptr<Command> make_artifacts_command();
 std::unique_ptr<Command> make_daemon_start_command();
 std::unique_ptr<Command> make_daemon_stop_command();
@@ -77,6 +78,9 @@ const std::array kCommands = {
         "ci run",
         "The CI gate: fuzz every op, write result.json, JUnit, SARIF and summary.md; exit 1 on failures",
         &make_ci_run_command},
+    CommandRow{"ci publish",
+               "Post a ci run's findings as one pull-request review with comments on diff lines",
+               &make_ci_publish_command},
     CommandRow{"lint",
                "PTX/SASS metrics and artifact checks of the [[kernels]] or of FILEs; exit 1 on violations",
                &make_lint_command},

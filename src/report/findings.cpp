@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "report/format.hpp"
+#include "util/hash.hpp"
 
 namespace gpuemu::report {
 namespace {
@@ -45,6 +46,10 @@ std::string Finding::headline() const {
 std::string Finding::replay() const {
   if (violation) return "gpuemu lint --kernel " + op;
   return worst ? worst->value("replay", "") : "";
+}
+
+std::string Finding::fingerprint() const {
+  return util::sha256_hex(op + '\0' + dtype + '\0' + std::string(kind->name)).substr(0, 32);
 }
 
 std::vector<Finding> collect_findings(const nlohmann::json& result, std::string_view workspace) {

@@ -32,6 +32,10 @@ struct Finding {
   std::string headline() const;
   // The command that replays the worst case, or re-runs the lint; empty for a regression.
   std::string replay() const;
+  // The finding's identity across runs, seeds and message wording: the first 32 hex digits of
+  // SHA-256(op \0 dtype \0 kind), as SARIF's partialFingerprints["gpuemuFinding/v1"] and the
+  // markers of PR review comments carry it.
+  std::string fingerprint() const;
 };
 
 // Findings of a validated result document, worst first: by tier (failure_kinds.hpp), then by the
