@@ -13,7 +13,7 @@ SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 . /etc/os-release
 CODENAME=${VERSION_CODENAME:?build-static: /etc/os-release has no VERSION_CODENAME; this script needs Debian}
 
-log() { echo "build-static: $*" >&2; }
+log() { echo "build-static [${SECONDS}s]: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # The libraries' static archives (.a) and headers, c-ares for the minimal libcurl's DNS, and the

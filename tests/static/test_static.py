@@ -1,13 +1,16 @@
 """Self-containment of the static gpuemu (scripts/build-static.sh, docs/static-build.md): no dynamic
-dependencies; `version`, `report verify` and `lint` from an otherwise empty root directory (chroot);
+dependencies; `version`, `report verify`, `lint` and an HTTP `baseline pull` (by host name, from a
+server on 127.0.0.1) from an otherwise empty root directory (chroot);
 `ci run` on the example project inside a minimal Debian made with debootstrap (cached under
 third_party/build/rootfs). Needs root (chroot). Binary: $GPUEMU_STATIC_BIN, default build-static/gpuemu.
 A check that cannot run is skipped with the reason (pytest -rs prints it) and fails under CI=true."""
 import base64
+import http.server
 import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -21,6 +24,7 @@ SUITE = "bookworm"
 ROOTFS_PACKAGES = "python3,python3-numpy"
 # What the cached root file system was made with; a different stamp means it is made again.
 ROOTFS_STAMP = f"debootstrap --variant=minbase --include={ROOTFS_PACKAGES} {SUITE}\n"
+BASELINE = '{"schema_version": 1, "kind": "gpuemu-baseline", "tag": "main", "entries": []}\n'
 CHROOT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "GPUEMU_HOME": "/tmp/gpuemu-home",
               "LANG": "C.UTF-8"}
 
@@ -78,8 +82,8 @@ def test_ldd_file_and_readelf_see_no_dynamic_dependencies(static_bin):
 
 @pytest.fixture(scope="module")
 def empty_root(static_bin, root_user, tmp_path_factory):
-    """An otherwise empty root: the binary, /tmp, a signed report (and a tampered copy), its public key
-    and two PTX files. The key and report are made by the same binary outside the chroot."""
+    """An otherwise empty root: the binary, /tmp, /etc/hosts, a signed report (and a tampered copy), its
+    public key and two PTX files. The key and report are made by the same binary outside the chroot."""
     work = tmp_path_factory.mktemp("static")
     project = work / "project"
     shutil.copytree(REPO / "examples", project)
@@ -92,6 +96,8 @@ def empty_root(static_bin, root_user, tmp_path_factory):
     assert keys.returncode == 0, keys.stderr
     root = work / "root"
     (root / "tmp").mkdir(parents=True)
+    (root / "etc").mkdir()
+    (root / "etc" / "hosts").write_text("127.0.0.1 baseline.test\n")
     signed = run(static_bin, "report", "sign", "result.json", "--key", work / "keys" / "gpuemu.key",
                  "--out", root / "REPORT.json", cwd=project, env=env)
     assert signed.returncode == 0, signed.stderr
@@ -109,7 +115,9 @@ def empty_root(static_bin, root_user, tmp_path_factory):
 
 def test_empty_root_holds_nothing_but_the_inputs(empty_root):
     names = sorted(p.name for p in empty_root.iterdir())
-    assert names == ["REPORT.json", "TAMPERED.json", "gpuemu", "gpuemu.pub", "saxpy.ptx", "saxpy_local.ptx", "tmp"]
+    assert names == ["REPORT.json", "TAMPERED.json", "etc", "gpuemu", "gpuemu.pub", "saxpy.ptx", "saxpy_local.ptx",
+                     "tmp"]
+    assert [p.name for p in (empty_root / "etc").iterdir()] == ["hosts"]
 
 
 def test_version_in_empty_root(empty_root):
@@ -136,6 +144,43 @@ def test_lint_ptx_in_empty_root(empty_root):
     assert kernel["passed"] is True, kernel
     assert kernel["metrics"]["instructions"] == {"value": 20, "from": "ptx"}
     assert kernel["metrics"]["ld.global"]["value"] == 2
+
+
+@pytest.fixture
+def http_baseline(tmp_path):
+    """A plain HTTP server on 127.0.0.1 serving ci/main.json; records (Host, path) of each request."""
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "main.json").write_text(BASELINE)
+    requests = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, format, *args):
+            requests.append((self.headers.get("Host"), self.path))
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1], requests
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_baseline_pull_over_http_by_host_name_in_empty_root(empty_root, http_baseline):
+    # libcurl resolves through c-ares, which reads the root's /etc/hosts itself: no NSS module, no
+    # nsswitch.conf and no shared library from the root is involved.
+    port, requests = http_baseline
+    proc = chroot(empty_root, "/gpuemu", "-v", "baseline", "pull", f"http://baseline.test:{port}/ci",
+                  "--out", "/tmp/pulled.json")
+    assert proc.returncode == 0, proc.stderr
+    assert (empty_root / "tmp" / "pulled.json").read_text() == BASELINE
+    assert requests == [(f"baseline.test:{port}", "/ci/main.json")]
+    unknown = chroot(empty_root, "/gpuemu", "baseline", "pull", f"http://unknown.test:{port}/ci", "--retries", "0")
+    assert unknown.returncode == 0 and unknown.stdout == ""  # a missing baseline is a warning
+    assert "Could not resolve host: unknown.test" in unknown.stderr
 
 
 def apt_mirror():
