@@ -105,6 +105,11 @@ Error status_error(const remote::HttpResponse& response, std::string_view method
         "{}: GitHub rejected the request (HTTP 422{}); if the pull request changed since "
         "the run, run again on its new head",
         what, said);
+  } else if (response.status >= 500) {
+    message = fmt::format(
+        "{} failed with HTTP {}{} after {} attempt(s); GitHub is having trouble: re-run "
+        "later (a re-run edits what this one posted, it does not duplicate it)",
+        what, response.status, said, response.attempts);
   } else {
     message = fmt::format("{} failed with HTTP {}{} after {} attempt(s)", what, response.status, said,
                           response.attempts);

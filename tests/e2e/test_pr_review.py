@@ -239,6 +239,15 @@ def test_read_only_token_names_the_permission_and_the_fork_safe_setup(gpuemu_bin
     assert TOKEN not in proc.stderr
 
 
+def test_failed_post_is_not_repeated(gpuemu_bin, results, server):
+    # A POST that failed with 5xx may still have created the review: sending it again could post twice.
+    server.force_status["POST"] = (502, {"message": "Server Error"})
+    proc = publish(gpuemu_bin, results, server, "first")
+    assert proc.returncode == 3
+    assert [w["method"] for w in server.writes()] == ["POST"]
+    assert "HTTP 502: Server Error after 1 attempt(s)" in proc.stderr and "re-run later" in proc.stderr
+
+
 def test_rate_limit_says_when_it_resets(gpuemu_bin, results, server):
     server.force_status["GET"] = (403, {"message": "API rate limit exceeded for installation ID 1."})
     # The documented headers of a primary rate limit.
