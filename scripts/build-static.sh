@@ -31,7 +31,7 @@ install_packages() {
   ((${#missing[@]})) || return 0
   log "installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # `apt-get source` needs deb-src entries. When there are none, add one per Debian entry of this
@@ -75,7 +75,12 @@ fetch_curl_source() {
   rm -rf "$tmp" "$TP/src/curl"
   mkdir -p "$tmp"
   log "fetching Debian's curl source (apt-get source curl)"
-  (cd "$tmp" && apt-get source -qq curl >/dev/null) || die "apt-get source curl failed; check the deb-src entries"
+  if ! (cd "$tmp" && apt-get source -qq curl >/dev/null); then
+    # deb-src entries that apt has not fetched lists for yet: update once and try again.
+    log "apt-get source curl failed; updating the package lists and retrying"
+    $SUDO apt-get update -qq
+    (cd "$tmp" && apt-get source -qq curl >/dev/null) || die "apt-get source curl failed; check the deb-src entries"
+  fi
   local dir
   dir=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'curl-*' | head -1)
   [ -n "$dir" ] || die "apt-get source curl left no curl-* directory in $tmp"
