@@ -10,6 +10,7 @@ PREFIX="$TP/prefix"                   # the minimal libcurl is installed here; C
 BUILD=${GPUEMU_STATIC_BUILD_DIR:-build-static}
 JOBS=${GPUEMU_JOBS:-$(nproc)}
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# shellcheck source=/dev/null
 . /etc/os-release
 CODENAME=${VERSION_CODENAME:?build-static: /etc/os-release has no VERSION_CODENAME; this script needs Debian}
 
