@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, step 2: every test suite. Builds gpuemu with AddressSanitizer and UBSan, runs the
-# C++ unit tests (ctest), then the Python and end-to-end suites (pytest) against that binary.
+# C++ unit tests (ctest), the Python and end-to-end suites (pytest) against that binary, then the
+# static binary's tests (scripts/test-static.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -42,6 +43,13 @@ set -e
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
 [ "$rc" -eq 0 ] || status=1
 
+echo "test: static binary (scripts/test-static.sh: build-static/gpuemu, chroot and debootstrap tests)" >&2
+set +e
+scripts/test-static.sh 2>&1 | tee "$LOGS/static.log"
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" -eq 0 ] || status=1
+
 if [ -x tests/action/run.sh ]; then
   echo "test: workflow lint (actionlint) and action metadata" >&2
   tests/action/run.sh 2>&1 | tee "$LOGS/action.log" || status=1
@@ -56,6 +64,7 @@ fi
 echo
 echo "== summary =="
 grep -E "tests passed|tests failed" "$LOGS/ctest.log" | tail -1 || echo "ctest: no summary (build or run failed)"
+echo "static (pytest tests/static): $(tail -n 1 "$LOGS/static.log")"
 tail -n 1 "$LOGS/pytest.log"
 [ -f "$LOGS/node.log" ] && grep -E "^# (pass|fail|tests)" "$LOGS/node.log" | tail -3
 exit $status
