@@ -7,6 +7,7 @@ reports to the requested paths and exits with gpuemu's exit code. Arguments give
 entrypoint itself (`docker run IMAGE --jobs 4`) are passed on to `gpuemu ci run` after the
 options made from the inputs. The gpuemu binary is $GPUEMU_BIN, else /usr/local/bin/gpuemu.
 """
+import json
 import os
 import re
 import shutil
@@ -26,7 +27,10 @@ COPIES = {"junit-path": "junit.xml", "sarif-path": "gpuemu.sarif", "summary-path
 
 # Every input of action.yml, in its order. tests/e2e/test_action.py checks the two agree.
 INPUTS = ("config", "quick", "shard", "baseline", "sign-key", "fail-on", "policy", "iterations", "seed", "jobs",
-          "out", "junit-path", "sarif-path", "summary-path")
+          "out", "junit-path", "sarif-path", "summary-path", "comment-on-pr", "github-token")
+
+# The child's environment variable that carries github-token to `gpuemu ci publish --token-env`.
+TOKEN_VARIABLE = "GPUEMU_ACTION_GITHUB_TOKEN"
 
 BOOLEANS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 FAIL_ON = ("failures", "regressions", "never")
@@ -82,6 +86,8 @@ class Plan:
         self.out = "gpuemu-out"
         self.copies = []  # (source file, destination) pairs
         self.temporary = []
+        self.publish = None  # the `gpuemu ci publish` command when comment-on-pr is true, else None
+        self.token = ""
 
 
 def key_file(plan, value):
@@ -138,10 +144,52 @@ def build_plan(binary, extra_args):
     for name, file_name in COPIES.items():
         if destination := read_input(name):
             plan.copies.append((os.path.join(plan.out, file_name), destination))
+    if boolean("comment-on-pr", read_input("comment-on-pr")):
+        plan.token = read_input("github-token")
+        if not plan.token:
+            raise InputError("input 'comment-on-pr' is true but 'github-token' is empty: leave github-token at its "
+                             "default (${{ github.token }}) and give the job 'pull-requests: write'")
+        plan.publish = [binary] + (["--config", config] if config else []) + [
+            "ci", "publish", "--result", os.path.join(plan.out, "result.json"), "--token-env", TOKEN_VARIABLE]
     command.extend(extra_args)
     shown.extend(extra_args)
     plan.command, plan.shown = command, shown
     return plan
+
+
+def pull_request_number():
+    """The pull request of the event that started the workflow (pull_request, pull_request_target), or None."""
+    path = os.environ.get("GITHUB_EVENT_PATH")
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            event = json.load(f)
+    except (OSError, ValueError):
+        return None
+    number = (event.get("pull_request") or {}).get("number") if isinstance(event, dict) else None
+    return number if isinstance(number, int) and number > 0 else None
+
+
+def comment_on_pr(plan, exit_code):
+    """Posts the findings as a pull-request review (`gpuemu ci publish`). A review that cannot be posted is a
+    warning, not a failed check: the gate's verdict is gpuemu's exit code, which this never changes."""
+    if plan.publish is None or exit_code not in (0, 1):
+        return
+    number = pull_request_number()
+    if number is None:
+        print("::notice title=gpuemu action::comment-on-pr: this run was not started by a pull request "
+              f"(event {os.environ.get('GITHUB_EVENT_NAME', 'unknown')}); no review posted", flush=True)
+        return
+    command = plan.publish + ["--pr", str(number)]
+    print("gpuemu-action: " + " ".join(command), file=sys.stderr, flush=True)
+    env = dict(os.environ, **{TOKEN_VARIABLE: plan.token})
+    published = subprocess.run(command, env=env)
+    if published.returncode != 0:
+        print("::warning title=gpuemu action::comment-on-pr: the review could not be posted (gpuemu ci publish "
+              f"exited {published.returncode}; its message is in the log). Pull requests from forks get a "
+              "read-only token: publish from a workflow_run job instead (examples/workflows/publish.yml)",
+              flush=True)
 
 
 def annotate_error(message):
@@ -252,6 +300,7 @@ def main(argv):
             code = EXIT_ENVIRONMENT
         if not copy_reports(plan, code) and code == 0:
             code = EXIT_ENVIRONMENT
+        comment_on_pr(plan, code)
         fallback_outputs(code)
         return code
     finally:

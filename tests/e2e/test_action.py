@@ -464,3 +464,74 @@ def test_actionlint_catches_a_broken_workflow(tmp_path):
                       "    if: ${{ github.nope( }}\n")
     proc = subprocess.run([actionlint, "-no-color", str(broken)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "step" in proc.stdout
+
+
+# --- comment-on-pr ------------------------------------------------------------------------------
+
+PR_REPO, PR_NUMBER, PR_HEAD, PR_TOKEN = "octo/kernels", 12, "3c" * 20, "ghs_actionE2eToken0123456789"
+
+
+def whole_file_patch(text):
+    """The `patch` GitHub sends for a newly added file: one hunk of added lines."""
+    lines = text.splitlines()
+    return f"@@ -0,0 +1,{len(lines)} @@\n" + "\n".join("+" + line for line in lines)
+
+
+@pytest.fixture
+def pr_server(runner):
+    from github_pr_server import PullRequestServer
+    buggy(runner.project)
+    source = (runner.workspace / "op_off_by_tail.py").read_text()
+    with PullRequestServer(PR_REPO, PR_NUMBER, PR_HEAD, [("op_off_by_tail.py", "added", whole_file_patch(source))],
+                           PR_TOKEN) as server:
+        yield server
+
+
+def pr_env(runner, server, event):
+    event_path = runner.files / "event.json"
+    event_path.write_text(json.dumps(event))
+    return {"GITHUB_EVENT_PATH": str(event_path), "GITHUB_EVENT_NAME": "pull_request" if "pull_request" in event
+            else "push", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": PR_REPO}
+
+
+def test_comment_on_pr_posts_one_review_on_the_diff_line(runner, pr_server):
+    env = pr_env(runner, pr_server, {"pull_request": {"number": PR_NUMBER}})
+    proc = runner.run({"iterations": "6", "seed": "2", "comment-on-pr": "true", "github-token": PR_TOKEN}, env=env)
+    assert proc.returncode == 1, proc.stderr  # the gate's verdict; the review does not change it
+    assert pr_server.violations == []
+    [review] = pr_server.reviews
+    [comment] = pr_server.comments
+    assert (comment["path"], comment["line"]) == ("op_off_by_tail.py", 7) and "gpuemu reproduce" in comment["body"]
+    assert review["commit_id"] == PR_HEAD
+    assert PR_TOKEN not in proc.stdout + proc.stderr
+    assert "::warning" not in proc.stdout
+    # A re-run of the same commit edits nothing and adds nothing.
+    pr_server.reset_log()
+    again = runner.run({"iterations": "6", "seed": "2", "comment-on-pr": "true", "github-token": PR_TOKEN}, env=env)
+    assert again.returncode == 1
+    assert pr_server.writes() == [] and len(pr_server.reviews) == 1
+
+
+def test_comment_on_pr_outside_a_pull_request_is_a_notice(runner, pr_server):
+    env = pr_env(runner, pr_server, {"ref": "refs/heads/main"})
+    proc = runner.run({"iterations": "3", "comment-on-pr": "true", "github-token": PR_TOKEN}, env=env)
+    assert proc.returncode == 1
+    assert "::notice title=gpuemu action::comment-on-pr: this run was not started by a pull request" in proc.stdout
+    assert pr_server.requests == []
+
+
+def test_a_review_that_cannot_be_posted_is_a_warning_not_a_verdict(runner, pr_server):
+    pr_server.force_status["POST"] = (403, {"message": "Resource not accessible by integration",
+                                            "documentation_url": "https://docs.github.com/rest"})
+    env = pr_env(runner, pr_server, {"pull_request": {"number": PR_NUMBER}})
+    proc = runner.run({"iterations": "3", "comment-on-pr": "true", "github-token": PR_TOKEN}, env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert "::warning title=gpuemu action::comment-on-pr: the review could not be posted" in proc.stdout
+
+
+def test_comment_on_pr_without_a_token_is_a_bad_input(runner, pr_server):
+    env = pr_env(runner, pr_server, {"pull_request": {"number": PR_NUMBER}})
+    proc = runner.run({"comment-on-pr": "true", "github-token": ""}, env=env)
+    assert proc.returncode == 2
+    assert "input 'comment-on-pr' is true but 'github-token' is empty" in proc.stdout
+    assert pr_server.requests == []
