@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "report/format.hpp"
+#include "report/markdown_text.hpp"
 
 namespace gpuemu::github {
 namespace {
@@ -33,7 +34,7 @@ std::string clip(std::string_view text, std::size_t limit) {
 
 // "❌ **gpuemu: output outside tolerance** in `softmax` (`float16`)"; a heading needs no bold.
 std::string title_line(const report::Finding& f, bool bold) {
-  const std::string title = "gpuemu: " + md_text(f.kind->title);
+  const std::string title = "gpuemu: " + report::markdown_inline(f.kind->title);
   return fmt::format("❌ {} in {} ({})", bold ? "**" + title + "**" : title, md_code(f.op), md_code(f.dtype));
 }
 
@@ -43,7 +44,7 @@ std::string details(const report::Finding& f) {
   if (f.worst) {
     text += fmt::format("{} of {} cases failed. Worst case: ", f.failing_cases, f.total_cases);
   }
-  text += md_text(clip(f.headline(), kHeadlineLimit)) + "\n\n";
+  text += report::markdown_inline(clip(f.headline(), kHeadlineLimit)) + "\n\n";
   if (f.worst && f.worst->contains("worst") && !(*f.worst)["worst"].empty()) {
     const auto& e = (*f.worst)["worst"][0];
     text += fmt::format(
@@ -53,7 +54,8 @@ std::string details(const report::Finding& f) {
         report::format_field(e, "abs_err"), report::format_field(e, "rel_err"));
   }
   if (const std::string replay = f.replay(); !replay.empty()) {
-    text += (f.violation ? "Re-run the check:\n\n" : "Replay the worst case:\n\n") + md_fenced("sh", replay);
+    text += (f.violation ? "Re-run the check:\n\n" : "Replay the worst case:\n\n") +
+            report::markdown_fenced("sh", replay);
   }
   return text;
 }
@@ -127,8 +129,9 @@ std::string review_body(const ReviewSummary& s) {
   if (!s.on_diff.empty()) {
     body += fmt::format("Commented on the lines of this diff ({}):\n\n", s.on_diff.size());
     for (const auto* f : s.on_diff) {
-      body += fmt::format("- {} ({}): {} at {}\n", md_code(f->op), md_code(f->dtype), md_text(f->kind->title),
-                          md_code(report::format_location(f->location)));
+      body +=
+          fmt::format("- {} ({}): {} at {}\n", md_code(f->op), md_code(f->dtype),
+                      report::markdown_inline(f->kind->title), md_code(report::format_location(f->location)));
     }
     body += "\n";
   }
@@ -161,44 +164,6 @@ std::string follow_up_body(std::size_t new_comments, std::string_view commit, st
       kFollowUpMarker, new_comments, new_comments == 1 ? "" : "s", commit, first);
 }
 
-std::string md_text(std::string_view in) {
-  std::string out;
-  for (const char c : in) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '\r':
-        break;
-      case '\n':
-        out += ' ';
-        break;
-      case '\\':
-      case '`':
-      case '*':
-      case '_':
-      case '[':
-      case ']':
-      case '|':
-      case '~':
-      case '#':
-      case '!':
-        out += '\\';
-        out += c;
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string md_code(std::string_view in) {
   std::string body;
   std::size_t longest = 0, run = 0;
@@ -212,18 +177,6 @@ std::string md_code(std::string_view in) {
   // A span that starts or ends with a backtick needs a space inside the delimiters.
   const bool pad = body.front() == '`' || body.back() == '`';
   return ticks + (pad ? " " : "") + body + (pad ? " " : "") + ticks;
-}
-
-std::string md_fenced(std::string_view info, std::string_view body) {
-  std::size_t longest = 0, run = 0;
-  for (const char c : body) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
-  std::string text(body);
-  if (!text.ends_with('\n')) text += '\n';
-  return fence + std::string(info) + "\n" + text + fence + "\n";
 }
 
 }  // namespace gpuemu::github

@@ -47,10 +47,8 @@ std::string review_body(const ReviewSummary& summary);
 // The body of a later review that only adds new line comments, pointing at the first one.
 std::string follow_up_body(std::size_t new_comments, std::string_view commit, std::string_view review_url);
 
-// Markdown pieces, exposed for tests: text with Markdown and HTML syntax escaped and on one line,
-// a code span that survives backticks, a fenced block longer than any backtick run inside it.
-std::string md_text(std::string_view text);
+// A code span that survives backticks (outside tables; report/markdown_text.hpp has the rest),
+// exposed for tests.
 std::string md_code(std::string_view text);
-std::string md_fenced(std::string_view info, std::string_view body);
 
 }  // namespace gpuemu::github

@@ -8,6 +8,7 @@
 
 #include "report/findings.hpp"
 #include "report/format.hpp"
+#include "report/markdown_text.hpp"
 #include "report/writer.hpp"
 
 namespace gpuemu::report {
@@ -53,45 +54,6 @@ class Budget {
   std::size_t omitted_ = 0;
 };
 
-// Text inside a paragraph or table cell: no HTML, no Markdown syntax, no line breaks.
-std::string inline_text(std::string_view in) {
-  std::string out;
-  for (char c : in) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '\r':
-        break;
-      case '\n':
-        out += ' ';
-        break;
-      case '\\':
-      case '`':
-      case '*':
-      case '_':
-      case '[':
-      case ']':
-      case '|':
-      case '~':
-      case '#':
-      case '!':
-        out += '\\';
-        out += c;
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // A code span that survives backticks and pipes in `in` (GitHub reads "\|" as "|" inside tables).
 std::string code(std::string_view in) {
   std::string body;
@@ -106,19 +68,6 @@ std::string code(std::string_view in) {
   if (body.empty()) return "";
   if (body.find('`') == std::string::npos) return "`" + body + "`";
   return "`` " + body + " ``";
-}
-
-// A fenced block whose fence is longer than any backtick run inside it.
-std::string fenced(std::string_view info, std::string_view body) {
-  std::size_t longest = 0, run = 0;
-  for (char c : body) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  std::string fence(std::max<std::size_t>(3, longest + 1), '`');
-  std::string text(body);
-  if (!text.ends_with("\n")) text += "\n";
-  return fence + std::string(info) + "\n" + text + fence + "\n";
 }
 
 std::string compact(const nlohmann::json& value) {
@@ -142,10 +91,10 @@ void header(Budget& budget, const nlohmann::json& result, int checks, int failin
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f s", number_field(result, "duration_secs"));
   std::string line = "Project " + code(result["project"].get<std::string>()) + " · `gpuemu " +
-                     inline_text(result["command"].get<std::string>()) + "` · seed " +
+                     markdown_inline(result["command"].get<std::string>()) + "` · seed " +
                      code(result["seed"].get<std::string>()) + " · config " +
                      code(result["config_digest"].get<std::string>().substr(0, 12)) + " · " + seconds +
-                     " · gpuemu " + inline_text(result["tool"]["version"].get<std::string>()) + "\n\n";
+                     " · gpuemu " + markdown_inline(result["tool"]["version"].get<std::string>()) + "\n\n";
   budget.add(title + line);
   if (result["partial"].get<bool>()) {
     budget.add(
@@ -162,8 +111,8 @@ void table(Budget& budget, const nlohmann::json& result) {
     for (const auto& d : op["dtypes"]) {
       int failed = d["failed"].get<int>(), errors = d["errors"].get<int>(), total = d["total"].get<int>();
       std::string verdict = failed + errors > 0 ? "❌ fail" : total == 0 ? "⏭️ not run" : "✅ pass";
-      budget.add("| " + inline_text(op["op"].get<std::string>()) + " | " +
-                 inline_text(d["dtype"].get<std::string>()) + " | " + verdict + " | " +
+      budget.add("| " + markdown_inline(op["op"].get<std::string>()) + " | " +
+                 markdown_inline(d["dtype"].get<std::string>()) + " | " + verdict + " | " +
                  std::to_string(total) + " | " + std::to_string(failed) + " | " + std::to_string(errors) +
                  " | " + format_field(d, "max_abs") + " | " + format_field(d, "max_rel") + " | " +
                  format_field(d, "max_ulp") + " | " + format_field(d, "tolerance_used") + " |\n");
@@ -184,15 +133,15 @@ void regressions(Budget& budget, const nlohmann::json& result) {
   else
     budget.add("| Op | Dtype | Reason | Before | After |\n|:---|:---|:---|:---|:---|\n");
   for (const auto& r : list) {
-    budget.add("| " + inline_text(r.value("op", "")) + " | " + inline_text(r.value("dtype", "")) + " | " +
-               inline_text(r.value("reason", "")) + " | " +
-               inline_text(compact(r.value("before", nlohmann::json()))) + " | " +
-               inline_text(compact(r.value("after", nlohmann::json()))) + " |\n");
+    budget.add("| " + markdown_inline(r.value("op", "")) + " | " + markdown_inline(r.value("dtype", "")) +
+               " | " + markdown_inline(r.value("reason", "")) + " | " +
+               markdown_inline(compact(r.value("before", nlohmann::json()))) + " | " +
+               markdown_inline(compact(r.value("after", nlohmann::json()))) + " |\n");
   }
   if (!list.empty()) budget.add("\n");
   for (const auto& warning : baseline.value("warnings", nlohmann::json::array())) {
-    budget.add("- ⚠️ " + inline_text(warning.is_string() ? warning.get<std::string>() : warning.dump()) +
-               "\n");
+    budget.add("- ⚠️ " +
+               markdown_inline(warning.is_string() ? warning.get<std::string>() : warning.dump()) + "\n");
   }
   budget.add("\n");
 }
@@ -202,7 +151,7 @@ std::string metric_cell(const nlohmann::json& metrics, const char* name) {
   if (!metrics.is_object() || !metrics.contains(name)) return "-";
   const auto& entry = metrics[name];
   const auto& value = entry.is_object() && entry.contains("value") ? entry["value"] : entry;
-  return inline_text(value.is_string() ? value.get<std::string>() : value.dump());
+  return markdown_inline(value.is_string() ? value.get<std::string>() : value.dump());
 }
 
 void kernel_lint(Budget& budget, const nlohmann::json& result) {
@@ -215,10 +164,10 @@ void kernel_lint(Budget& budget, const nlohmann::json& result) {
   for (const auto& k : lint["kernels"]) {
     std::string violations;
     for (const auto& v : k["violations"]) {
-      violations += (violations.empty() ? "" : "<br>") + inline_text(v.value("message", ""));
+      violations += (violations.empty() ? "" : "<br>") + markdown_inline(v.value("message", ""));
     }
     const auto metrics = k.value("metrics", nlohmann::json());
-    budget.add("| " + inline_text(k["name"].get<std::string>()) + " | " +
+    budget.add("| " + markdown_inline(k["name"].get<std::string>()) + " | " +
                (k["passed"].get<bool>() ? "✅ pass" : "❌ fail") + " | " + metric_cell(metrics, "registers") +
                " | " + metric_cell(metrics, "spills") + " | " + metric_cell(metrics, "local_memory_bytes") +
                " | " + (violations.empty() ? "-" : violations) + " |\n");
@@ -229,16 +178,16 @@ void kernel_lint(Budget& budget, const nlohmann::json& result) {
 std::string failure_block(const Finding& f) {
   const auto& w = *f.worst;
   std::string block =
-      "#### ❌ " + inline_text(case_label(f.op, f.dtype)) + ": " + std::string(f.kind->title) + "\n\n";
+      "#### ❌ " + markdown_inline(case_label(f.op, f.dtype)) + ": " + std::string(f.kind->title) + "\n\n";
   std::string facts;
   if (f.location.known()) facts += code(format_location(f.location)) + " · ";
   facts += std::to_string(f.failing_cases) + " of " + std::to_string(f.total_cases) +
            " cases failed · seed " + code(w["seed"].get<std::string>());
   for (const char* key : {"layout", "distribution"}) {
-    if (w.contains(key)) facts += " · " + std::string(key) + " " + inline_text(w[key].get<std::string>());
+    if (w.contains(key)) facts += " · " + std::string(key) + " " + markdown_inline(w[key].get<std::string>());
   }
   if (w.contains("shapes")) facts += " · shapes " + code(format_shapes(w["shapes"]));
-  block += facts + "\n\n> " + inline_text(w["message"].get<std::string>()) + "\n\n";
+  block += facts + "\n\n> " + markdown_inline(w["message"].get<std::string>()) + "\n\n";
   if (compares_values(w["kind"].get<std::string>())) {
     block += "Max abs " + format_field(w, "max_abs") + " · max rel " + format_field(w, "max_rel") +
              " · max ULP " + format_field(w, "max_ulp") + " · tolerance used " +
@@ -249,14 +198,14 @@ std::string failure_block(const Finding& f) {
   if (!worst.empty()) {
     block += "| Output | Index | Actual | Expected | Abs err | Rel err |\n|:---|:---|---:|---:|---:|---:|\n";
     for (const auto& e : worst) {
-      block += "| " + inline_text(e.value("output", "out")) + " | " +
+      block += "| " + markdown_inline(e.value("output", "out")) + " | " +
                code(format_index(e.value("index", nlohmann::json::array()))) + " | " +
                format_field(e, "actual") + " | " + format_field(e, "expected") + " | " +
                format_field(e, "abs_err") + " | " + format_field(e, "rel_err") + " |\n";
     }
     block += "\n";
   }
-  block += "Replay:\n\n" + fenced("sh", f.replay()) + "\n";
+  block += "Replay:\n\n" + markdown_fenced("sh", f.replay()) + "\n";
   std::string others;
   std::size_t listed = 0;
   for (const auto* c : f.cases) {
@@ -266,8 +215,8 @@ std::string failure_block(const Finding& f) {
       break;
     }
     others += "- seed " + code((*c)["seed"].get<std::string>()) + " (" +
-              inline_text((*c)["kind"].get<std::string>()) + "): " + code((*c)["replay"].get<std::string>()) +
-              "\n";
+              markdown_inline((*c)["kind"].get<std::string>()) +
+              "): " + code((*c)["replay"].get<std::string>()) + "\n";
   }
   if (!others.empty()) block += "Other failing cases:\n\n" + others + "\n";
   if (auto err = w.value("stderr", ""); !err.empty()) {
@@ -277,7 +226,7 @@ std::string failure_block(const Finding& f) {
       while (start < err.size() && (static_cast<unsigned char>(err[start]) & 0xC0) == 0x80) ++start;
       err = "[... " + std::to_string(start) + " bytes cut ...]\n" + err.substr(start);
     }
-    block += "<details><summary>stderr</summary>\n\n" + fenced("text", err) + "\n</details>\n\n";
+    block += "<details><summary>stderr</summary>\n\n" + markdown_fenced("text", err) + "\n</details>\n\n";
   }
   return block;
 }

@@ -100,8 +100,7 @@ nlohmann::json result_object(const Finding& f, const RenderOptions& options) {
     out["locations"] = nlohmann::json::array({location});
   }
   // Stable across runs and seeds: the same (op, dtype, kind) is the same alert in code scanning.
-  std::string identity = f.op + '\0' + f.dtype + '\0' + std::string(f.kind->name);
-  out["partialFingerprints"] = {{"gpuemuFinding/v1", util::sha256_hex(identity).substr(0, 32)}};
+  out["partialFingerprints"] = {{"gpuemuFinding/v1", f.fingerprint()}};
   nlohmann::json properties = {{"op", f.op}, {"dtype", f.dtype}};
   if (f.worst) {
     properties["seed"] = (*f.worst)["seed"];

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "report/markdown_text.hpp"
+
 #include "../report/test_support.hpp"
 #include "github/review_text.hpp"
 #include "report/writer.hpp"
@@ -130,12 +132,13 @@ TEST(ReviewText, MarkersOnTheFirstLineOnly) {
 }
 
 TEST(ReviewText, MarkdownPiecesSurviveHostileText) {
-  EXPECT_EQ(md_text("<!-- x --> *a* [b](c) | `d`\ne"), "&lt;\\!-- x --&gt; \\*a\\* \\[b\\](c) \\| \\`d\\` e");
+  EXPECT_EQ(report::markdown_inline("<!-- x --> *a* [b](c) | `d`\ne"),
+            "&lt;\\!-- x --&gt; \\*a\\* \\[b\\](c) \\| \\`d\\` e");
   EXPECT_EQ(md_code("plain"), "`plain`");
   EXPECT_EQ(md_code("a`b"), "``a`b``");
   EXPECT_EQ(md_code("`x``"), "``` `x`` ```");
   EXPECT_EQ(md_code(""), "` `");
-  EXPECT_EQ(md_fenced("sh", "echo ```"), "````sh\necho ```\n````\n");
+  EXPECT_EQ(report::markdown_fenced("sh", "echo ```"), "````sh\necho ```\n````\n");
 }
 
 TEST(RestClient, NextLinkFollowsRfc8288) {
