@@ -23,6 +23,7 @@ __all__ = [
     "decode_raw",
     "encode_tensor",
     "encode_raw",
+    "encode_view",
     "to_bf16_bits",
     "from_bf16_bits",
     "contiguous_strides",
@@ -157,6 +158,18 @@ def encode_raw(arr, dtype: str | None = None) -> tuple[dict, bytes]:
     shape = [int(d) for d in stored.shape]
     header = {"shape": shape, "strides": contiguous_strides(shape), "dtype": name}
     return header, stored.tobytes()
+
+
+def encode_view(arr, dtype: str | None = None) -> tuple[dict, memoryview]:
+    """encode_raw without the final copy: the bytes as a read-only memoryview of the (contiguous,
+    converted when needed) array, for callers that copy them once into a larger buffer."""
+    name, stored = _storage_bytes(arr, dtype)
+    shape = [int(d) for d in stored.shape]
+    header = {"shape": shape, "strides": contiguous_strides(shape), "dtype": name}
+    # reshape(-1) of a C-ordered array is a view; uint8 views of it work for empty and 0-d arrays too.
+    flat = stored.reshape(-1).view(np.uint8)
+    view = memoryview(flat)
+    return header, view.toreadonly()
 
 
 def encode_tensor(arr, dtype: str | None = None) -> dict:

@@ -29,6 +29,15 @@ def default_socket_path() -> str:
     return str(Path(home) / "gpuemu.sock")
 
 
+
+def _sendable(pynng, message):
+    """pynng's send hands its argument to cffi, which takes bytes but not a bytearray: a bytearray
+    (protocol.encode_message's one-copy buffer) goes as a cffi buffer over the same memory."""
+    if isinstance(message, bytearray):
+        ffi = getattr(pynng, "ffi", None)
+        return ffi.from_buffer(message) if ffi is not None else bytes(message)
+    return message
+
 class NngTransport:
     """A lazily dialled REQ socket; a failed dial leaves it closed so the next call dials again."""
 
@@ -90,7 +99,7 @@ class NngTransport:
             sock.recv_timeout = wait
             self._in_flight, self._lost = True, False
             try:
-                sock.send(message)
+                sock.send(_sendable(pynng, message))
                 return sock.recv()
             except pynng.Closed:
                 self._socket = None

@@ -46,6 +46,7 @@ class OpSession {
 
  private:
   CaseRecord new_record(const fuzz::Case& c) const;
+  static void keep_inputs_if_failed(CaseRecord& record, const fuzz::Case& c);
   // Fills record.verdict from the reference's and the op's answers.
   void judge(CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref, const run::RunOutcome& out,
              bool expect_case_dtype) const;
