@@ -79,7 +79,8 @@ timeout = 5
 test_cases = 2
 
 [ci]
-fuzz_iterations = 6
+fuzz_iterations = 3
+parallel_jobs = 2
 ${ops}
 ${extra}`;
 }

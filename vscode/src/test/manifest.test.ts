@@ -1,0 +1,66 @@
+// package.json against the code: the commands, settings, task type and problem matcher it
+// contributes are the ones extension.ts uses, and the manifest is one VS Code 1.85 accepts.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+import { DEFAULT_SETTINGS } from '../commands';
+import { COMMANDS, PALETTE_COMMANDS, PROBLEM_MATCHER, SECTION, SETTINGS, TASK_TYPE } from '../ids';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+const extensionSource = fs.readFileSync(path.join(ROOT, 'src', 'extension.ts'), 'utf8');
+
+describe('package.json', () => {
+  it('names the extension, its engine and its entry point', () => {
+    assert.equal(manifest.name, 'gpuemu');
+    assert.equal(manifest.publisher, 'gpuemu');
+    assert.equal(manifest.engines.vscode, '^1.85.0');
+    assert.deepEqual(manifest.activationEvents, ['workspaceContains:**/gpuemu.toml']);
+    assert.equal(manifest.main, './out/extension.js');
+    assert.ok(fs.existsSync(path.join(ROOT, manifest.main)), 'tsc wrote out/extension.js');
+  });
+
+  it('types the API no newer than the engine it declares (vsce refuses otherwise)', () => {
+    const types = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', '@types', 'vscode', 'package.json'), 'utf8'));
+    const [major, minor] = types.version.split('.').map(Number);
+    assert.ok(major === 1 && minor <= 85, `@types/vscode ${types.version} is newer than engines.vscode ^1.85.0`);
+  });
+
+  it('contributes exactly the palette commands, in the gpuemu category', () => {
+    const contributed = Object.fromEntries(
+      manifest.contributes.commands.map((c: { command: string; title: string; category: string }) => {
+        assert.equal(c.category, 'gpuemu', c.command);
+        return [c.command, c.title];
+      }),
+    );
+    assert.deepEqual(contributed, PALETTE_COMMANDS);
+  });
+
+  it('registers every command in extension.ts', () => {
+    for (const key of Object.keys(COMMANDS)) {
+      assert.ok(extensionSource.includes(`register(COMMANDS.${key},`), `extension.ts registers COMMANDS.${key}`);
+    }
+  });
+
+  it('contributes the settings with the defaults the code assumes', () => {
+    const properties = manifest.contributes.configuration.properties;
+    assert.deepEqual(Object.keys(properties).sort(), SETTINGS.map((s) => `${SECTION}.${s}`).sort());
+    for (const setting of SETTINGS) {
+      assert.equal(properties[`${SECTION}.${setting}`].type, 'string');
+      assert.equal(properties[`${SECTION}.${setting}`].default, DEFAULT_SETTINGS[setting], setting);
+      assert.ok(extensionSource.includes(`config.get<string>('${setting}', '${DEFAULT_SETTINGS[setting]}')`), setting);
+    }
+  });
+
+  it('defines the task type and the problem matcher the tasks use', () => {
+    assert.deepEqual(manifest.contributes.taskDefinitions.map((t: { type: string }) => t.type), [TASK_TYPE]);
+    assert.deepEqual(manifest.contributes.problemMatchers.map((m: { name: string }) => `$${m.name}`), [PROBLEM_MATCHER]);
+  });
+
+  it('has only build-time dependencies, so the packaged extension needs no node_modules', () => {
+    assert.equal(manifest.dependencies, undefined);
+    assert.deepEqual(Object.keys(manifest.devDependencies).sort(), ['@types/node', '@types/vscode', 'typescript']);
+  });
+});
