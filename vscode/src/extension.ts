@@ -110,8 +110,14 @@ export function activate(context: vscode.ExtensionContext): void {
     const discovered = settings.configPath.trim() ? undefined : await discoverConfig(folder);
     state.project = resolveProject(settings, folder.uri.fsPath, discovered);
     const resultFile = state.project.resultFile;
+    // Inside the folder the workspace's recursive watcher sees gpuemu-out/ appear on the first run; a
+    // result elsewhere is watched in its own directory.
+    const relative = path.relative(folder.uri.fsPath, resultFile);
+    const inside = relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
     watcher = vscode.workspace.createFileSystemWatcher(
-      new vscode.RelativePattern(vscode.Uri.file(path.dirname(resultFile)), path.basename(resultFile)),
+      inside
+        ? new vscode.RelativePattern(folder, relative.split(path.sep).join('/'))
+        : new vscode.RelativePattern(vscode.Uri.file(path.dirname(resultFile)), path.basename(resultFile)),
     );
     watcher.onDidCreate(scheduleReload);
     watcher.onDidChange(scheduleReload);
@@ -308,7 +314,9 @@ function codeActions(state: State, document: vscode.TextDocument, context: vscod
     if (diagnostic.source !== DIAGNOSTIC_SOURCE) continue;
     const spec = state.specs.find(
       (s) =>
-        s.file === document.uri.fsPath && s.line === diagnostic.range.start.line && s.message === diagnostic.message,
+        s.line === diagnostic.range.start.line &&
+        s.message === diagnostic.message &&
+        vscode.Uri.file(s.file).toString() === document.uri.toString(),
     );
     if (!spec || !state.project) continue;
     const replay = replayCommand(state.project, spec.finding);

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 import { DEFAULT_SETTINGS } from '../commands';
-import { COMMANDS, PALETTE_COMMANDS, PROBLEM_MATCHER, SECTION, SETTINGS, TASK_TYPE } from '../ids';
+import { COMMANDS, DIAGNOSTIC_SOURCE, PALETTE_COMMANDS, PROBLEM_MATCHER, SECTION, SETTINGS, TASK_TYPE } from '../ids';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -57,6 +57,10 @@ describe('package.json', () => {
   it('defines the task type and the problem matcher the tasks use', () => {
     assert.deepEqual(manifest.contributes.taskDefinitions.map((t: { type: string }) => t.type), [TASK_TYPE]);
     assert.deepEqual(manifest.contributes.problemMatchers.map((m: { name: string }) => `$${m.name}`), [PROBLEM_MATCHER]);
+    // A task's problem matcher and a diagnostic collection of the same owner share, and clear, each
+    // other's markers (microsoft/vscode#251268): a reproduce task could wipe the result's problems.
+    assert.notEqual(manifest.contributes.problemMatchers[0].owner, DIAGNOSTIC_SOURCE);
+    assert.ok(extensionSource.includes('createDiagnosticCollection(DIAGNOSTIC_SOURCE)'));
   });
 
   it('has only build-time dependencies, so the packaged extension needs no node_modules', () => {
