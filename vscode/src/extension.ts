@@ -46,7 +46,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const showStatus = (s: Status) => {
     status.text = s.text;
     status.tooltip = s.tooltip;
-    status.backgroundColor = s.passed ? undefined : new vscode.ThemeColor('statusBarItem.errorBackground');
+    const background = { failed: 'statusBarItem.errorBackground', unreadable: 'statusBarItem.warningBackground' };
+    const color = s.state === 'failed' || s.state === 'unreadable' ? background[s.state] : undefined;
+    status.backgroundColor = color ? new vscode.ThemeColor(color) : undefined;
     status.show();
   };
 
@@ -127,12 +129,8 @@ export function activate(context: vscode.ExtensionContext): void {
 
   // Runs a gpuemu command line in the terminal panel, as a task with an argument array (no shell).
   const runTask = async (invocation: Invocation, afterwards?: () => void) => {
-    const project = state.project;
-    if (!project || !state.folder) {
-      void vscode.window.showErrorMessage('gpuemu: open a folder with a gpuemu.toml first.');
-      return;
-    }
-    if (!checkBinary(project)) return;
+    const project = requireProject();
+    if (!project || !state.folder || !checkBinary(project)) return;
     output.appendLine(`$ ${formatCommandLine(invocation.command, invocation.args)}    (in ${invocation.cwd})`);
     const task = new vscode.Task(
       { type: TASK_TYPE, args: invocation.args },
@@ -203,16 +201,25 @@ export function activate(context: vscode.ExtensionContext): void {
   const register = (id: string, handler: (...args: unknown[]) => unknown) =>
     context.subscriptions.push(vscode.commands.registerCommand(id, handler));
 
+  // The project a command works on; without one (no folder open) says so.
+  const requireProject = (): Project | undefined => {
+    if (!state.project) void vscode.window.showErrorMessage('gpuemu: open a folder with a gpuemu.toml first.');
+    return state.project;
+  };
+
   register(COMMANDS.runCi, async () => {
-    if (state.project) await runTask(ciRunCommand(state.project), () => void reload());
+    const project = requireProject();
+    if (project) await runTask(ciRunCommand(project), () => void reload());
   });
   register(COMMANDS.reproduce, async () => {
-    const pick = await pickCase('Reproduce');
-    if (pick && state.project) await runTask(reproduceCommand(state.project, pick.seed, pick.op));
+    const project = requireProject();
+    const pick = project ? await pickCase('Reproduce') : undefined;
+    if (project && pick) await runTask(reproduceCommand(project, pick.seed, pick.op));
   });
   register(COMMANDS.minimize, async () => {
-    const pick = await pickCase('Minimize');
-    if (pick && state.project) await runTask(minimizeCommand(state.project, pick.seed, pick.op));
+    const project = requireProject();
+    const pick = project ? await pickCase('Minimize') : undefined;
+    if (project && pick) await runTask(minimizeCommand(project, pick.seed, pick.op));
   });
   register(COMMANDS.replayFinding, async (rank) => {
     const finding = findingOf(rank);
@@ -225,7 +232,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   register(COMMANDS.reloadResult, () => reload());
   register(COMMANDS.lint, async () => {
-    const project = state.project;
+    const project = requireProject();
     if (!project || !checkBinary(project)) return;
     const invocation = lintCommand(project, { json: true });
     output.appendLine(`$ ${formatCommandLine(invocation.command, invocation.args)}    (in ${invocation.cwd})`);

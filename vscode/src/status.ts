@@ -5,7 +5,7 @@ import { ResultDocument, decodeNumber } from './result';
 export interface Status {
   text: string; // with a codicon: $(pass) or $(error)
   tooltip: string;
-  passed: boolean;
+  state: 'passed' | 'failed' | 'none' | 'unreadable';
 }
 
 export interface Counts {
@@ -36,7 +36,11 @@ function plural(n: number, one: string, many: string): string {
 
 export function resultStatus(result: ResultDocument, findings: Finding[], resultFile: string): Status {
   const counts = countResult(result, findings);
-  const passed = result.passed && findings.every((f) => !f.violation);
+  // `findings` may carry a later lint run than the result's ci.lint: a run that failed only its lint
+  // passes once the lint is clean, and any lint violation fails it.
+  const failedByLintOnly = !result.passed && result.ci?.lint?.passed === false && counts.failed === 0 &&
+    counts.regressions === 0;
+  const passed = (result.passed || failedByLintOnly) && counts.lintViolations === 0;
   const parts = [passed ? `${counts.passed} passed` : `${counts.failed} failed, ${counts.passed} passed`];
   if (counts.regressions > 0) parts.push(plural(counts.regressions, 'regression', 'regressions'));
   if (counts.lintViolations > 0) parts.push(plural(counts.lintViolations, 'lint violation', 'lint violations'));
@@ -52,14 +56,14 @@ export function resultStatus(result: ResultDocument, findings: Finding[], result
     resultFile,
   ];
   if (findings.length > 0) tooltip.push(`${plural(findings.length, 'finding', 'findings')} in the Problems panel`);
-  return { text, tooltip: tooltip.join('\n'), passed };
+  return { text, tooltip: tooltip.join('\n'), state: passed ? 'passed' : 'failed' };
 }
 
 // No result yet, or one that cannot be read.
 export function missingStatus(resultFile: string): Status {
-  return { text: '$(beaker) gpuemu: no result', tooltip: `${resultFile} does not exist yet: run gpuemu: Run CI gate`, passed: true };
+  return { text: '$(beaker) gpuemu: no result', tooltip: `${resultFile} does not exist yet: run gpuemu: Run CI gate`, state: 'none' };
 }
 
 export function unreadableStatus(message: string): Status {
-  return { text: '$(warning) gpuemu: unreadable result', tooltip: message, passed: false };
+  return { text: '$(warning) gpuemu: unreadable result', tooltip: message, state: 'unreadable' };
 }

@@ -69,7 +69,7 @@ describe('status bar', () => {
     doc.ops[0].errors = 1;
     const status = resultStatus(doc, collectFindings(doc), '/proj/gpuemu-out/result.json');
     assert.equal(status.text, '$(error) gpuemu 5 failed, 36 passed, 1 regression, 1 lint violation');
-    assert.equal(status.passed, false);
+    assert.equal(status.state, 'failed');
     assert.equal(status.tooltip, [
       'gpuemu ci of project "demo": failed',
       '41 cases in 3 ops: 36 passed, 5 failed',
@@ -79,11 +79,26 @@ describe('status bar', () => {
     ].join('\n'));
   });
 
+  it('follows a later lint run that replaces the result\'s ci.lint', () => {
+    const violation = { check: 'max_spills', message: 'spills', file: '', line: 0 };
+    const doc = document([op('a', [], 'a.py', 12)], { quick: false, shard: null, baseline: null,
+      lint: { passed: false, kernels: [kernel('k', 'k.ptx', 1, [violation])] } });
+    doc.passed = false; // the run failed on its lint alone
+    assert.equal(resultStatus(doc, collectFindings(doc), 'r.json').text, '$(error) gpuemu 0 failed, 12 passed, 1 lint violation');
+    const clean = { passed: true, kernels: [kernel('k', 'k.ptx', 1, [])] };
+    assert.equal(resultStatus(doc, collectFindings(doc, clean), 'r.json').text, '$(pass) gpuemu 12 passed');
+    const failing = document([op('a', [failure('a', 'float32', 'mismatch', 2)], 'a.py', 12)]);
+    assert.equal(resultStatus(failing, collectFindings(failing, clean), 'r.json').state, 'failed');
+  });
+
   it('a passing result, a partial one, none and an unreadable one', () => {
     const doc = document([op('a', [], 'a.py', 12)]);
     assert.equal(resultStatus(doc, [], 'r.json').text, '$(pass) gpuemu 12 passed');
+    assert.equal(resultStatus(doc, [], 'r.json').state, 'passed');
     assert.equal(resultStatus({ ...doc, partial: true }, [], 'r.json').text, '$(pass) gpuemu 12 passed (partial)');
-    assert.equal(missingStatus('/p/r.json').text, '$(beaker) gpuemu: no result');
-    assert.equal(unreadableStatus('r.json: broken').tooltip, 'r.json: broken');
+    assert.deepEqual(missingStatus('/p/r.json'), { text: '$(beaker) gpuemu: no result', state: 'none',
+      tooltip: '/p/r.json does not exist yet: run gpuemu: Run CI gate' });
+    assert.deepEqual(unreadableStatus('r.json: broken'), { text: '$(warning) gpuemu: unreadable result', state: 'unreadable',
+      tooltip: 'r.json: broken' });
   });
 });
