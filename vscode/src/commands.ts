@@ -50,7 +50,11 @@ export function resolveBinary(setting: string, workspaceFolder: string): string 
 
 // `discoveredConfig` is the gpuemu.toml the extension found in the workspace, used when
 // gpuemu.configPath is empty.
-export function resolveProject(settings: Settings, workspaceFolder: string, discoveredConfig?: string): Project {
+export function resolveProject(
+  settings: Settings,
+  workspaceFolder: string,
+  discoveredConfig?: string,
+): Project {
   const configSetting = settings.configPath.trim();
   const config = configSetting
     ? path.resolve(workspaceFolder, expandVariables(configSetting, workspaceFolder))
@@ -112,7 +116,8 @@ export function replayCommand(project: Project, finding: Finding): Invocation | 
 
 // An argument list shown to a person (the output channel), quoted for a POSIX shell.
 export function formatCommandLine(command: string, args: readonly string[]): string {
-  const quote = (arg: string) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
+  const quote = (arg: string) =>
+    /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
   return [command, ...args].map(quote).join(' ');
 }
 

@@ -46,7 +46,10 @@ export function activate(context: vscode.ExtensionContext): void {
   const showStatus = (s: Status) => {
     status.text = s.text;
     status.tooltip = s.tooltip;
-    const background = { failed: 'statusBarItem.errorBackground', unreadable: 'statusBarItem.warningBackground' };
+    const background = {
+      failed: 'statusBarItem.errorBackground',
+      unreadable: 'statusBarItem.warningBackground',
+    };
     const color = s.state === 'failed' || s.state === 'unreadable' ? background[s.state] : undefined;
     status.backgroundColor = color ? new vscode.ThemeColor(color) : undefined;
     status.show();
@@ -76,7 +79,9 @@ export function activate(context: vscode.ExtensionContext): void {
       state.result = undefined;
       publish();
       const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-      showStatus(missing ? missingStatus(project.resultFile) : unreadableStatus(`${project.resultFile}: ${String(e)}`));
+      showStatus(
+        missing ? missingStatus(project.resultFile) : unreadableStatus(`${project.resultFile}: ${String(e)}`),
+      );
       return;
     }
     try {
@@ -131,7 +136,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const runTask = async (invocation: Invocation, afterwards?: () => void) => {
     const project = requireProject();
     if (!project || !state.folder || !checkBinary(project)) return;
-    output.appendLine(`$ ${formatCommandLine(invocation.command, invocation.args)}    (in ${invocation.cwd})`);
+    output.appendLine(
+      `$ ${formatCommandLine(invocation.command, invocation.args)}    (in ${invocation.cwd})`,
+    );
     const task = new vscode.Task(
       { type: TASK_TYPE, args: invocation.args },
       state.folder,
@@ -140,13 +147,19 @@ export function activate(context: vscode.ExtensionContext): void {
       new vscode.ProcessExecution(invocation.command, invocation.args, { cwd: invocation.cwd }),
       [PROBLEM_MATCHER],
     );
-    task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, clear: true, panel: vscode.TaskPanelKind.Dedicated };
+    task.presentationOptions = {
+      reveal: vscode.TaskRevealKind.Always,
+      clear: true,
+      panel: vscode.TaskPanelKind.Dedicated,
+    };
     const execution = await vscode.tasks.executeTask(task);
     // Disposed when the task ends; a task that never ends keeps one idle listener.
     const ended = vscode.tasks.onDidEndTaskProcess((event) => {
       if (event.execution !== execution) return;
       ended.dispose();
-      output.appendLine(`gpuemu ${invocation.title}: exit ${String(event.exitCode)} (${exitMeaning(event.exitCode)})`);
+      output.appendLine(
+        `gpuemu ${invocation.title}: exit ${String(event.exitCode)} (${exitMeaning(event.exitCode)})`,
+      );
       if (event.exitCode !== 0 && event.exitCode !== 1) {
         void vscode.window.showErrorMessage(
           `gpuemu ${invocation.title} failed: ${exitMeaning(event.exitCode)}. The terminal shows gpuemu's message.`,
@@ -158,8 +171,9 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const checkBinary = (project: Project): boolean => {
     if (locateBinary(project.binary)) return true;
-    const where = path.isAbsolute(project.binary) ? `${project.binary} does not exist or is not executable` :
-      `'${project.binary}' is not on PATH`;
+    const where = path.isAbsolute(project.binary)
+      ? `${project.binary} does not exist or is not executable`
+      : `'${project.binary}' is not on PATH`;
     void vscode.window.showErrorMessage(
       `gpuemu: ${where}. Build or install gpuemu, or set gpuemu.binaryPath (e.g. build/gpuemu).`,
     );
@@ -203,7 +217,8 @@ export function activate(context: vscode.ExtensionContext): void {
 
   // The project a command works on; without one (no folder open) says so.
   const requireProject = (): Project | undefined => {
-    if (!state.project) void vscode.window.showErrorMessage('gpuemu: open a folder with a gpuemu.toml first.');
+    if (!state.project)
+      void vscode.window.showErrorMessage('gpuemu: open a folder with a gpuemu.toml first.');
     return state.project;
   };
 
@@ -228,14 +243,17 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   register(COMMANDS.minimizeFinding, async (rank) => {
     const finding = findingOf(rank);
-    if (finding?.worst && state.project) await runTask(minimizeCommand(state.project, finding.worst.seed, finding.op));
+    if (finding?.worst && state.project)
+      await runTask(minimizeCommand(state.project, finding.worst.seed, finding.op));
   });
   register(COMMANDS.reloadResult, () => reload());
   register(COMMANDS.lint, async () => {
     const project = requireProject();
     if (!project || !checkBinary(project)) return;
     const invocation = lintCommand(project, { json: true });
-    output.appendLine(`$ ${formatCommandLine(invocation.command, invocation.args)}    (in ${invocation.cwd})`);
+    output.appendLine(
+      `$ ${formatCommandLine(invocation.command, invocation.args)}    (in ${invocation.cwd})`,
+    );
     try {
       const captured = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: 'gpuemu lint' },
@@ -267,7 +285,9 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(SECTION)) void setup().catch((e) => output.appendLine(String(e)));
     }),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => void setup().catch((e) => output.appendLine(String(e)))),
+    vscode.workspace.onDidChangeWorkspaceFolders(
+      () => void setup().catch((e) => output.appendLine(String(e))),
+    ),
   );
 
   void setup().catch((e) => output.appendLine(`gpuemu: setup failed: ${String(e)}`));
@@ -306,7 +326,8 @@ function readText(file: string): string | undefined {
 
 function toDiagnostic(spec: DiagnosticSpec): vscode.Diagnostic {
   const range = new vscode.Range(spec.line, 0, spec.line, Number.MAX_SAFE_INTEGER);
-  const severity = spec.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning;
+  const severity =
+    spec.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning;
   const diagnostic = new vscode.Diagnostic(range, spec.message, severity);
   diagnostic.source = DIAGNOSTIC_SOURCE;
   diagnostic.code = spec.code;
@@ -315,7 +336,11 @@ function toDiagnostic(spec: DiagnosticSpec): vscode.Diagnostic {
 
 // "Replay" (and "Minimize" for a failing case) on gpuemu's diagnostics. VS Code hands the provider
 // copies of the diagnostics, so they are matched to findings by file, line and message.
-function codeActions(state: State, document: vscode.TextDocument, context: vscode.CodeActionContext): vscode.CodeAction[] {
+function codeActions(
+  state: State,
+  document: vscode.TextDocument,
+  context: vscode.CodeActionContext,
+): vscode.CodeAction[] {
   const actions: vscode.CodeAction[] = [];
   for (const diagnostic of context.diagnostics) {
     if (diagnostic.source !== DIAGNOSTIC_SOURCE) continue;
@@ -336,8 +361,10 @@ function codeActions(state: State, document: vscode.TextDocument, context: vscod
       actions.push(action);
     }
     if (spec.finding.worst) {
-      const action = new vscode.CodeAction(`Minimize ${label(spec.finding)} seed ${spec.finding.worst.seed}`,
-        vscode.CodeActionKind.QuickFix);
+      const action = new vscode.CodeAction(
+        `Minimize ${label(spec.finding)} seed ${spec.finding.worst.seed}`,
+        vscode.CodeActionKind.QuickFix,
+      );
       action.command = { command: COMMANDS.minimizeFinding, title: 'Minimize', arguments: [spec.rank] };
       action.diagnostics = [diagnostic];
       actions.push(action);

@@ -20,18 +20,73 @@ export interface FailureKind {
 
 const KINDS: readonly FailureKind[] = [
   { name: 'mismatch', ruleId: 'GPUEMU-MISMATCH', title: 'output outside tolerance', tier: Tier.Numeric },
-  { name: 'nonfinite_mismatch', ruleId: 'GPUEMU-NONFINITE-MISMATCH', title: 'NaN/Inf differ from reference', tier: Tier.WrongResult },
-  { name: 'unexpected_nonfinite', ruleId: 'GPUEMU-UNEXPECTED-NONFINITE', title: 'unexpected NaN/Inf', tier: Tier.WrongResult },
-  { name: 'shape_mismatch', ruleId: 'GPUEMU-SHAPE-MISMATCH', title: 'wrong output shape', tier: Tier.WrongResult },
-  { name: 'dtype_mismatch', ruleId: 'GPUEMU-DTYPE-MISMATCH', title: 'wrong output dtype', tier: Tier.WrongResult },
-  { name: 'invariant_violation', ruleId: 'GPUEMU-INVARIANT-VIOLATION', title: 'invariant violated', tier: Tier.Numeric },
+  {
+    name: 'nonfinite_mismatch',
+    ruleId: 'GPUEMU-NONFINITE-MISMATCH',
+    title: 'NaN/Inf differ from reference',
+    tier: Tier.WrongResult,
+  },
+  {
+    name: 'unexpected_nonfinite',
+    ruleId: 'GPUEMU-UNEXPECTED-NONFINITE',
+    title: 'unexpected NaN/Inf',
+    tier: Tier.WrongResult,
+  },
+  {
+    name: 'shape_mismatch',
+    ruleId: 'GPUEMU-SHAPE-MISMATCH',
+    title: 'wrong output shape',
+    tier: Tier.WrongResult,
+  },
+  {
+    name: 'dtype_mismatch',
+    ruleId: 'GPUEMU-DTYPE-MISMATCH',
+    title: 'wrong output dtype',
+    tier: Tier.WrongResult,
+  },
+  {
+    name: 'invariant_violation',
+    ruleId: 'GPUEMU-INVARIANT-VIOLATION',
+    title: 'invariant violated',
+    tier: Tier.Numeric,
+  },
   { name: 'op_error', ruleId: 'GPUEMU-OP-ERROR', title: 'op crashed or timed out', tier: Tier.WrongResult },
-  { name: 'reference_error', ruleId: 'GPUEMU-REFERENCE-ERROR', title: 'reference crashed or timed out', tier: Tier.Setup },
-  { name: 'missing_output', ruleId: 'GPUEMU-MISSING-OUTPUT', title: 'output missing', tier: Tier.WrongResult },
-  { name: 'input_mutated', ruleId: 'GPUEMU-INPUT-MUTATED', title: 'op wrote into its inputs', tier: Tier.WrongResult },
-  { name: 'output_aliased', ruleId: 'GPUEMU-OUTPUT-ALIASED', title: 'output aliases an input', tier: Tier.WrongResult },
-  { name: 'regression', ruleId: 'GPUEMU-REGRESSION', title: 'regression against baseline', tier: Tier.Regression },
-  { name: 'lint_violation', ruleId: 'GPUEMU-LINT', title: 'kernel artifact check failed', tier: Tier.Artifact },
+  {
+    name: 'reference_error',
+    ruleId: 'GPUEMU-REFERENCE-ERROR',
+    title: 'reference crashed or timed out',
+    tier: Tier.Setup,
+  },
+  {
+    name: 'missing_output',
+    ruleId: 'GPUEMU-MISSING-OUTPUT',
+    title: 'output missing',
+    tier: Tier.WrongResult,
+  },
+  {
+    name: 'input_mutated',
+    ruleId: 'GPUEMU-INPUT-MUTATED',
+    title: 'op wrote into its inputs',
+    tier: Tier.WrongResult,
+  },
+  {
+    name: 'output_aliased',
+    ruleId: 'GPUEMU-OUTPUT-ALIASED',
+    title: 'output aliases an input',
+    tier: Tier.WrongResult,
+  },
+  {
+    name: 'regression',
+    ruleId: 'GPUEMU-REGRESSION',
+    title: 'regression against baseline',
+    tier: Tier.Regression,
+  },
+  {
+    name: 'lint_violation',
+    ruleId: 'GPUEMU-LINT',
+    title: 'kernel artifact check failed',
+    tier: Tier.Artifact,
+  },
 ];
 
 export function failureKinds(): readonly FailureKind[] {

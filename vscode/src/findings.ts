@@ -2,7 +2,15 @@
 // failing (op, dtype), represented by its worst case, one per baseline regression and one per kernel
 // lint violation; sorted by tier, tolerance used (NaN worst), op, then dtype.
 import { FailureKind, Tier, findFailureKind } from './failureKinds';
-import { Failure, LintKernel, LintReport, LintViolation, Regression, ResultDocument, decodeNumber } from './result';
+import {
+  Failure,
+  LintKernel,
+  LintReport,
+  LintViolation,
+  Regression,
+  ResultDocument,
+  decodeNumber,
+} from './result';
 import { SourceLocation, parseSource } from './source';
 
 export interface Finding {
@@ -86,8 +94,14 @@ export function collectFindings(result: ResultDocument | undefined, lint?: LintR
       let f = byDtype.get(failure.dtype);
       if (!f) {
         const summary = op.dtypes.find((d) => d.dtype === failure.dtype);
-        f = { kind: findFailureKind(failure.kind)!, op: op.op, dtype: failure.dtype, location, cases: [],
-              totalCases: summary?.total ?? 0 };
+        f = {
+          kind: findFailureKind(failure.kind)!,
+          op: op.op,
+          dtype: failure.dtype,
+          location,
+          cases: [],
+          totalCases: summary?.total ?? 0,
+        };
         byDtype.set(failure.dtype, f);
         findings.push(f);
       }
@@ -142,8 +156,10 @@ export function describe(f: Finding): string {
   if (f.worst) {
     const of = f.totalCases > 0 ? ` of ${f.totalCases}` : '';
     const noun = f.totalCases === 1 || (f.totalCases === 0 && f.cases.length === 1) ? 'case' : 'cases';
-    lines.push(`${f.cases.length}${of} ${noun} failed (${f.worst.kind}, ${f.worst.layout ?? 'contiguous'}, ` +
-      `${f.worst.distribution ?? 'regular'} values)`);
+    lines.push(
+      `${f.cases.length}${of} ${noun} failed (${f.worst.kind}, ${f.worst.layout ?? 'contiguous'}, ` +
+        `${f.worst.distribution ?? 'regular'} values)`,
+    );
   }
   const replay = replayText(f);
   if (replay) lines.push(`Replay: ${replay}`);
@@ -168,7 +184,14 @@ export function casePicks(findings: Finding[]): CasePick[] {
     if (!f.worst) continue;
     const ordered = [f.worst, ...f.cases.filter((c) => c !== f.worst)];
     for (const c of ordered) {
-      picks.push({ seed: c.seed, op: f.op, dtype: f.dtype, kind: c.kind, message: c.message, worst: c === f.worst });
+      picks.push({
+        seed: c.seed,
+        op: f.op,
+        dtype: f.dtype,
+        kind: c.kind,
+        message: c.message,
+        worst: c === f.worst,
+      });
     }
   }
   return picks;

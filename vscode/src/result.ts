@@ -234,7 +234,8 @@ function validateOp(v: Validator, op: unknown, where: string): void {
   }
   if (v.field(op, where, 'failures', 'array')) {
     const failures = op.failures as unknown[];
-    for (let i = 0; i < failures.length && v.ok; ++i) validateFailure(v, failures[i], `${where}.failures[${i}]`);
+    for (let i = 0; i < failures.length && v.ok; ++i)
+      validateFailure(v, failures[i], `${where}.failures[${i}]`);
   }
 }
 
@@ -332,9 +333,15 @@ function parseJson(text: string, name: string, hint: string): unknown {
 // Parses and validates the text of a result.json.
 export function parseResult(text: string, name: string): ResultDocument {
   if (text.trim() === '') {
-    throw new ResultError(`${name}: the file is empty; regenerate it with \`gpuemu: Run CI gate\` or \`gpuemu ci run\``);
+    throw new ResultError(
+      `${name}: the file is empty; regenerate it with \`gpuemu: Run CI gate\` or \`gpuemu ci run\``,
+    );
   }
-  const document = parseJson(text, name, 'truncated or not a result.json: regenerate it with `gpuemu ci run`');
+  const document = parseJson(
+    text,
+    name,
+    'truncated or not a result.json: regenerate it with `gpuemu ci run`',
+  );
   return validateResult(document, name);
 }
 

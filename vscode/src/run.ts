@@ -75,7 +75,8 @@ function isExecutable(file: string): boolean {
 // Windows); undefined when there is none, so the extension can say so before a task fails.
 export function locateBinary(binary: string, envPath = process.env.PATH ?? ''): string | undefined {
   if (path.isAbsolute(binary)) return isExecutable(binary) ? binary : undefined;
-  const extensions = process.platform === 'win32' ? ['', ...(process.env.PATHEXT ?? '.EXE').split(';')] : [''];
+  const extensions =
+    process.platform === 'win32' ? ['', ...(process.env.PATHEXT ?? '.EXE').split(';')] : [''];
   for (const dir of envPath.split(path.delimiter)) {
     if (!dir) continue;
     for (const ext of extensions) {

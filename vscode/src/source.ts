@@ -13,7 +13,8 @@ export function parseSource(source: string): SourceLocation {
   const colon = source.lastIndexOf(':');
   if (colon > 0 && colon + 1 < source.length) {
     const digits = source.slice(colon + 1);
-    if (/^[0-9]{1,9}$/.test(digits)) return { path: source.slice(0, colon), line: Number.parseInt(digits, 10) };
+    if (/^[0-9]{1,9}$/.test(digits))
+      return { path: source.slice(0, colon), line: Number.parseInt(digits, 10) };
   }
   return { path: source, line: 0 };
 }

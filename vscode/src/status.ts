@@ -38,12 +38,13 @@ export function resultStatus(result: ResultDocument, findings: Finding[], result
   const counts = countResult(result, findings);
   // `findings` may carry a later lint run than the result's ci.lint: a run that failed only its lint
   // passes once the lint is clean, and any lint violation fails it.
-  const failedByLintOnly = !result.passed && result.ci?.lint?.passed === false && counts.failed === 0 &&
-    counts.regressions === 0;
+  const failedByLintOnly =
+    !result.passed && result.ci?.lint?.passed === false && counts.failed === 0 && counts.regressions === 0;
   const passed = (result.passed || failedByLintOnly) && counts.lintViolations === 0;
   const parts = [passed ? `${counts.passed} passed` : `${counts.failed} failed, ${counts.passed} passed`];
   if (counts.regressions > 0) parts.push(plural(counts.regressions, 'regression', 'regressions'));
-  if (counts.lintViolations > 0) parts.push(plural(counts.lintViolations, 'lint violation', 'lint violations'));
+  if (counts.lintViolations > 0)
+    parts.push(plural(counts.lintViolations, 'lint violation', 'lint violations'));
   const text = `$(${passed ? 'pass' : 'error'}) gpuemu ${parts.join(', ')}${result.partial ? ' (partial)' : ''}`;
 
   const seconds = decodeNumber(result.duration_secs);
@@ -55,13 +56,18 @@ export function resultStatus(result: ResultDocument, findings: Finding[], result
     `master seed ${result.seed}` + (Number.isFinite(seconds) ? `, ${seconds.toFixed(1)} s` : ''),
     resultFile,
   ];
-  if (findings.length > 0) tooltip.push(`${plural(findings.length, 'finding', 'findings')} in the Problems panel`);
+  if (findings.length > 0)
+    tooltip.push(`${plural(findings.length, 'finding', 'findings')} in the Problems panel`);
   return { text, tooltip: tooltip.join('\n'), state: passed ? 'passed' : 'failed' };
 }
 
 // No result yet, or one that cannot be read.
 export function missingStatus(resultFile: string): Status {
-  return { text: '$(beaker) gpuemu: no result', tooltip: `${resultFile} does not exist yet: run gpuemu: Run CI gate`, state: 'none' };
+  return {
+    text: '$(beaker) gpuemu: no result',
+    tooltip: `${resultFile} does not exist yet: run gpuemu: Run CI gate`,
+    state: 'none',
+  };
 }
 
 export function unreadableStatus(message: string): Status {

@@ -46,7 +46,11 @@ describe('resolveProject', () => {
 
   it('takes the settings relative to the workspace folder, with ${workspaceFolder}', () => {
     const project = resolveProject(
-      { binaryPath: 'build/gpuemu', configPath: 'examples/gpuemu.toml', resultPath: '${workspaceFolder}/ci/r.json' },
+      {
+        binaryPath: 'build/gpuemu',
+        configPath: 'examples/gpuemu.toml',
+        resultPath: '${workspaceFolder}/ci/r.json',
+      },
       WS,
       '/ignored/gpuemu.toml',
     );
@@ -91,9 +95,20 @@ describe('command lines', () => {
   it('a seed above 2^63 (and 2^53) stays the exact decimal string', () => {
     const seed = '18446744073709551615';
     assert.ok(BigInt(seed) > 2n ** 63n && Number(seed).toString() !== seed);
-    assert.deepEqual(reproduceCommand(project, seed, 'softmax').args, [...config, 'reproduce', seed, '--op', 'softmax']);
-    assert.deepEqual(minimizeCommand(project, '9223372036854775809', 'softmax').args,
-      [...config, 'minimize', '9223372036854775809', '--op', 'softmax']);
+    assert.deepEqual(reproduceCommand(project, seed, 'softmax').args, [
+      ...config,
+      'reproduce',
+      seed,
+      '--op',
+      'softmax',
+    ]);
+    assert.deepEqual(minimizeCommand(project, '9223372036854775809', 'softmax').args, [
+      ...config,
+      'minimize',
+      '9223372036854775809',
+      '--op',
+      'softmax',
+    ]);
   });
 
   it('refuses what is not a seed instead of passing it on', () => {
@@ -110,17 +125,30 @@ describe('command lines', () => {
   it('lint, of every kernel or one, as text or JSON', () => {
     assert.deepEqual(lintCommand(project).args, [...config, 'lint']);
     assert.deepEqual(lintCommand(project, { json: true }).args, [...config, '--format', 'json', 'lint']);
-    assert.deepEqual(lintCommand(project, { kernel: 'saxpy' }).args, [...config, 'lint', '--kernel', 'saxpy']);
+    assert.deepEqual(lintCommand(project, { kernel: 'saxpy' }).args, [
+      ...config,
+      'lint',
+      '--kernel',
+      'saxpy',
+    ]);
   });
 
   it('replay: the worst case of a failing (op, dtype), the kernel of a lint violation, nothing for a regression', () => {
     const doc = document(
-      [op('softmax', [failure('softmax', 'float16', 'mismatch', 2, '17'), failure('softmax', 'float16', 'mismatch', 9, '18')])],
+      [
+        op('softmax', [
+          failure('softmax', 'float16', 'mismatch', 2, '17'),
+          failure('softmax', 'float16', 'mismatch', 9, '18'),
+        ]),
+      ],
       {
         quick: false,
         shard: null,
         baseline: { regressions: [{ op: 'softmax', dtype: 'float32', reason: 'worse' }] },
-        lint: { passed: false, kernels: [kernel('saxpy', 'k.ptx', 1, [{ check: 'max_spills', message: 'm', file: '', line: 0 }])] },
+        lint: {
+          passed: false,
+          kernels: [kernel('saxpy', 'k.ptx', 1, [{ check: 'max_spills', message: 'm', file: '', line: 0 }])],
+        },
       },
     );
     const [worst, regression, lint] = collectFindings(doc);
@@ -131,9 +159,14 @@ describe('command lines', () => {
   });
 
   it('formats a command line for a person, quoted for a POSIX shell', () => {
-    assert.equal(formatCommandLine('/opt/gpuemu', ['--config', '/a b/gpuemu.toml', 'reproduce', '5', '--op', "it's"]),
-      "/opt/gpuemu --config '/a b/gpuemu.toml' reproduce 5 --op 'it'\\''s'");
-    assert.equal(displayCommandLine(ciRunCommand(project)), `gpuemu ci run --out ${path.join(WS, 'gpuemu-out')}`);
+    assert.equal(
+      formatCommandLine('/opt/gpuemu', ['--config', '/a b/gpuemu.toml', 'reproduce', '5', '--op', "it's"]),
+      "/opt/gpuemu --config '/a b/gpuemu.toml' reproduce 5 --op 'it'\\''s'",
+    );
+    assert.equal(
+      displayCommandLine(ciRunCommand(project)),
+      `gpuemu ci run --out ${path.join(WS, 'gpuemu-out')}`,
+    );
   });
 });
 

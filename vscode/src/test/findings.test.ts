@@ -31,9 +31,13 @@ describe('collectFindings order', () => {
       {
         quick: false,
         shard: null,
-        baseline: { regressions: [{ op: 'b_drift', dtype: 'float16', reason: 'max_ulp grew from 1 to 2 (x2.0)' }] },
-        lint: { passed: false, kernels: [kernel('k', 'k.ptx', 4, [{ check: 'max_spills', message: 'spills', file: '',
-                                                                  line: 0 }])] },
+        baseline: {
+          regressions: [{ op: 'b_drift', dtype: 'float16', reason: 'max_ulp grew from 1 to 2 (x2.0)' }],
+        },
+        lint: {
+          passed: false,
+          kernels: [kernel('k', 'k.ptx', 4, [{ check: 'max_spills', message: 'spills', file: '', line: 0 }])],
+        },
       },
     );
     assert.deepEqual(order(doc), [
@@ -51,8 +55,11 @@ describe('collectFindings order', () => {
     const missing = failure('m', 'float32', 'mismatch', 0);
     delete missing.tolerance_used;
     const doc = document([
-      op('x', [failure('x', 'float32', 'mismatch', 5), failure('x', 'bfloat16', 'mismatch', 5),
-               failure('x', 'float16', 'mismatch', 'Infinity')]),
+      op('x', [
+        failure('x', 'float32', 'mismatch', 5),
+        failure('x', 'bfloat16', 'mismatch', 5),
+        failure('x', 'float16', 'mismatch', 'Infinity'),
+      ]),
       op('m', [missing]),
       op('n', [failure('n', 'float32', 'mismatch', 'NaN')]),
       op('B', [failure('B', 'float32', 'mismatch', 5)]),
@@ -76,11 +83,17 @@ describe('collectFindings order', () => {
       op('\u{1F600}', [failure('\u{1F600}', 'float32', 'mismatch', 1)]),
       op('\uFF21', [failure('\uFF21', 'float32', 'mismatch', 1)]),
     ]);
-    assert.deepEqual(collectFindings(doc).map((f) => f.op), ['\uFF21', '\u{1F600}']);
+    assert.deepEqual(
+      collectFindings(doc).map((f) => f.op),
+      ['\uFF21', '\u{1F600}'],
+    );
   });
 
   it('is the same for any order of the ops in the document', () => {
-    const ops = [op('p', [failure('p', 'float32', 'mismatch', 2)]), op('q', [failure('q', 'float32', 'mismatch', 2)])];
+    const ops = [
+      op('p', [failure('p', 'float32', 'mismatch', 2)]),
+      op('q', [failure('q', 'float32', 'mismatch', 2)]),
+    ];
     const forward = document(ops);
     const backward = { ...forward, ops: [...forward.ops].reverse() };
     assert.deepEqual(order(forward), order(backward));
@@ -100,7 +113,10 @@ describe('collectFindings grouping', () => {
     assert.equal(label(f16), 'softmax[float16]');
     assert.equal(f16.worst?.seed, '14'); // a wrong shape outranks any numeric drift
     assert.equal(f16.kind.name, 'shape_mismatch'); // the finding's kind is its worst case's
-    assert.deepEqual(f16.cases.map((c) => c.seed), ['11', '13', '14', '15']);
+    assert.deepEqual(
+      f16.cases.map((c) => c.seed),
+      ['11', '13', '14', '15'],
+    );
     assert.equal(f16.totalCases, 40);
     assert.deepEqual(f16.location, { path: 'k/softmax.py', line: 12 });
     assert.equal(f32.worst?.seed, '12');
@@ -119,23 +135,37 @@ describe('collectFindings grouping', () => {
       passed: false,
       kernels: [
         kernel('saxpy', 'kernels/saxpy.ptx', 15, [
-          { check: 'forbidden_instructions', message: "forbidden instruction 'ld.local'", file: '/src/saxpy.cu', line: 8 },
+          {
+            check: 'forbidden_instructions',
+            message: "forbidden instruction 'ld.local'",
+            file: '/src/saxpy.cu',
+            line: 8,
+          },
           { check: 'max_local_memory_bytes', message: 'local memory', file: '', line: 0 },
         ]),
       ],
     };
     const doc = document([op('gemm', [], 'gemm.py:30')], {
-      quick: false, shard: null, lint,
-      baseline: { regressions: [{ op: 'gemm', dtype: 'float32', reason: 'max_ulp grew' },
-                                { op: 'gone', dtype: 'float32', reason: 'r' }] },
+      quick: false,
+      shard: null,
+      lint,
+      baseline: {
+        regressions: [
+          { op: 'gemm', dtype: 'float32', reason: 'max_ulp grew' },
+          { op: 'gone', dtype: 'float32', reason: 'r' },
+        ],
+      },
     });
     const findings = collectFindings(doc);
-    assert.deepEqual(findings.map((f) => [label(f), f.location.path, f.location.line]), [
-      ['gemm[float32]', 'gemm.py', 30],
-      ['gone[float32]', '', 0],
-      ['saxpy[forbidden_instructions]', '/src/saxpy.cu', 8],
-      ['saxpy[max_local_memory_bytes]', 'kernels/saxpy.ptx', 15],
-    ]);
+    assert.deepEqual(
+      findings.map((f) => [label(f), f.location.path, f.location.line]),
+      [
+        ['gemm[float32]', 'gemm.py', 30],
+        ['gone[float32]', '', 0],
+        ['saxpy[forbidden_instructions]', '/src/saxpy.cu', 8],
+        ['saxpy[max_local_memory_bytes]', 'kernels/saxpy.ptx', 15],
+      ],
+    );
     assert.equal(headline(findings[0]), 'max_ulp grew');
     assert.equal(replayText(findings[0]), '');
     assert.equal(replayText(findings[2]), 'gpuemu lint --kernel saxpy');
@@ -143,7 +173,10 @@ describe('collectFindings grouping', () => {
   });
 
   it('lets a later lint report take the place of ci.lint', () => {
-    const old = { passed: false, kernels: [kernel('k', 'k.ptx', 1, [{ check: 'max_spills', message: 'm', file: '', line: 0 }])] };
+    const old = {
+      passed: false,
+      kernels: [kernel('k', 'k.ptx', 1, [{ check: 'max_spills', message: 'm', file: '', line: 0 }])],
+    };
     const doc = document([], { quick: false, shard: null, baseline: null, lint: old });
     assert.deepEqual(order(doc), ['k[max_spills] lint_violation']);
     assert.deepEqual(order(doc, { passed: true, kernels: [kernel('k', 'k.ptx', 1, [])] }), []);
@@ -153,22 +186,39 @@ describe('collectFindings grouping', () => {
 
 describe('finding text', () => {
   it('says what failed, how often and how to replay it', () => {
-    const cases = [failure('softmax', 'float16', 'mismatch', 3, '18446744073709551615'),
-                   failure('softmax', 'float16', 'mismatch', 1, '5')];
+    const cases = [
+      failure('softmax', 'float16', 'mismatch', 3, '18446744073709551615'),
+      failure('softmax', 'float16', 'mismatch', 1, '5'),
+    ];
     const [f] = collectFindings(document([op('softmax', cases, '', 8)]));
-    assert.equal(describeFinding(f),
+    assert.equal(
+      describeFinding(f),
       'softmax[float16] output outside tolerance: seed 18446744073709551615: mismatch in softmax[float16]\n' +
         '2 of 8 cases failed (mismatch, contiguous, regular values)\n' +
-        'Replay: gpuemu reproduce 18446744073709551615 --op softmax');
+        'Replay: gpuemu reproduce 18446744073709551615 --op softmax',
+    );
   });
 
   it('lists every failing case for the quick pick, worst finding and worst case first', () => {
-    const doc = document([
-      op('a', [failure('a', 'float32', 'mismatch', 1, '1'), failure('a', 'float32', 'mismatch', 4, '2'),
-               failure('a', 'float32', 'mismatch', 2, '3')]),
-      op('b', [failure('b', 'float32', 'op_error', 0, '4')]),
-    ], { quick: false, shard: null, baseline: { regressions: [{ op: 'a', dtype: 'float16', reason: 'r' }] }, lint: null });
-    assert.deepEqual(casePicks(collectFindings(doc)).map((p) => `${p.op} ${p.seed}${p.worst ? ' worst' : ''}`),
-      ['b 4 worst', 'a 2 worst', 'a 1', 'a 3']);
+    const doc = document(
+      [
+        op('a', [
+          failure('a', 'float32', 'mismatch', 1, '1'),
+          failure('a', 'float32', 'mismatch', 4, '2'),
+          failure('a', 'float32', 'mismatch', 2, '3'),
+        ]),
+        op('b', [failure('b', 'float32', 'op_error', 0, '4')]),
+      ],
+      {
+        quick: false,
+        shard: null,
+        baseline: { regressions: [{ op: 'a', dtype: 'float16', reason: 'r' }] },
+        lint: null,
+      },
+    );
+    assert.deepEqual(
+      casePicks(collectFindings(doc)).map((p) => `${p.op} ${p.seed}${p.worst ? ' worst' : ''}`),
+      ['b 4 worst', 'a 2 worst', 'a 1', 'a 3'],
+    );
   });
 });

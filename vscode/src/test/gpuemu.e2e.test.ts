@@ -22,7 +22,15 @@ import { Finding, casePicks, collectFindings, label } from '../findings';
 import { ResultDocument, parseResult } from '../result';
 import { lintOutcome, runCaptured } from '../run';
 import { resultStatus } from '../status';
-import { gpuemuBinary, gpuemuEnv, opToml, projectToml, run, tempDir, writeProject } from '../testsupport/gpuemu';
+import {
+  gpuemuBinary,
+  gpuemuEnv,
+  opToml,
+  projectToml,
+  run,
+  tempDir,
+  writeProject,
+} from '../testsupport/gpuemu';
 
 const KERNELS = `
 [[kernels]]
@@ -52,10 +60,16 @@ describe('a failing project, end to end', () => {
   before(() => {
     const binary = gpuemuBinary();
     root = tempDir('failing');
-    const ops = opToml('tail', 'op_off_by_tail.py', 'op_off_by_tail.py:7') + opToml('tail_nosource', 'op_off_by_tail.py') +
+    const ops =
+      opToml('tail', 'op_off_by_tail.py', 'op_off_by_tail.py:7') +
+      opToml('tail_nosource', 'op_off_by_tail.py') +
       opToml('identity', 'op_identity.py', 'op_identity.py');
-    const config = writeProject(root, projectToml(ops, KERNELS), ['op_off_by_tail.py', 'op_identity.py', 'ref_identity.py'],
-      ['saxpy.ptx', 'saxpy_local.ptx']);
+    const config = writeProject(
+      root,
+      projectToml(ops, KERNELS),
+      ['op_off_by_tail.py', 'op_identity.py', 'ref_identity.py'],
+      ['saxpy.ptx', 'saxpy_local.ptx'],
+    );
     project = resolveProject({ ...DEFAULT_SETTINGS, binaryPath: binary }, root, config);
     env = gpuemuEnv(root);
     const ran = run(ciRunCommand(project), env);
@@ -72,7 +86,14 @@ describe('a failing project, end to end', () => {
     assert.equal(project.resultFile, path.join(root, 'gpuemu-out', 'result.json'));
     assert.equal(result.command, 'ci');
     assert.equal(result.passed, false);
-    assert.deepEqual(result.ops.map((o) => [o.op, o.failed > 0]), [['identity', false], ['tail', true], ['tail_nosource', true]]);
+    assert.deepEqual(
+      result.ops.map((o) => [o.op, o.failed > 0]),
+      [
+        ['identity', false],
+        ['tail', true],
+        ['tail_nosource', true],
+      ],
+    );
   });
 
   it('orders the findings as the SARIF gpuemu rendered from the same result', () => {
@@ -82,10 +103,15 @@ describe('a failing project, end to end', () => {
     assert.ok(findings.length >= 3);
     findings.forEach((f, i) => {
       assert.equal(f.kind.ruleId, sarifResults[i].ruleId, `finding ${i}`);
-      assert.ok(sarifResults[i].message.text.includes(label(f)), `${label(f)} in SARIF result ${i}: ${sarifResults[i].message.text}`);
+      assert.ok(
+        sarifResults[i].message.text.includes(label(f)),
+        `${label(f)} in SARIF result ${i}: ${sarifResults[i].message.text}`,
+      );
     });
-    assert.deepEqual(findings.map((f) => f.kind.name),
-      ['mismatch', 'mismatch', ...findings.slice(2).map(() => 'lint_violation')]);
+    assert.deepEqual(
+      findings.map((f) => f.kind.name),
+      ['mismatch', 'mismatch', ...findings.slice(2).map(() => 'lint_violation')],
+    );
   });
 
   it('places the findings at the op source, the [[ops]] entry, and the lint violations', () => {
@@ -104,8 +130,12 @@ describe('a failing project, end to end', () => {
     const forbidden = specs.find((s) => s.finding.dtype === 'forbidden_instructions');
     assert.ok(forbidden, where.join('\n'));
     assert.match(forbidden.file, /saxpy_local\.cu$/);
-    assert.ok(forbidden.line + 1 > 0 && forbidden.message.endsWith('Replay: gpuemu lint --kernel saxpy_local'));
-    for (const s of specs.filter((spec) => spec.finding.violation && spec.finding.violation.file === 'kernels/saxpy_local.ptx')) {
+    assert.ok(
+      forbidden.line + 1 > 0 && forbidden.message.endsWith('Replay: gpuemu lint --kernel saxpy_local'),
+    );
+    for (const s of specs.filter(
+      (spec) => spec.finding.violation && spec.finding.violation.file === 'kernels/saxpy_local.ptx',
+    )) {
       assert.equal(s.file, path.join(root, 'kernels', 'saxpy_local.ptx'));
     }
     assert.ok(specs[0].message.endsWith(`Replay: ${findings[0].worst?.replay}`));
@@ -117,7 +147,10 @@ describe('a failing project, end to end', () => {
     }
     // Seeds are u64: with this master seed some exceed 2^63 and would lose digits as numbers.
     const seeds = result.ops.flatMap((o) => o.failures.map((c) => c.seed));
-    assert.ok(seeds.some((s) => BigInt(s) >= 2n ** 63n), `a seed above 2^63 among ${seeds.join(' ')}`);
+    assert.ok(
+      seeds.some((s) => BigInt(s) >= 2n ** 63n),
+      `a seed above 2^63 among ${seeds.join(' ')}`,
+    );
     for (const s of seeds) assert.equal(BigInt(s).toString(), s);
   });
 
@@ -136,10 +169,17 @@ describe('a failing project, end to end', () => {
   });
 
   it('lint --format json gives the violations ci run found', async () => {
-    const report = lintOutcome(await runCaptured(lintCommand(project, { json: true }), env), 'gpuemu lint --format json');
+    const report = lintOutcome(
+      await runCaptured(lintCommand(project, { json: true }), env),
+      'gpuemu lint --format json',
+    );
     assert.equal(report.passed, false);
-    const fromLint = collectFindings(undefined, report).map((f) => `${label(f)} ${f.location.path}:${f.location.line}`);
-    const fromCi = findings.filter((f) => f.violation).map((f) => `${label(f)} ${f.location.path}:${f.location.line}`);
+    const fromLint = collectFindings(undefined, report).map(
+      (f) => `${label(f)} ${f.location.path}:${f.location.line}`,
+    );
+    const fromCi = findings
+      .filter((f) => f.violation)
+      .map((f) => `${label(f)} ${f.location.path}:${f.location.line}`);
     assert.deepEqual(fromLint, fromCi);
   });
 
@@ -147,8 +187,10 @@ describe('a failing project, end to end', () => {
     const passed = result.ops.reduce((n, o) => n + o.passed, 0);
     const failed = result.ops.reduce((n, o) => n + o.failed + o.errors, 0);
     const violations = findings.filter((f) => f.violation).length;
-    assert.equal(resultStatus(result, findings, project.resultFile).text,
-      `$(error) gpuemu ${failed} failed, ${passed} passed, ${violations} lint violation${violations === 1 ? '' : 's'}`);
+    assert.equal(
+      resultStatus(result, findings, project.resultFile).text,
+      `$(error) gpuemu ${failed} failed, ${passed} passed, ${violations} lint violation${violations === 1 ? '' : 's'}`,
+    );
   });
 });
 
@@ -156,8 +198,11 @@ describe('a passing project, end to end', () => {
   it('ci run exits 0 and shows no problem', () => {
     const root = tempDir('passing');
     try {
-      const config = writeProject(root, projectToml(opToml('identity', 'op_identity.py', 'op_identity.py:1')),
-        ['op_identity.py', 'ref_identity.py']);
+      const config = writeProject(
+        root,
+        projectToml(opToml('identity', 'op_identity.py', 'op_identity.py:1')),
+        ['op_identity.py', 'ref_identity.py'],
+      );
       const project = resolveProject({ ...DEFAULT_SETTINGS, binaryPath: gpuemuBinary() }, root, config);
       const ran = run(ciRunCommand(project), gpuemuEnv(root));
       assert.equal(ran.code, 0, ran.stderr);
@@ -176,14 +221,20 @@ describe('a configuration error, end to end', () => {
   it('exits 2 with a diagnostic the contributed problem matcher reads', async () => {
     const root = tempDir('config');
     try {
-      const toml = projectToml(opToml('identity', 'op_identity.py')).replace('dtypes = ["float32"]', 'dtypes = ["flaot32"]');
+      const toml = projectToml(opToml('identity', 'op_identity.py')).replace(
+        'dtypes = ["float32"]',
+        'dtypes = ["flaot32"]',
+      );
       const config = writeProject(root, toml, ['op_identity.py', 'ref_identity.py']);
       const project = resolveProject({ ...DEFAULT_SETTINGS, binaryPath: gpuemuBinary() }, root, config);
       const ran = await runCaptured(ciRunCommand(project), gpuemuEnv(root));
       assert.equal(ran.code, 2, ran.stderr);
       const [matcher] = manifest.contributes.problemMatchers;
       const pattern = new RegExp(matcher.pattern.regexp);
-      const matched = ran.stderr.split('\n').map((line) => pattern.exec(line)).filter((m) => m !== null);
+      const matched = ran.stderr
+        .split('\n')
+        .map((line) => pattern.exec(line))
+        .filter((m) => m !== null);
       assert.equal(matched.length, 1, ran.stderr);
       const m = matched[0]!;
       const line = toml.split('\n').findIndex((l) => l.includes('flaot32')) + 1;

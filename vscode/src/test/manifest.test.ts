@@ -6,7 +6,15 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 import { DEFAULT_SETTINGS } from '../commands';
-import { COMMANDS, DIAGNOSTIC_SOURCE, PALETTE_COMMANDS, PROBLEM_MATCHER, SECTION, SETTINGS, TASK_TYPE } from '../ids';
+import {
+  COMMANDS,
+  DIAGNOSTIC_SOURCE,
+  PALETTE_COMMANDS,
+  PROBLEM_MATCHER,
+  SECTION,
+  SETTINGS,
+  TASK_TYPE,
+} from '../ids';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -23,9 +31,14 @@ describe('package.json', () => {
   });
 
   it('types the API no newer than the engine it declares (vsce refuses otherwise)', () => {
-    const types = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', '@types', 'vscode', 'package.json'), 'utf8'));
+    const types = JSON.parse(
+      fs.readFileSync(path.join(ROOT, 'node_modules', '@types', 'vscode', 'package.json'), 'utf8'),
+    );
     const [major, minor] = types.version.split('.').map(Number);
-    assert.ok(major === 1 && minor <= 85, `@types/vscode ${types.version} is newer than engines.vscode ^1.85.0`);
+    assert.ok(
+      major === 1 && minor <= 85,
+      `@types/vscode ${types.version} is newer than engines.vscode ^1.85.0`,
+    );
   });
 
   it('contributes exactly the palette commands, in the gpuemu category', () => {
@@ -40,7 +53,10 @@ describe('package.json', () => {
 
   it('registers every command in extension.ts', () => {
     for (const key of Object.keys(COMMANDS)) {
-      assert.ok(extensionSource.includes(`register(COMMANDS.${key},`), `extension.ts registers COMMANDS.${key}`);
+      assert.ok(
+        extensionSource.includes(`register(COMMANDS.${key},`),
+        `extension.ts registers COMMANDS.${key}`,
+      );
     }
   });
 
@@ -50,13 +66,22 @@ describe('package.json', () => {
     for (const setting of SETTINGS) {
       assert.equal(properties[`${SECTION}.${setting}`].type, 'string');
       assert.equal(properties[`${SECTION}.${setting}`].default, DEFAULT_SETTINGS[setting], setting);
-      assert.ok(extensionSource.includes(`config.get<string>('${setting}', '${DEFAULT_SETTINGS[setting]}')`), setting);
+      assert.ok(
+        extensionSource.includes(`config.get<string>('${setting}', '${DEFAULT_SETTINGS[setting]}')`),
+        setting,
+      );
     }
   });
 
   it('defines the task type and the problem matcher the tasks use', () => {
-    assert.deepEqual(manifest.contributes.taskDefinitions.map((t: { type: string }) => t.type), [TASK_TYPE]);
-    assert.deepEqual(manifest.contributes.problemMatchers.map((m: { name: string }) => `$${m.name}`), [PROBLEM_MATCHER]);
+    assert.deepEqual(
+      manifest.contributes.taskDefinitions.map((t: { type: string }) => t.type),
+      [TASK_TYPE],
+    );
+    assert.deepEqual(
+      manifest.contributes.problemMatchers.map((m: { name: string }) => `$${m.name}`),
+      [PROBLEM_MATCHER],
+    );
     // A task's problem matcher and a diagnostic collection of the same owner share, and clear, each
     // other's markers (microsoft/vscode#251268): a reproduce task could wipe the result's problems.
     assert.notEqual(manifest.contributes.problemMatchers[0].owner, DIAGNOSTIC_SOURCE);
@@ -65,6 +90,10 @@ describe('package.json', () => {
 
   it('has only build-time dependencies, so the packaged extension needs no node_modules', () => {
     assert.equal(manifest.dependencies, undefined);
-    assert.deepEqual(Object.keys(manifest.devDependencies).sort(), ['@types/node', '@types/vscode', 'typescript']);
+    assert.deepEqual(Object.keys(manifest.devDependencies).sort(), [
+      '@types/node',
+      '@types/vscode',
+      'typescript',
+    ]);
   });
 });

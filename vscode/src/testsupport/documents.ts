@@ -4,7 +4,13 @@ import { Failure, LintKernel, OpResult, ResultDocument } from '../result';
 
 let nextCase = 0;
 
-export function failure(op: string, dtype: string, kind: string, toleranceUsed: unknown, seed = '1'): Failure {
+export function failure(
+  op: string,
+  dtype: string,
+  kind: string,
+  toleranceUsed: unknown,
+  seed = '1',
+): Failure {
   return {
     seed,
     case: nextCase++,
@@ -31,16 +37,42 @@ export function op(name: string, failures: Failure[], source = '', total = 10): 
     errors: 0,
     dtypes: dtypes.map((dtype) => {
       const n = failures.filter((f) => f.dtype === dtype).length;
-      return { dtype, total, passed: total - n, failed: n, errors: 0, max_abs: 0, max_rel: 0, max_ulp: 0,
-               tolerance_used: 0, atol: 1e-5, rtol: 1e-5 };
+      return {
+        dtype,
+        total,
+        passed: total - n,
+        failed: n,
+        errors: 0,
+        max_abs: 0,
+        max_rel: 0,
+        max_ulp: 0,
+        tolerance_used: 0,
+        atol: 1e-5,
+        rtol: 1e-5,
+      };
     }),
     failures,
   };
 }
 
-export function kernel(name: string, file: string, line: number, violations: LintKernel['violations']): LintKernel {
-  return { name, entry: name, source: file, arch: 'sm_80', file, line, metrics: {}, notes: [],
-           passed: violations.length === 0, violations };
+export function kernel(
+  name: string,
+  file: string,
+  line: number,
+  violations: LintKernel['violations'],
+): LintKernel {
+  return {
+    name,
+    entry: name,
+    source: file,
+    arch: 'sm_80',
+    file,
+    line,
+    metrics: {},
+    notes: [],
+    passed: violations.length === 0,
+    violations,
+  };
 }
 
 export function document(ops: OpResult[], ci?: ResultDocument['ci']): ResultDocument {

@@ -18,7 +18,9 @@ export function gpuemuBinary(): string {
   const binary = fromEnv ? path.resolve(fromEnv) : path.join(REPO, 'build', 'gpuemu');
   if (!fs.existsSync(binary)) {
     const origin = fromEnv ? `$GPUEMU_BIN (${fromEnv})` : `${binary} ($GPUEMU_BIN is not set)`;
-    throw new Error(`gpuemu binary not found: ${origin} does not exist; build it (scripts/setup.sh) or set GPUEMU_BIN`);
+    throw new Error(
+      `gpuemu binary not found: ${origin} does not exist; build it (scripts/setup.sh) or set GPUEMU_BIN`,
+    );
   }
   return binary;
 }
@@ -28,7 +30,8 @@ export function gpuemuBinary(): string {
 // sanitizer build turning an exit code into 23 (the leak checks belong to the C++ unit tests).
 export function gpuemuEnv(root: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, GPUEMU_HOME: path.join(root, '.gpuemu-home'), HOME: root };
-  for (const tool of ['GPUEMU_PTXAS', 'GPUEMU_NVCC', 'GPUEMU_CUOBJDUMP', 'GPUEMU_NVDISASM']) env[tool] = 'none';
+  for (const tool of ['GPUEMU_PTXAS', 'GPUEMU_NVCC', 'GPUEMU_CUOBJDUMP', 'GPUEMU_NVDISASM'])
+    env[tool] = 'none';
   env.ASAN_OPTIONS = (env.ASAN_OPTIONS ?? '').replace('detect_leaks=1', 'detect_leaks=0');
   delete env.GITHUB_ACTIONS;
   return env;
@@ -40,7 +43,8 @@ export function tempDir(prefix: string): string {
 
 // Writes gpuemu.toml and copies the named scripts (and the protocol codec they import) into `root`.
 export function writeProject(root: string, toml: string, scripts: string[], kernels: string[] = []): string {
-  for (const name of ['_proto.py', ...scripts]) fs.copyFileSync(path.join(SCRIPTS, name), path.join(root, name));
+  for (const name of ['_proto.py', ...scripts])
+    fs.copyFileSync(path.join(SCRIPTS, name), path.join(root, name));
   if (kernels.length > 0) fs.mkdirSync(path.join(root, 'kernels'), { recursive: true });
   for (const name of kernels) fs.copyFileSync(path.join(KERNELS, name), path.join(root, 'kernels', name));
   const config = path.join(root, 'gpuemu.toml');
