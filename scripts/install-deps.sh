@@ -18,6 +18,15 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# Node.js and npm: the VS Code extension's build and tests (vscode/, node --test). Machines that
+# already have a Node (e.g. from nodesource or nvm) keep it; Debian 12's nodejs 18 is enough.
+if [ -f vscode/package.json ] && ! command -v npm >/dev/null; then
+  echo "install-deps: installing Node.js and npm (Debian packages) for the VS Code extension" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+
 PY=${GPUEMU_PYTHON:-python3}
 if ! "$PY" -c 'import numpy, pytest, jsonschema, xdist, yaml' 2>/dev/null; then
   echo "install-deps: installing Python packages (numpy, pytest, pytest-xdist, jsonschema, pyyaml)" >&2
