@@ -10,6 +10,7 @@ import subprocess
 import jsonschema
 import pytest
 
+from action_support import parse_outputs
 from e2e_support import REPO, one_op_toml
 
 SCHEMAS = REPO / "tests" / "schemas"
@@ -236,24 +237,6 @@ def test_sign_key_writes_a_report_that_verifies(project):
     assert proc.returncode == 0, proc.stderr
     verify = project.run("report", "verify", "out/REPORT.json", "--pub", "keys/gpuemu.pub", "--artifacts", ".")
     assert verify.returncode == 0, verify.stdout + verify.stderr
-
-
-def parse_outputs(text):
-    """$GITHUB_OUTPUT in the runner's way: name=value lines and name<<DELIM ... DELIM blocks."""
-    outputs, lines = {}, text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if "<<" in line:
-            name, delimiter = line.split("<<", 1)
-            end = lines.index(delimiter, i + 1)
-            outputs[name] = "\n".join(lines[i + 1:end])
-            i = end + 1
-        else:
-            name, value = line.split("=", 1)
-            outputs[name] = value
-            i += 1
-    return outputs
 
 
 def test_on_a_github_runner(project, tmp_path):
