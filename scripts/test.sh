@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, step 2: every test suite. Builds gpuemu with AddressSanitizer and UBSan, runs the
 # C++ unit tests (ctest), the Python and end-to-end suites (pytest) against that binary, then the
-# static binary's tests (scripts/test-static.sh).
+# static binary's tests (scripts/test-static.sh) and the parsers' libFuzzer harnesses (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -55,6 +55,13 @@ if [ -x tests/action/run.sh ]; then
   tests/action/run.sh 2>&1 | tee "$LOGS/action.log" || status=1
 fi
 
+echo "test: libFuzzer (scripts/fuzz.sh)" >&2
+set +e
+scripts/fuzz.sh 2>&1 | tee "$LOGS/fuzz.log"
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" -eq 0 ] || status=1
+
 if [ -f vscode/package.json ]; then
   echo "test: VS Code extension (node --test)" >&2
   (cd vscode && npm ci --silent --no-audit --no-fund && npm test) 2>&1 | tee "$LOGS/node.log" || status=1
@@ -65,6 +72,7 @@ echo
 echo "== summary =="
 grep -E "tests passed|tests failed" "$LOGS/ctest.log" | tail -1 || echo "ctest: no summary (build or run failed)"
 echo "static (pytest tests/static): $(tail -n 1 "$LOGS/static.log")"
+grep -E "^fuzz_[a-z_]+: " "$LOGS/fuzz.log" || echo "fuzz: no summary (build or run failed)"
 tail -n 1 "$LOGS/pytest.log"
 [ -f "$LOGS/node.log" ] && grep -E "^# (pass|fail|tests)" "$LOGS/node.log" | tail -3
 exit $status

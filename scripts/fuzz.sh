@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of fuzz/ with clang-19 (ASan/UBSan) in build-fuzz and runs each for
+# a bounded time from seed corpora taken from the repo (docs/fuzzing.md). Exits 1 on any crash.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+BUILD=${GPUEMU_FUZZ_BUILD_DIR:-build-fuzz}
+SECONDS_EACH=${GPUEMU_FUZZ_SECONDS:-30}
+JOBS=${GPUEMU_JOBS:-$(nproc)}
+HARNESSES=(fuzz_config fuzz_script_reply fuzz_ipc fuzz_ptx)
+if [ $# -gt 0 ]; then HARNESSES=("$@"); fi
+
+# libFuzzer ships with clang's runtime libraries; Debian 12's clang-14 cannot compile the
+# project's std::expected against libstdc++ 12, clang-19 (bookworm main) can.
+missing=()
+for p in clang-19 libclang-rt-19-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "fuzz: installing Debian packages: ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+echo "fuzz: building ${HARNESSES[*]} in $BUILD (clang-19, libFuzzer, ASan/UBSan)" >&2
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \
+  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_FUZZ=ON -DGPUEMU_UNITY=ON -DGPUEMU_BUILD_TESTS=OFF >/dev/null
+cmake --build "$BUILD" -j "$JOBS" --target "${HARNESSES[@]}"
+
+# Seeds: copied from the repo on every run into the harness's working corpus, which keeps what
+# earlier runs found (libFuzzer adds new inputs to the first corpus directory).
+CORPUS="$ROOT/$BUILD/corpus"
+ARTIFACTS="$ROOT/$BUILD/artifacts"
+mkdir -p "$ARTIFACTS"
+seed() {
+  local name=$1
+  mkdir -p "$CORPUS/$name"
+  case $name in
+    fuzz_config)
+      for f in examples/gpuemu.toml policies/*.toml $(find tests/fixtures -name '*.toml'); do
+        cp "$f" "$CORPUS/$name/seed-$(echo "$f" | tr '/' '_')"
+      done ;;
+    fuzz_ptx)
+      for f in tests/kernels/*.ptx; do cp "$f" "$CORPUS/$name/seed-$(basename "$f")"; done ;;
+    fuzz_ipc)
+      # The daemon's test vectors (good and bad messages), and warm-worker result frames.
+      python3 - "$CORPUS/$name" <<'PY'
+import json, struct, sys
+out = sys.argv[1]
+vectors = json.load(open("tests/vectors/protocol/messages.json"))
+for group in ("good", "bad", "bad_requests"):
+    for i, v in enumerate(vectors.get(group, [])):
+        if isinstance(v, dict) and "hex" in v:
+            open(f"{out}/seed-{group}-{i}", "wb").write(bytes.fromhex(v["hex"]))
+def frame(header, payload=b""):
+    h = json.dumps(header).encode()
+    return b"GEMU" + struct.pack("<IIQ", 1, len(h), len(payload)) + h + payload
+data = struct.pack("<6f", 1, 2, 3, 4, 5, 6)
+open(f"{out}/seed-worker-result", "wb").write(frame({"type": "result", "tensors": [
+    {"name": "out", "dtype": "float32", "shape": [2, 3], "strides": [3, 1], "offset": 0, "nbytes": 24}]}, data))
+open(f"{out}/seed-worker-strided", "wb").write(frame({"type": "result", "tensors": [
+    {"name": "a", "dtype": "float16", "shape": [3], "strides": [2], "offset": 0, "nbytes": 12},
+    {"name": "b", "dtype": "int64", "shape": [], "offset": 16, "nbytes": 8}]}, data))
+open(f"{out}/seed-worker-ready", "wb").write(frame({"type": "ready", "pid": 1}))
+PY
+      ;;
+    fuzz_script_reply)
+      # Replies as docs/script-protocol.md shows them: one tensor, named outputs, strides.
+      python3 - "$CORPUS/$name" <<'PY'
+import base64, json, struct, sys
+out = sys.argv[1]
+b64 = lambda b: base64.b64encode(b).decode()
+replies = [
+    {"shape": [2, 3], "dtype": "float64", "data": b64(struct.pack("<6d", 1, 2, 3, 4, 5, 6))},
+    {"outputs": {"values": {"shape": [4], "dtype": "float32", "data": b64(struct.pack("<4f", 1, 2, 3, 4))},
+                 "indices": {"shape": [4], "dtype": "int64", "data": b64(struct.pack("<4q", 0, 1, 2, 3))}}},
+    {"shape": [2, 2], "strides": [1, 2], "dtype": "float16", "data": b64(bytes(8))},
+    {"shape": [], "dtype": "bool", "data": b64(b"\x01"), "extra": [1, {"x": None}]},
+    {"shape": [3], "dtype": "bfloat16", "data": b64(bytes(6)), "strides": None},
+]
+for i, r in enumerate(replies):
+    open(f"{out}/seed-{i}", "w").write(json.dumps(r) + "\n")
+PY
+      ;;
+  esac
+}
+
+status=0
+summary=()
+for name in "${HARNESSES[@]}"; do
+  seed "$name"
+  echo "fuzz: running $name for ${SECONDS_EACH}s" >&2
+  log="$ROOT/$BUILD/$name.log"
+  set +e
+  "$ROOT/$BUILD/fuzz/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$ARTIFACTS/$name-" "$CORPUS/$name" >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1 || true)
+  took=$(grep -oE '^Done [0-9]+ runs in [0-9]+ second' "$log" | grep -oE 'in [0-9]+' | grep -oE '[0-9]+' | tail -1 || true)
+  if [ "$rc" -eq 0 ]; then
+    summary+=("$name: ${runs:-?} runs in ${took:-$SECONDS_EACH} s, no crash")
+  else
+    status=1
+    tail -n 60 "$log" >&2
+    reproducer=$(grep -oE 'Test unit written to .*' "$log" | sed 's/^Test unit written to //' | tail -1 || true)
+    summary+=("$name: CRASH (exit $rc) after ${runs:-?} runs; reproducer ${reproducer:-none written, see $log}; rerun: $BUILD/fuzz/$name ${reproducer:-}")
+  fi
+done
+
+echo
+echo "== fuzz summary =="
+printf '%s\n' "${summary[@]}"
+exit $status
