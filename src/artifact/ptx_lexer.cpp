@@ -76,7 +76,7 @@ class Splitter {
   // .version, .target, .address_size, .file and .loc end at the end of their line, without ';'.
   void end_of_line() {
     if (inner_braces_ > 0) return;
-    const std::string t = trimmed();
+    const std::string_view t = trimmed();
     for (std::string_view d : {".version", ".target", ".address_size", ".file", ".loc"}) {
       if (t.starts_with(d) && (t.size() == d.size() || t[d.size()] == ' ')) {
         flush_statement();
@@ -94,16 +94,18 @@ class Splitter {
     current_ += c;
   }
 
-  std::string trimmed() const {
-    std::size_t b = current_.find_first_not_of(' ');
-    if (b == std::string::npos) return {};
-    std::size_t e = current_.find_last_not_of(' ');
-    return current_.substr(b, e - b + 1);
+  // A view, not a copy: it is asked for at every character, so a copy made a long statement
+  // quadratic (a 1 MB line took minutes).
+  std::string_view trimmed() const {
+    const std::string_view t = current_;
+    const std::size_t b = t.find_first_not_of(' ');
+    if (b == std::string_view::npos) return {};
+    return t.substr(b, t.find_last_not_of(' ') - b + 1);
   }
 
   std::string excerpt() const {
-    std::string t = trimmed();
-    return t.size() > 60 ? t.substr(0, 57) + "..." : t;
+    const std::string_view t = trimmed();
+    return t.size() > 60 ? std::string(t.substr(0, 57)) + "..." : std::string(t);
   }
 
   void emit(PtxStatement::Kind kind, std::string text, int line) {
@@ -111,8 +113,8 @@ class Splitter {
   }
 
   void flush_statement() {
-    std::string t = trimmed();
-    if (!t.empty()) emit(PtxStatement::Kind::statement, std::move(t), start_line_);
+    const std::string_view t = trimmed();
+    if (!t.empty()) emit(PtxStatement::Kind::statement, std::string(t), start_line_);
     current_.clear();
   }
 
@@ -163,12 +165,12 @@ class Splitter {
       return {};
     }
     if (c == ':' && peek(0) != ':' && is_identifier(trimmed())) {
-      emit(PtxStatement::Kind::label, trimmed(), start_line_);
+      emit(PtxStatement::Kind::label, std::string(trimmed()), start_line_);
       current_.clear();
       return {};
     }
     if (c == '{') {
-      const std::string t = trimmed();
+      const std::string_view t = trimmed();
       if (t.empty() || has_token(t, ".entry") || has_token(t, ".func")) {
         flush_statement();
         blocks_.push_back(line_);

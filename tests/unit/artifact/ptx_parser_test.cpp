@@ -2,6 +2,7 @@
 // with comments, strings, labels and multi-line statements, and errors that name file:line.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 
 #include "artifact/ptx.hpp"
@@ -190,6 +191,20 @@ TEST(PtxParser, NeverCrashesOnMutatedOrRandomInput) {
     }
   }
   EXPECT_GT(parsed, 0) << "some mutations (e.g. inside comments) still parse";
+}
+
+// Found by fuzz_ptx's throughput (docs/fuzzing.md): the lexer copied the statement so far at
+// every character, so one 1 MB statement took about a minute; it must be linear.
+TEST(PtxParser, ALongStatementSplitsInLinearTime) {
+  const std::string name(1 << 20, 'x');
+  const std::string text = ".version 9.5\n.target sm_80\n.global .u32 " + name + ";\n";
+  const auto start = std::chrono::steady_clock::now();
+  auto statements = split_ptx(text, "long.ptx");
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(statements) << statements.error().message;
+  ASSERT_EQ(statements->size(), 3u);
+  EXPECT_EQ(statements->back().text, ".global .u32 " + name);
+  EXPECT_LT(elapsed, std::chrono::seconds(5)) << "quadratic in the statement's length";
 }
 
 }  // namespace
