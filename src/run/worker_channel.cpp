@@ -178,7 +178,10 @@ WorkerChannel::Status WorkerChannel::exchange(const OutgoingFrame* request, Inco
         }
         prefix = *decoded;
         have_sizes = true;
-        if (prefix.header_bytes + prefix.payload_bytes > max_reply_bytes) return Status::overflow;
+        // Compared one by one: a payload length near 2^64 wraps the sum around to a small number.
+        if (prefix.payload_bytes > max_reply_bytes ||
+            prefix.header_bytes > max_reply_bytes - prefix.payload_bytes)
+          return Status::overflow;
         header.resize(prefix.header_bytes);
         reply.payload.resize(static_cast<std::size_t>(prefix.payload_bytes));
       }
