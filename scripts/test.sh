@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, step 2: every test suite. Builds gpuemu with AddressSanitizer and UBSan, runs the
 # C++ unit tests (ctest), the Python and end-to-end suites (pytest) against that binary, then the
-# static binary's tests (scripts/test-static.sh) and the parsers' libFuzzer harnesses (scripts/fuzz.sh).
+# static binary's tests (scripts/test-static.sh) and the parsers' libFuzzer harnesses
+# (scripts/fuzz.sh, clang-19 in build-fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
