@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 namespace gpuemu::store {
 namespace {
@@ -136,11 +137,19 @@ Expected<Identity> read_identity(const sqlite::Connection& connection) {
                 fmt::format("{} is not a readable SQLite database ({}); {}", connection.file().string(),
                             error.message, untouched_advice(connection.file())));
   };
+  // The three values must come from one snapshot: read one by one, they could straddle another
+  // process's migration commit (application_id 0 yet a full schema: "another application").
+  const bool own_transaction = sqlite3_get_autocommit(connection.handle()) != 0;
+  if (own_transaction) {
+    if (auto begun = connection.exec("BEGIN"); !begun) return corrupt(begun.error());
+  }
   auto app = connection.query_int("PRAGMA application_id");
+  auto version = app ? connection.query_int("PRAGMA user_version") : Expected<std::int64_t>(0);
+  auto objects =
+      version ? connection.query_int("SELECT count(*) FROM sqlite_schema") : Expected<std::int64_t>(0);
+  if (own_transaction) (void)connection.exec("COMMIT");
   if (!app) return corrupt(app.error());
-  auto version = connection.query_int("PRAGMA user_version");
   if (!version) return corrupt(version.error());
-  auto objects = connection.query_int("SELECT count(*) FROM sqlite_schema");
   if (!objects) return corrupt(objects.error());
   identity.application_id = *app;
   identity.user_version = *version;

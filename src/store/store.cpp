@@ -2,7 +2,10 @@
 // corrupt file untouched, connection settings (WAL, synchronous, foreign keys) and migration.
 #include "store/store.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -52,6 +55,31 @@ Expected<void> create_private_parents(const fs::path& file) {
   return {};
 }
 
+// Serialises Store::open across processes: creating the file, checking what it holds, switching
+// it to WAL and migrating must not interleave. Without it a second process could read a schema
+// half made by the first, or write through a connection that opened the file before it was a WAL
+// database (tests/unit/store/concurrency_test.cpp races two processes on a new file). Held only
+// while opening; normal reads and writes rely on SQLite's own locking. Where the lock file cannot
+// be made (a read-only directory), opening goes on without it: nothing can be created there.
+class OpenLock {
+ public:
+  explicit OpenLock(const fs::path& db_file) {
+    const fs::path lock_file = db_file.string() + ".open-lock";
+    fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) return;
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~OpenLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+  OpenLock(const OpenLock&) = delete;
+  OpenLock& operator=(const OpenLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 RunInfo run_info(const engine::RunResult& result) {
@@ -75,6 +103,7 @@ Expected<Store> Store::open(const fs::path& db_file) {
   // Refuse what is plainly not ours before SQLite opens (and might recover into) the file.
   TRY(check_file_header(db_file));
   TRY(create_private_parents(db_file));
+  const OpenLock lock(db_file);
   auto connection = TRY(sqlite::Connection::open(db_file));
   // Read-only identity check before the first write: journal_mode=WAL rewrites the header.
   TRY(check_identity(connection));
