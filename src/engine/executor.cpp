@@ -130,13 +130,15 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
           }
         }
       }
-      if (progress) progress(plan.ops[item.op_index].op->name, done[item.op_index], op_totals[item.op_index],
-                             not_passed[item.op_index]);
+      if (progress)
+        progress(plan.ops[item.op_index].op->name, done[item.op_index], op_totals[item.op_index],
+                 not_passed[item.op_index]);
       records[index] = std::move(*record);
     }
   };
 
-  const std::size_t threads = std::clamp<std::size_t>(plan.jobs < 1 ? 1 : plan.jobs, 1, std::max<std::size_t>(1, items.size()));
+  const std::size_t threads =
+      std::clamp<std::size_t>(plan.jobs < 1 ? 1 : plan.jobs, 1, std::max<std::size_t>(1, items.size()));
   if (threads == 1) {
     worker();
   } else {
