@@ -9,6 +9,14 @@
 
 namespace gpuemu::check {
 
+// 2^e at compile time (exact: every power used here is a normal double).
+consteval double pow2(int e) {
+  double r = 1.0;
+  for (; e > 0; --e) r *= 2.0;
+  for (; e < 0; ++e) r /= 2.0;
+  return r;
+}
+
 // The ordered integer (sign-magnitude folded, -0 and +0 both 0) of `v` rounded to nearest-even in a
 // format with kMantBits fraction and kExpBits exponent bits, as tensor::double_to_f16/bf16 rounds:
 // values beyond the largest finite one give Inf. NaN gives some value (callers flag NaN themselves).
@@ -20,8 +28,8 @@ inline std::int64_t ordered_small(double v) {
   constexpr std::uint64_t kInf = ((std::uint64_t{1} << kExpBits) - 1) << kMantBits;
   constexpr std::uint64_t kRebias = static_cast<std::uint64_t>(1023 - kBias) << kMantBits;
   constexpr std::uint64_t kSmallestNormal = static_cast<std::uint64_t>(kEmin + 1023) << 52;
-  const double kSubnormalLimit = std::ldexp(1.0, kEmin);             // 2^kEmin
-  const double kQuantaPerUnit = std::ldexp(1.0, kMantBits - kEmin);  // 1 / subnormal quantum
+  constexpr double kSubnormalLimit = pow2(kEmin);
+  constexpr double kQuantaPerUnit = pow2(kMantBits - kEmin);  // 1 / subnormal quantum
   const auto bits = std::bit_cast<std::uint64_t>(v);
   const std::uint64_t mag = bits & 0x7FFF'FFFF'FFFF'FFFFull;
   // Normal results: round the double's fraction to kMantBits bits (ties to even); a carry moves

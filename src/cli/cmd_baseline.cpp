@@ -11,6 +11,7 @@
 #include "engine/baseline.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::cli {
 namespace {
@@ -21,11 +22,8 @@ Expected<std::pair<store::StoredRun, std::vector<engine::BaselineEntry>>> run_en
 }
 
 Expected<nlohmann::json> read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::usage, "cannot read '" + path + "': check the path");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  auto doc = nlohmann::json::parse(buffer.str(), nullptr, false);
+  const std::string text = TRY(util::read_text_file(path, "baseline file"));
+  auto doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded()) return fail(ErrorKind::usage, "'" + path + "' is not valid JSON");
   return doc;
 }

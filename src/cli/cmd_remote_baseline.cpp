@@ -14,17 +14,10 @@
 #include "remote/baseline_transfer.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::cli {
 namespace {
-
-Expected<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::usage, fmt::format("cannot read '{}': check the path", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // A key path from the option, else from the environment variable; empty when neither is set.
 std::string key_path(const std::string& option, const remote::Env& env, const char* variable) {
@@ -53,7 +46,7 @@ class BaselinePushCommand final : public Command {
     }
     std::string bytes;
     if (!file_.empty()) {
-      bytes = TRY(read_file(file_));
+      bytes = TRY(util::read_text_file(file_, "--file"));
     } else {
       auto store = TRY(open_store());
       const auto stored = TRY(store.get_baseline(tag_));
