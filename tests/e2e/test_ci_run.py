@@ -360,3 +360,22 @@ def test_passing_lint_keeps_the_run_green_and_only_shard_1_lints(project):
     assert project.run("report", "merge", "s1", "s2", "--out", "merged").returncode == 0
     assert load(project.root / "merged" / "result.json")["ci"]["lint"] == \
         load(project.root / "out" / "result.json")["ci"]["lint"]
+
+
+def test_baseline_tag_picks_the_tag_fetched_from_a_url(project):
+    correct(project)
+    assert project.run("ci", "run", "--iterations", "4", "--seed", "9", "--out", "before").returncode == 0
+    assert project.run("baseline", "store", "nightly").returncode == 0
+    store = project.root / "remote"
+    assert project.run("baseline", "push", "nightly", f"file://{store}", "--force").returncode == 0
+    buggy(project)
+    # The default tag (main) is not in the store: a warning, no comparison.
+    default = project.run("ci", "run", "--iterations", "4", "--seed", "9", "--baseline", f"file://{store}",
+                          "--fail-on", "regressions", "--out", "default")
+    assert default.returncode == 0, default.stderr
+    assert load(project.root / "default" / "result.json")["ci"]["baseline"]["regressions"] == []
+    tagged = project.run("ci", "run", "--iterations", "4", "--seed", "9", "--baseline", f"file://{store}",
+                         "--baseline-tag", "nightly", "--fail-on", "regressions", "--out", "tagged")
+    assert tagged.returncode == 1, tagged.stderr
+    baseline = load(project.root / "tagged" / "result.json")["ci"]["baseline"]
+    assert baseline["tag_or_source"].endswith("@nightly") and baseline["regressions"]
