@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,8 +89,8 @@ std::string stat_json(const Stat& s) {
 // Times `work` against memcpy of `bytes` bytes (two buffers, as the pair's storage), pair by pair,
 // and prints the JSON line for `name`.
 template <class Work>
-void time_against_memcpy(const std::string& name, std::int64_t elements, const std::vector<std::byte>& a,
-                         const std::vector<std::byte>& r, Work work, bool quick) {
+void time_against_memcpy(const std::string& name, std::int64_t elements, std::span<const std::byte> a,
+                         std::span<const std::byte> r, Work work, bool quick) {
   std::vector<std::byte> dst_a(a.size()), dst_r(r.size());
   std::memcpy(dst_a.data(), a.data(), a.size());  // fault the destination pages in before timing
   std::memcpy(dst_r.data(), r.data(), r.size());
@@ -159,7 +160,7 @@ void run_decode_row(DType dtype, std::int64_t elements, bool quick) {
   const Pair pair = make_pair(row);
   const Tensor& t = pair.actual.at("out");
   std::vector<double> out(static_cast<std::size_t>(elements));
-  const std::vector<std::byte> none;
+  const std::span<const std::byte> none;
   time_against_memcpy(
       fmt::format("breakdown: decode_range {}, 256 Ki elements", gpuemu::tensor::dtype_name(dtype)), elements,
       t.data, none,

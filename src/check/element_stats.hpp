@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "check/tolerance.hpp"
 #include "check/verdict.hpp"
@@ -31,9 +33,14 @@ struct ElementRules {
 // - ULPs are counted in the output's dtype (integers and bool: the absolute difference).
 // - worst holds the five largest ratios above 0, worst first, earliest first among equals;
 //   non-finite failures rank as +inf with abs_err = rel_err = +inf.
+// Which copy of the chunk kernels runs: the fastest the CPU supports, or the baseline x86-64 ones
+// (tests run both; the results are identical).
+enum class KernelChoice { fastest, baseline };
+
 class StatsAccumulator {
  public:
-  explicit StatsAccumulator(ElementRules rules) : rules_(rules) {}
+  explicit StatsAccumulator(ElementRules rules, KernelChoice kernels = KernelChoice::fastest)
+      : rules_(rules), kernels_(kernels) {}
 
   // Compares one output; both tensors have the same shape and pass validate_view.
   void add_output(const std::string& name, const tensor::Tensor& actual, const tensor::Tensor& expected);
@@ -51,12 +58,23 @@ class StatsAccumulator {
 
  private:
   struct Chunk;
+  // One entry of the worst list, kept cheap to move: its ElementDiff is built in finish().
+  struct Candidate {
+    double ratio = 0;
+    std::size_t output = 0;  // index into outputs_
+    std::int64_t linear = 0;
+    double actual = 0, expected = 0, abs_err = 0, rel_err = 0;
+  };
+  template <class Kind>
+  void scan(const Kind& kind, std::size_t output, const tensor::Tensor& actual,
+            const tensor::Tensor& expected);
   void precise_chunk(const Chunk& chunk);
-  void offer_worst(double ratio, const Chunk& chunk, std::size_t i, double abs_err, double rel_err);
-  double worst_threshold() const { return worst_count_ < kWorst ? 0.0 : worst_ratio_[kWorst - 1]; }
-  ElementDiff make_diff(const Chunk& chunk, std::size_t i, double abs_err, double rel_err) const;
+  void offer_worst(const Candidate& candidate);
+  double worst_threshold() const { return worst_count_ < kWorst ? 0.0 : worst_[kWorst - 1].ratio; }
+  ElementDiff make_diff(const Candidate& c) const;
 
   ElementRules rules_;
+  KernelChoice kernels_;
   double max_abs_ = 0;
   double max_rel_ = 0;
   double max_ulp_ = 0;
@@ -67,8 +85,8 @@ class StatsAccumulator {
   std::int64_t finite_failures_ = 0;
   std::optional<ElementDiff> first_nonfinite_;
   std::optional<ElementDiff> first_unexpected_;
-  std::array<double, kWorst> worst_ratio_{};
-  std::array<ElementDiff, kWorst> worst_{};
+  std::vector<std::pair<std::string, tensor::Shape>> outputs_;  // name and shape of each output added
+  std::array<Candidate, kWorst> worst_{};
   std::size_t worst_count_ = 0;
 };
 

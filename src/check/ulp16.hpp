@@ -1,5 +1,6 @@
-// ULP distances in float16 and bfloat16 for the comparison screen: inline and free of branches and
-// calls, so the screen's loop stays tight. Equal to tensor::ulp_distance_f16/bf16 for finite values.
+// ULP distances and raw decoding of float16 and bfloat16 for the comparison's hot loops: inline and
+// free of branches and calls so they vectorise. Equal to tensor::ulp_distance_f16/bf16 and
+// tensor::f16_to_double/bf16_to_double (ulp16_test pins both).
 #pragma once
 
 #include <algorithm>
@@ -36,15 +37,47 @@ inline std::int64_t ordered_small(double v) {
   // into the exponent, and a carry out of the largest exponent lands exactly on Inf.
   const std::uint64_t rounded =
       (mag + ((std::uint64_t{1} << (kShift - 1)) - 1) + ((mag >> kShift) & 1)) >> kShift;
-  const std::uint64_t normal = std::min(rounded - kRebias, kInf);
-  // Subnormal results: the number of quanta, rounded to even by adding and removing 2^52 (exact for
-  // values below 2^52, which the clamp guarantees; the clamp also maps NaN to the limit, so the
-  // conversion below is always defined).
+  // Signed arithmetic (every value here is below 2^63) so the comparisons vectorise.
+  const std::int64_t normal =
+      std::min(static_cast<std::int64_t>(rounded) - static_cast<std::int64_t>(kRebias),
+               static_cast<std::int64_t>(kInf));
+  // Subnormal results: the number of quanta, rounded to even by adding 2^52, read from the sum's
+  // low mantissa bits (exact for values below 2^52, which the clamp guarantees; the clamp also maps
+  // NaN to the limit).
   const double a = std::fabs(v);
   const double quanta = (a < kSubnormalLimit ? a : kSubnormalLimit) * kQuantaPerUnit;
-  const auto subnormal = static_cast<std::uint64_t>((quanta + 0x1p52) - 0x1p52);
-  const auto magnitude = static_cast<std::int64_t>(mag >= kSmallestNormal ? normal : subnormal);
+  const std::int64_t subnormal =
+      std::bit_cast<std::int64_t>(quanta + 0x1p52) - std::bit_cast<std::int64_t>(0x1p52);
+  const std::int64_t magnitude = mag >= kSmallestNormal ? normal : subnormal;
   return (bits >> 63) != 0 ? -magnitude : magnitude;
+}
+
+// The ordered integer of a stored 16-bit value (sign-magnitude folded, -0 and +0 both 0): equal to
+// ordered_small of its decoded value for every finite value, without rounding anything.
+inline std::int32_t ordered_bits16(std::uint16_t bits) {
+  const std::int32_t magnitude = bits & 0x7FFF;
+  return (bits & 0x8000) != 0 ? -magnitude : magnitude;
+}
+
+// Stored float16 to double: the three cases are computed and one selected, so loops vectorise.
+inline double f16_bits_to_double(std::uint16_t bits) {
+  const std::uint64_t magnitude = bits & 0x7FFFu;
+  const std::uint64_t exponent = magnitude >> 10;
+  const std::uint64_t sign = static_cast<std::uint64_t>(bits & 0x8000u) << 48;
+  // Normal: rebias the exponent (15 -> 1023) and widen the mantissa (10 -> 52 bits) in one add.
+  const std::uint64_t normal = (magnitude << 42) + (std::uint64_t{1023 - 15} << 52);
+  // Zero and subnormals: the mantissa counts quanta of 2^-24 (exact).
+  const std::uint64_t subnormal =
+      std::bit_cast<std::uint64_t>(static_cast<double>(static_cast<std::int32_t>(magnitude)) * 0x1p-24);
+  // Inf and NaN: all-ones exponent, the NaN payload carried over.
+  const std::uint64_t special = (magnitude << 42) | 0x7FF0'0000'0000'0000ull;
+  const std::uint64_t chosen = exponent == 0 ? subnormal : exponent == 31 ? special : normal;
+  return std::bit_cast<double>(chosen | sign);
+}
+
+// Stored bfloat16 to double: the upper half of a float32, converted exactly.
+inline double bf16_bits_to_double(std::uint16_t bits) {
+  return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16));
 }
 
 inline double ulp_f16_inline(double a, double b) {

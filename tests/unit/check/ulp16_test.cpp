@@ -81,5 +81,29 @@ TEST(Ulp16, BFloat16MatchesTheTensorDefinition) {
   }
 }
 
+// The kernels read stored 16-bit values in place: decoding and the ordered integer of the stored
+// bits must agree with the tensor module for all 65536 codes (NaN codes: any NaN).
+TEST(Ulp16, RawDecodingMatchesTheTensorModuleForEveryCode) {
+  for (std::uint32_t code = 0; code <= 0xFFFF; ++code) {
+    const auto bits = static_cast<std::uint16_t>(code);
+    const double f16 = tensor::f16_to_double(bits);
+    const double bf16 = tensor::bf16_to_double(bits);
+    if (std::isnan(f16)) {
+      ASSERT_TRUE(std::isnan(f16_bits_to_double(bits))) << code;
+    } else {
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(f16_bits_to_double(bits)), std::bit_cast<std::uint64_t>(f16))
+          << code;
+      ASSERT_EQ(ordered_bits16(bits), (ordered_small<10, 5>(f16))) << code;
+    }
+    if (std::isnan(bf16)) {
+      ASSERT_TRUE(std::isnan(bf16_bits_to_double(bits))) << code;
+    } else {
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(bf16_bits_to_double(bits)), std::bit_cast<std::uint64_t>(bf16))
+          << code;
+      ASSERT_EQ(ordered_bits16(bits), (ordered_small<7, 8>(bf16))) << code;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuemu::check

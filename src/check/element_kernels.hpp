@@ -1,0 +1,227 @@
+// The comparison's per-chunk loops (internal to element_stats.cpp): element sources that read raw
+// storage in place, the screen that counts failures and flags elements that could change a statistic,
+// and the reduction of a flagged chunk. Free of branches and calls so GCC vectorises them.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "check/ulp16.hpp"
+#include "tensor/element.hpp"
+
+namespace gpuemu::check::kernels {
+
+// How ULPs are counted: in the output's dtype; integers and bool use the absolute difference.
+enum class UlpMode { f64, f32, f16, bf16, absolute };
+
+// Element sources. Each reads element i of a chunk as a double (exactly); 16-bit outputs also give
+// the ordered integer of their stored bits, which their ULP distance needs.
+struct Decoded {
+  const double* p;
+  double operator()(std::size_t i) const { return p[i]; }
+};
+template <class T>
+struct Raw {
+  const std::byte* p;
+  double operator()(std::size_t i) const { return tensor::load_raw<T>(p + sizeof(T) * i); }
+};
+struct RawF16 {
+  const std::byte* p;
+  std::uint16_t bits(std::size_t i) const { return tensor::load_raw<std::uint16_t>(p + 2 * i); }
+  double operator()(std::size_t i) const { return f16_bits_to_double(bits(i)); }
+};
+struct RawBF16 {
+  const std::byte* p;
+  std::uint16_t bits(std::size_t i) const { return tensor::load_raw<std::uint16_t>(p + 2 * i); }
+  double operator()(std::size_t i) const { return bf16_bits_to_double(bits(i)); }
+};
+
+// Ordered-integer form of a float in 32 bits: sign-magnitude to two's complement with -0 and +0
+// both 0. Distances fit in uint32 (at most 2 * 0x7F800000).
+inline std::int32_t ordered_f32(double v) {
+  const auto bits = std::bit_cast<std::int32_t>(static_cast<float>(v));
+  return bits >= 0 ? bits : std::numeric_limits<std::int32_t>::min() - bits;
+}
+
+// The larger ordered value is chosen by a signed comparison: the sign of the wrapped difference
+// would be wrong for distances of 2^31 and more (opposite signs near the largest floats).
+inline std::uint32_t ulp_f32(double out, double ref) {
+  const std::int32_t oa = ordered_f32(out);
+  const std::int32_t ob = ordered_f32(ref);
+  const auto a = static_cast<std::uint32_t>(oa);
+  const auto b = static_cast<std::uint32_t>(ob);
+  return oa >= ob ? a - b : b - a;
+}
+
+// The same for double: ordered int64, distance as uint64 (opposite signs can need all 64 bits).
+inline std::int64_t ordered_f64(double v) {
+  const auto bits = std::bit_cast<std::int64_t>(v);
+  return bits >= 0 ? bits : std::numeric_limits<std::int64_t>::min() - bits;
+}
+
+inline std::uint64_t ulp_f64(double out, double ref) {
+  const std::int64_t oa = ordered_f64(out);
+  const std::int64_t ob = ordered_f64(ref);
+  const auto a = static_cast<std::uint64_t>(oa);
+  const auto b = static_cast<std::uint64_t>(ob);
+  return oa >= ob ? a - b : b - a;
+}
+
+// The ULP distance of element i in the integer type its mode reduces with (f16/bf16 distances are
+// at most 2 * 0x7F80, so int32); absolute mode never calls this.
+template <UlpMode M, class Out>
+[[gnu::always_inline]] inline auto ulp_of(const Out& out, std::size_t i, double x, double y) {
+  if constexpr (M == UlpMode::f32) {
+    return ulp_f32(x, y);
+  } else if constexpr (M == UlpMode::f64) {
+    return ulp_f64(x, y);
+  } else {
+    constexpr int kMant = M == UlpMode::f16 ? 10 : 7;
+    constexpr int kExp = M == UlpMode::f16 ? 5 : 8;
+    std::int32_t ox;
+    if constexpr (requires { out.bits(i); }) {
+      ox = ordered_bits16(out.bits(i));  // the stored value is on the grid: no rounding needed
+    } else {
+      ox = static_cast<std::int32_t>(ordered_small<kMant, kExp>(x));
+    }
+    const auto oy = static_cast<std::int32_t>(ordered_small<kMant, kExp>(y));
+    return ox >= oy ? ox - oy : oy - ox;
+  }
+}
+
+// The ULP distance as the statistics hold it: a double.
+template <UlpMode M, class Out>
+inline double ulp_value(const Out& out, std::size_t i, double x, double y, double abs_diff) {
+  if constexpr (M == UlpMode::absolute) {
+    return abs_diff;
+  } else {
+    return static_cast<double>(ulp_of<M>(out, i, x, y));
+  }
+}
+
+// What the screen compares against: the running statistics before this chunk.
+struct Screen {
+  double atol, rtol;
+  double worst_threshold;  // ratio an element must beat to enter `worst`
+  double max_abs, max_rel, max_ulp;
+};
+
+struct ScreenResult {
+  std::size_t flagged = 0;    // elements that could change max_abs/rel/ulp/ratio or the worst list
+  std::size_t nonfinite = 0;  // elements with NaN/Inf on either side
+  std::int64_t failures = 0;  // !(|out - ref| <= atol + rtol*|ref|): exact for finite pairs
+};
+
+// Products are scaled down by this before comparing, so rounding in `thr * bound` can only make
+// the screen flag more elements than the division in the precise pass would, never fewer.
+constexpr double kSlack = 1.0 - 1e-12;
+
+// Screens one chunk. A chunk with no flagged and no non-finite element changes nothing but the
+// failure count, which the screen counts exactly (the same expression as the precise pass; no
+// floating-point contraction in this module). Flags accumulate without branches, so it vectorises.
+template <UlpMode M, class Out, class Ref>
+[[gnu::always_inline]] inline ScreenResult screen_body(Out out, Ref ref, std::size_t n, const Screen& s) {
+  const double thr = s.worst_threshold * kSlack;
+  const double rel = s.max_rel * kSlack;
+  // max_ulp is a rounded double above 2^53; comparing against its truncation can only flag an
+  // element whose distance converts to at most max_ulp, which the precise pass then leaves alone.
+  const auto max_ulp32 = static_cast<std::uint32_t>(std::min(s.max_ulp, 4294967295.0));
+  const auto max_ulp64 =
+      s.max_ulp >= 18446744073709551615.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(s.max_ulp);
+  const auto max_ulp16 = static_cast<std::int32_t>(std::min(s.max_ulp, 1e9));
+  std::size_t flagged = 0, nonfinite = 0, failures = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = out(i);
+    const double y = ref(i);
+    const double d = std::fabs(x - y);
+    const double ay = std::fabs(y);
+    const double bound = s.atol + s.rtol * ay;
+    nonfinite += (!(std::fabs(x) <= DBL_MAX) | !(ay <= DBL_MAX)) ? 1 : 0;
+    failures += !(d <= bound) ? 1 : 0;
+    bool flag = (d > thr * bound) | (d > s.max_abs) | (d > rel * ay);
+    if constexpr (M == UlpMode::f32) {
+      flag |= ulp_of<M>(out, i, x, y) > max_ulp32;
+    } else if constexpr (M == UlpMode::f64) {
+      flag |= ulp_of<M>(out, i, x, y) > max_ulp64;
+    } else if constexpr (M == UlpMode::absolute) {
+      flag |= d > s.max_ulp;
+    } else {
+      flag |= ulp_of<M>(out, i, x, y) > max_ulp16;
+    }
+    flagged += flag ? 1 : 0;
+  }
+  return {flagged, nonfinite, static_cast<std::int64_t>(failures)};
+}
+
+// The order-independent statistics of a chunk of finite pairs (max_abs, max_rel, max_ulp,
+// max_ratio), each element's ratio (for the ordered worst-list pass), and how many ratios exceed
+// `threshold` (the worst list's threshold before the chunk, which only rises).
+struct ChunkMaxima {
+  double max_abs = 0, max_rel = 0, max_ulp = 0, max_ratio = 0;
+  std::size_t above_threshold = 0;
+};
+
+// Lanes of the running maxima: written element-wise so GCC vectorises them without reassociating a
+// floating-point reduction (the maxima are exact whatever the order; NaN ratios are never kept).
+constexpr std::size_t kLanes = 8;
+
+template <UlpMode M, class Out, class Ref>
+[[gnu::always_inline]] inline ChunkMaxima reduce_body(Out out, Ref ref, std::size_t n, double atol,
+                                                      double rtol, double threshold, double* ratios) {
+  // f32 and 16-bit distances reduce as integers (exact, and vectorised); f64 distances as the
+  // doubles the statistics hold (AVX2 has no unsigned 64-bit maximum).
+  using UlpInt = std::conditional_t<
+      M == UlpMode::f32, std::uint32_t,
+      std::conditional_t<M == UlpMode::absolute || M == UlpMode::f64, double, std::int32_t>>;
+  double abs_l[kLanes] = {}, rel_l[kLanes] = {}, ratio_l[kLanes] = {};
+  UlpInt ulp_l[kLanes] = {};
+  std::size_t above = 0;
+  const std::size_t whole = n - n % kLanes;
+  auto one = [&](std::size_t i, std::size_t lane) [[gnu::always_inline]] {
+    const double x = out(i);
+    const double y = ref(i);
+    const double d = std::fabs(x - y);
+    const double ay = std::fabs(y);
+    const double bound = atol + rtol * ay;
+    // The precise pass's definitions; the quotients are taken unconditionally so the loop has no
+    // branch, and selected as it selects them.
+    const double q_ratio = d / bound;
+    const double q_rel = d / ay;
+    const double ratio = d == 0 ? 0.0 : bound > 0 ? q_ratio : INFINITY;
+    const double rel = d == 0 ? 0.0 : ay > 0 ? q_rel : INFINITY;
+    ratios[i] = ratio;
+    above += ratio > threshold ? 1 : 0;
+    abs_l[lane] = abs_l[lane] < d ? d : abs_l[lane];
+    rel_l[lane] = rel_l[lane] < rel ? rel : rel_l[lane];
+    ratio_l[lane] = ratio_l[lane] < ratio ? ratio : ratio_l[lane];  // a NaN ratio is never kept
+    UlpInt u;
+    if constexpr (M == UlpMode::absolute) {
+      u = d;
+    } else {
+      u = static_cast<UlpInt>(ulp_of<M>(out, i, x, y));
+    }
+    ulp_l[lane] = ulp_l[lane] < u ? u : ulp_l[lane];
+  };
+  for (std::size_t i = 0; i < whole; i += kLanes) {
+    for (std::size_t lane = 0; lane < kLanes; ++lane) one(i + lane, lane);
+  }
+  for (std::size_t i = whole; i < n; ++i) one(i, 0);
+  ChunkMaxima m;
+  UlpInt max_ulp = 0;
+  for (std::size_t lane = 0; lane < kLanes; ++lane) {
+    m.max_abs = std::max(m.max_abs, abs_l[lane]);
+    m.max_rel = std::max(m.max_rel, rel_l[lane]);
+    m.max_ratio = std::max(m.max_ratio, ratio_l[lane]);
+    max_ulp = std::max(max_ulp, ulp_l[lane]);
+  }
+  m.max_ulp = static_cast<double>(max_ulp);  // conversion is monotone: the max of the converted
+  m.above_threshold = above;
+  return m;
+}
+
+}  // namespace gpuemu::check::kernels
