@@ -69,42 +69,59 @@ double ulp_any(DType dtype, double out, double ref, double abs_diff) {
   return abs_diff;
 }
 
-// Every kernel twice: for the baseline x86-64 target (SSE2) and for AVX2, chosen once per process
-// from the CPU (no ifunc, so the static binary behaves the same). The bodies are always inlined,
-// so each copy is compiled, and vectorised, for its own target.
-bool cpu_has_avx2() {
+// Every kernel three times: for the baseline x86-64 target (SSE2), for AVX2 and for AVX-512 (at
+// GCC's default 256-bit vector width, with mask registers), chosen once per process from the CPU
+// (no ifunc, so the static binary behaves the same). The bodies are always inlined, so each copy is
+// compiled, and vectorised, for its own target.
+enum class Isa { baseline, avx2, avx512 };
+
+Isa best_isa() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  static const bool has = [] {
+  static const Isa isa = [] {
     __builtin_cpu_init();  // may run before libgcc's constructor when called from a static initializer
-    return __builtin_cpu_supports("avx2") != 0;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
+      return Isa::avx512;
+    }
+    return __builtin_cpu_supports("avx2") ? Isa::avx2 : Isa::baseline;
   }();
-  return has;
+  return isa;
 #else
-  return false;
+  return Isa::baseline;
 #endif
 }
 
-template <UlpMode M, class Out, class Ref>
-ScreenResult screen_base(Out out, Ref ref, std::size_t n, const Screen& s) {
-  return kernels::screen_body<M>(out, ref, n, s);
+Isa chosen_isa(KernelChoice choice) {
+  const Isa best = best_isa();
+  switch (choice) {
+    case KernelChoice::fastest:
+      return best;
+    case KernelChoice::avx2:
+      return best == Isa::baseline ? Isa::baseline : Isa::avx2;
+    case KernelChoice::baseline:
+      return Isa::baseline;
+  }
+  return Isa::baseline;
 }
-template <UlpMode M, class Out, class Ref>
-ChunkMaxima reduce_base(Out out, Ref ref, std::size_t n, double atol, double rtol, double threshold,
-                        double* ratios) {
-  return kernels::reduce_body<M>(out, ref, n, atol, rtol, threshold, ratios);
-}
+
+#define GPUEMU_CHECK_KERNEL_PAIR(suffix, attributes)                                                \
+  template <UlpMode M, class Out, class Ref>                                                        \
+  attributes ScreenResult screen_##suffix(Out out, Ref ref, std::size_t n, const Screen& s) {       \
+    return kernels::screen_body<M>(out, ref, n, s);                                                 \
+  }                                                                                                 \
+  template <UlpMode M, class Out, class Ref>                                                        \
+  attributes ChunkMaxima reduce_##suffix(Out out, Ref ref, std::size_t n, double atol, double rtol, \
+                                         double threshold, double* ratios) {                        \
+    return kernels::reduce_body<M>(out, ref, n, atol, rtol, threshold, ratios);                     \
+  }
+
+GPUEMU_CHECK_KERNEL_PAIR(base, )
 #if defined(__x86_64__) && defined(__GNUC__)
-#define GPUEMU_HAS_AVX2_KERNELS 1
-template <UlpMode M, class Out, class Ref>
-[[gnu::target("avx2")]] ScreenResult screen_avx2(Out out, Ref ref, std::size_t n, const Screen& s) {
-  return kernels::screen_body<M>(out, ref, n, s);
-}
-template <UlpMode M, class Out, class Ref>
-[[gnu::target("avx2")]] ChunkMaxima reduce_avx2(Out out, Ref ref, std::size_t n, double atol, double rtol,
-                                                double threshold, double* ratios) {
-  return kernels::reduce_body<M>(out, ref, n, atol, rtol, threshold, ratios);
-}
+#define GPUEMU_HAS_X86_KERNELS 1
+GPUEMU_CHECK_KERNEL_PAIR(avx2, [[gnu::target("avx2")]])
+GPUEMU_CHECK_KERNEL_PAIR(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq,avx512bw")]])
 #endif
+#undef GPUEMU_CHECK_KERNEL_PAIR
 
 // The kernels for one kind of output/reference pair: the ULP mode and how each side is read.
 template <UlpMode M, class Out, class Ref>
@@ -116,11 +133,21 @@ struct Kernels {
 
   static Kernels select(KernelChoice choice) {
     Kernels k;
-#ifdef GPUEMU_HAS_AVX2_KERNELS
-    if (choice == KernelChoice::fastest && cpu_has_avx2()) {
-      k.screen = &screen_avx2<M, Out, Ref>;
-      k.reduce = &reduce_avx2<M, Out, Ref>;
+#ifdef GPUEMU_HAS_X86_KERNELS
+    switch (chosen_isa(choice)) {
+      case Isa::avx512:
+        k.screen = &screen_avx512<M, Out, Ref>;
+        k.reduce = &reduce_avx512<M, Out, Ref>;
+        break;
+      case Isa::avx2:
+        k.screen = &screen_avx2<M, Out, Ref>;
+        k.reduce = &reduce_avx2<M, Out, Ref>;
+        break;
+      case Isa::baseline:
+        break;
     }
+#else
+    (void)choice;
 #endif
     return k;
   }
@@ -210,13 +237,13 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
     const Ref ref = source_at<Ref>(expected, first, ref_buf.data());
     const Screen screen{atol, rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
     const ScreenResult screened = kind.screen(out, ref, size, screen);
-    if (screened.nonfinite > 0) {
+    if (screened.nonfinite) {
       if constexpr (!kDecoded) decode();
       precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
       continue;
     }
     finite_failures_ += screened.failures;
-    if (screened.flagged == 0) {
+    if (!screened.flagged) {
       continue;  // nothing else in this chunk can change a statistic
     }
     const ChunkMaxima m = kind.reduce(out, ref, size, atol, rtol, worst_threshold(), ratios.data());

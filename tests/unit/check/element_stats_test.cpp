@@ -122,7 +122,9 @@ void expect_same(const ElementDiff& got, const ElementDiff& want) {
 
 void expect_matches_reference(const std::vector<std::pair<Tensor, Tensor>>& outputs,
                               const ElementRules& rules, KernelChoice kernels) {
-  SCOPED_TRACE(kernels == KernelChoice::fastest ? "fastest kernels" : "baseline kernels");
+  SCOPED_TRACE(kernels == KernelChoice::fastest ? "fastest kernels"
+               : kernels == KernelChoice::avx2  ? "AVX2 kernels"
+                                                : "baseline kernels");
   StatsAccumulator acc(rules, kernels);
   for (std::size_t o = 0; o < outputs.size(); ++o) {
     acc.add_output("out" + std::to_string(o), outputs[o].first, outputs[o].second);
@@ -230,7 +232,7 @@ TEST(ElementStats, KernelsMatchThePlainDefinitions) {
                        << "trial " << trial << " " << tensor::dtype_name(out_dtype) << " vs "
                        << tensor::dtype_name(ref_dtype) << ", " << n << " elements, pattern "
                        << static_cast<int>(pattern) << ", " << tensor::layout_name(layout));
-          for (KernelChoice kernels : {KernelChoice::fastest, KernelChoice::baseline}) {
+          for (KernelChoice kernels : {KernelChoice::fastest, KernelChoice::avx2, KernelChoice::baseline}) {
             expect_matches_reference({{tensor::with_layout(out_t, layout), ref_t}}, rules, kernels);
           }
           if (testing::Test::HasFailure()) return;
@@ -249,7 +251,7 @@ TEST(ElementStats, SeveralOutputsShareOneWorstList) {
     outputs.emplace_back(Tensor::from_doubles(DType::float32, {3000}, out),
                          Tensor::from_doubles(DType::float64, {3000}, ref));
   }
-  for (KernelChoice kernels : {KernelChoice::fastest, KernelChoice::baseline}) {
+  for (KernelChoice kernels : {KernelChoice::fastest, KernelChoice::avx2, KernelChoice::baseline}) {
     expect_matches_reference(outputs, ElementRules{default_tolerance(DType::float32)}, kernels);
   }
 }
