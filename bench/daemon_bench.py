@@ -168,23 +168,27 @@ def bench_validate(daemon: Daemon, quick: bool) -> list[Row]:
 
 
 def validate_breakdown(client, label: str, x: np.ndarray, out: np.ndarray, repeats: int, total: float) -> Row:
-    """Where a validate request's time goes: the client's encoding, the same bytes to the daemon and
-    back in a ping (transport and the daemon's decoding), and the daemon's own duration_ms (the
-    reference's warm worker and the comparison); the rest is the store, the reply and decoding it."""
-    from gpuemu import protocol
+    """Where a validate request's time goes: the client's encoding (large tensors copied into its
+    shared-memory segment), the same message to the daemon and back in a ping (transport and the
+    daemon's decoding, which maps the segment), and the daemon's own duration_ms (the reference's warm
+    worker and the comparison); the rest is the store, the reply and decoding it."""
+    from gpuemu import protocol, segments
 
     tensors = {"input/x": x, "output/out": out}
     header = {"protocol_version": protocol.PROTOCOL_VERSION, "type": "ping"}
     encode, ping, daemon = Timing(), Timing(), Timing()
+    own = segments.ReusableSegment()  # the same work as the client's segment, timed alone
     for i in range(repeats):
         start = time.perf_counter()
-        message = protocol.encode_message(header, tensors)
+        protocol.encode_message(header, tensors, own)
         encode.samples.append(time.perf_counter() - start)
         start = time.perf_counter()
-        client._transport.request(message, "ping")  # the daemon decodes the frame, then answers ping
-        ping.samples.append(time.perf_counter() - start)
+        # The client encodes into its own segment, then the daemon decodes the frame and answers ping.
+        client._transport.request(lambda segment: protocol.encode_message(header, tensors, segment), "ping")
+        ping.samples.append(time.perf_counter() - start - encode.samples[-1])
         daemon.samples.append(client.validate_op("ident", {"x": x}, out, dtype="float32", seed=100 + i).duration_ms
                               / 1e3)
+    own.discard()
     rest = max(0.0, total - encode.median - ping.median - daemon.median)  # the legs are medians of separate runs
     ms = 1e3
     return Row(f"(e) breakdown, {label}", f"{total * ms:.1f} ms per request", "", None,

@@ -80,7 +80,8 @@ class Client:
         config = self._config_path()
         if config and "config" not in header:
             header["config"] = config
-        raw = self._transport.request(protocol.encode_message(header, tensors), f"'{kind}'", timeout_ms)
+        raw = self._transport.request(lambda segment: protocol.encode_message(header, tensors, segment),
+                                      f"'{kind}'", timeout_ms)
         try:
             reply, out = protocol.decode_message(raw)
         except protocol.MessageError as exc:

@@ -48,6 +48,8 @@ class NngTransport:
         self._lock = threading.Lock()
         self._in_flight = False
         self._lost = False
+        self._segment: Any = None  # segments.ReusableSegment, made on first use
+        self._segments_ok: bool | None = None
 
     @property
     def url(self) -> str:
@@ -90,11 +92,34 @@ class NngTransport:
             except DaemonNotRunningError:
                 return False
 
-    def request(self, message: bytes, what: str, timeout_ms: int | None = None) -> bytes:
-        """Send one message and wait for its reply; timeout_ms overrides the client's for this call."""
+    def _segment_locked(self) -> Any:
+        """The client's shared-memory segment for large tensors, when the daemon is on this machine."""
+        from gpuemu import segments
+
+        if self._segment is None and self._segments_ok is None:
+            self._segments_ok = (self.url.startswith("ipc://") and os.environ.get("GPUEMU_SEGMENTS", "1") != "0"
+                                 and segments.available())
+            if self._segments_ok:
+                segments.sweep_stale()
+                self._segment = segments.ReusableSegment()
+        return self._segment
+
+    def request(self, message: Any, what: str, timeout_ms: int | None = None) -> bytes:
+        """Send one message and wait for its reply; timeout_ms overrides the client's for this call.
+
+        `message` is the bytes, or a function that builds them from the client's shared-memory
+        segment (or None): it runs under the lock, so the segment is never refilled while the daemon
+        may still read it."""
         pynng = _pynng()
         with self._lock:
             sock = self._connect()
+            if callable(message):
+                build = message
+                try:
+                    message = build(self._segment_locked())
+                except OSError:  # /dev/shm full: this request carries its tensors in the message
+                    self._discard_segment_locked()
+                    message = build(None)
             wait = self.timeout_ms if timeout_ms is None else int(timeout_ms)
             sock.recv_timeout = wait
             self._in_flight, self._lost = True, False
@@ -109,8 +134,10 @@ class NngTransport:
                     f"the gpuemu daemon at {self.url} went away while answering {what} (it crashed or was "
                     f"killed); restart it with `gpuemu daemon start --background` and retry") from None
             except pynng.Timeout:
-                # The daemon may be gone or hung: drop the socket so the next call dials afresh.
+                # The daemon may be gone or hung: drop the socket so the next call dials afresh, and
+                # the segment, which the daemon may still be reading.
                 self._close_locked()
+                self._discard_segment_locked()
                 raise RequestTimeoutError(
                     f"the gpuemu daemon at {self.url} did not answer {what} within {wait} ms; it may be busy "
                     f"or hung: check `gpuemu daemon status` and `gpuemu daemon logs`, or raise timeout_ms") from None
@@ -126,6 +153,11 @@ class NngTransport:
             self._socket.close()
             self._socket = None
 
+    def _discard_segment_locked(self) -> None:
+        if self._segment is not None:
+            self._segment.discard()
+
     def close(self) -> None:
         with self._lock:
             self._close_locked()
+            self._discard_segment_locked()

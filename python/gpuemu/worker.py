@@ -84,18 +84,26 @@ def load_script(path: str) -> tuple[Fn, str | None]:
     )
 
 
-def decode_inputs(header: dict, payload: bytearray) -> dict:
-    """{name: ndarray view into payload} for a call frame's "tensors"."""
-    from gpuemu import tensors
+def decode_inputs(header: dict, payload: bytearray, mapped: Any = None) -> dict:
+    """{name: ndarray view} for a call frame's "tensors": writable views into the payload, or
+    read-only views of the shared-memory segment an entry names (`mapped`: a
+    segments.MappedSegments that keeps the mappings between calls)."""
+    from gpuemu import segments, tensors
 
     view = memoryview(payload)
     inputs = {}
     for entry in header.get("tensors", []):
         offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
-        if offset < 0 or nbytes < 0 or offset + nbytes > len(payload):
-            raise _frames.FrameError(f"tensor {entry.get('name')!r} lies outside the frame payload")
+        source, where = view, "the frame payload"
+        if entry.get("segment") is not None:
+            path = str(entry["segment"])
+            if mapped is None:
+                mapped = segments.MappedSegments()
+            source, where = mapped.view(path), f"segment {path}"
+        if offset < 0 or nbytes < 0 or offset + nbytes > source.nbytes:
+            raise _frames.FrameError(f"tensor {entry.get('name')!r} lies outside {where}")
         inputs[entry["name"]] = tensors.decode_raw(
-            entry["dtype"], entry["shape"], entry.get("strides"), view[offset : offset + nbytes]
+            entry["dtype"], entry["shape"], entry.get("strides"), source[offset : offset + nbytes]
         )
     return inputs
 
@@ -118,12 +126,34 @@ def encode_outputs(out: Any, case_dtype: str | None, role: str) -> tuple[list, l
         arr = np.asarray(value)
         if arr.dtype == object:
             raise TypeError(f"gpuemu.worker: output {name!r} is not a numeric array (got {type(value).__name__})")
-        arr = np.ascontiguousarray(arr)
-        header, raw = tensors.encode_raw(arr, helpers.output_dtype(arr, case_dtype, role))
-        entries.append({**header, "name": name, "offset": offset, "nbytes": len(raw)})
+        header, raw = tensors.encode_view(arr, helpers.output_dtype(arr, case_dtype, role))
+        entries.append({**header, "name": name, "offset": offset, "nbytes": raw.nbytes})
         buffers.append(raw)
-        offset += len(raw)
+        offset += raw.nbytes
     return entries, buffers
+
+
+def _move_to_segment(entries: list, buffers: list, lent: Any) -> list:
+    """Puts large outputs in a shared-memory segment lent to gpuemu (segments.LentSegments, None when
+    the call did not allow it), so they skip the pipe; returns the buffers that still go in the frame."""
+    from gpuemu import segments
+
+    large = [i for i, b in enumerate(buffers) if b.nbytes >= segments.MIN_SEGMENT_BYTES]
+    if lent is None or not large:
+        return buffers
+    try:
+        path, offsets = lent.lend([buffers[i] for i in large])
+    except OSError:
+        return buffers  # /dev/shm full or missing: the pipe still works
+    for i, at in zip(large, offsets):
+        entries[i].update(segment=path, offset=at)
+    rest, at = [], 0
+    for i, (entry, buffer) in enumerate(zip(entries, buffers)):
+        if i not in large:
+            entry["offset"] = at
+            rest.append(buffer)
+            at += buffer.nbytes
+    return rest
 
 
 def _flush_user_output() -> None:
@@ -137,6 +167,18 @@ def _flush_user_output() -> None:
 
 def serve_frames(fn: Fn, frames_in, frames_out: int, role: str) -> int:
     """Serves call frames until the input ends; returns the process exit status."""
+    from gpuemu import segments
+
+    mapped = segments.MappedSegments()
+    lent = segments.LentSegments() if segments.available() else None
+    try:
+        return _serve(fn, frames_in, frames_out, role, mapped, lent)
+    finally:
+        if lent is not None:
+            lent.close()
+
+
+def _serve(fn: Fn, frames_in, frames_out: int, role: str, mapped: Any, lent: Any) -> int:
     while True:
         try:
             frame = _frames.read_frame(frames_in)
@@ -153,10 +195,13 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str) -> int:
             _frames.write_frame(frames_out, {"type": "error", "error": f"unknown frame type {kind!r}", "traceback": ""})
             continue
         try:
-            inputs = decode_inputs(header, payload)
+            if lent is not None:
+                lent.release(header.get("released") or [])
+            inputs = decode_inputs(header, payload, mapped)
             kwargs = header.get("kwargs") or {}
             out = fn(inputs, **kwargs)
             entries, buffers = encode_outputs(out, header.get("dtype"), role)
+            buffers = _move_to_segment(entries, buffers, lent if header.get("segments") else None)
         except Exception as exc:  # the case fails, the worker lives on
             tb = traceback.format_exc()
             _flush_user_output()

@@ -65,7 +65,8 @@ std::optional<double> wire_float(const nlohmann::json& value) {
   return std::nullopt;
 }
 
-Result<Message> decode_message(std::span<const std::byte> bytes) {
+Result<Message> decode_message(std::span<const std::byte> bytes, std::shared_ptr<const void> keeper,
+                               run::SegmentUse segments) {
   if (bytes.size() < run::kFramePrefixSize) {
     return reject(WireError::bad_message,
                   fmt::format("the message has {} bytes, fewer than the {}-byte prefix (docs/protocol.md)",
@@ -109,7 +110,8 @@ Result<Message> decode_message(std::span<const std::byte> bytes) {
     return reject(WireError::bad_message, "the message header must be a JSON object");
   }
   const auto payload = bytes.subspan(run::kFramePrefixSize + prefix->header_bytes);
-  auto tensors = run::decode_tensor_entries(message.header, payload, kWhat, "tensor");
+  auto tensors = run::decode_tensor_entries(
+      message.header, run::TensorSource{payload, std::move(keeper), segments}, kWhat, "tensor");
   if (!tensors) return reject(WireError::bad_message, tensors.error().message);
   message.tensors = std::move(*tensors);
   return message;

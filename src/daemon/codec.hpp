@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -11,12 +12,16 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/request.hpp"
+#include "run/segment.hpp"
 
 namespace gpuemu::daemon {
 
 // Decodes one message. Every way the bytes can be wrong (length, magic, frame version, header
-// JSON, tensor entries) is a bad_message error naming the problem.
-Result<Message> decode_message(std::span<const std::byte> bytes);
+// JSON, tensor entries) is a bad_message error naming the problem. With a `keeper` that keeps
+// `bytes` alive, tensors are views into them rather than copies; `segments` says whether tensors
+// may live in shared-memory segments (requests: borrow; replies: refuse).
+Result<Message> decode_message(std::span<const std::byte> bytes, std::shared_ptr<const void> keeper = nullptr,
+                               run::SegmentUse segments = run::SegmentUse::refuse);
 
 // Encodes a header and tensors (written back to back in the given order, entries appended to the
 // header as "tensors"). The header is written compact with sorted keys; non-finite floats anywhere

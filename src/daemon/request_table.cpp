@@ -125,11 +125,12 @@ std::string error_reply(const RequestError& error, const nlohmann::json& request
   return encode_message(std::move(header));
 }
 
-std::string handle_message(DaemonState& state, std::span<const std::byte> bytes) {
+std::string handle_message(DaemonState& state, std::span<const std::byte> bytes,
+                           std::shared_ptr<const void> keeper) {
   nlohmann::json type;
   nlohmann::json id;
   try {
-    auto message = decode_message(bytes);
+    auto message = decode_message(bytes, std::move(keeper), run::SegmentUse::borrow);
     if (!message) return error_reply(message.error(), type, id);
     type = field_or_null(message->header, "type");
     id = field_or_null(message->header, "id");

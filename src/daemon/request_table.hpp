@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,7 +27,8 @@ std::span<const RequestRow> request_table();
 
 // Decodes, checks the version, dispatches and encodes the reply. Never throws: malformed bytes,
 // unknown requests, handler errors and exceptions all become error replies.
-std::string handle_message(DaemonState& state, std::span<const std::byte> bytes);
+std::string handle_message(DaemonState& state, std::span<const std::byte> bytes,
+                           std::shared_ptr<const void> keeper = nullptr);
 
 // Whether the message is a request of a long-running type (reads only the prefix and the header;
 // anything unreadable is not long: handle_message answers it at once).

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "daemon/request_table.hpp"
+#include "run/segment.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -45,8 +46,10 @@ struct Server::Impl {
   void serve_one(nng_ctx ctx, nng_aio* aio, nng_msg* request) {
     ++state.in_flight;
     const auto* body = static_cast<const std::byte*>(nng_msg_body(request));
-    std::string reply = handle_message(state, std::span<const std::byte>(body, nng_msg_len(request)));
-    nng_msg_free(request);
+    const std::span<const std::byte> bytes(body, nng_msg_len(request));
+    // The request's tensors are views into the message, which lives as long as they do.
+    std::string reply = handle_message(state, bytes, std::shared_ptr<nng_msg>(request, nng_msg_free));
+    run::forget_removed_segments();  // a client that closed: free its mapping now
     nng_msg* out = nullptr;
     if (nng_msg_alloc(&out, reply.size()) == 0) {
       if (!reply.empty()) std::memcpy(nng_msg_body(out), reply.data(), reply.size());

@@ -103,7 +103,11 @@ CaseRecord OpSession::new_record(const fuzz::Case& c) const {
 // Failures keep a snapshot of their inputs (the store replays and minimizes from it); a passing
 // case needs none, so its inputs are not copied.
 void OpSession::keep_inputs_if_failed(CaseRecord& record, const fuzz::Case& c) {
-  if (!record.verdict.passed()) record.inputs = std::make_shared<const tensor::NamedTensors>(c.inputs);
+  if (record.verdict.passed()) return;
+  // The snapshot outlives the request: it must not view a client's segment or message.
+  auto inputs = c.inputs;
+  for (auto& [name, t] : inputs) t.data.own();
+  record.inputs = std::make_shared<const tensor::NamedTensors>(std::move(inputs));
 }
 
 void OpSession::judge(CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref,

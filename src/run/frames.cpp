@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace gpuemu::run {
 
@@ -35,6 +36,22 @@ Expected<std::vector<std::int64_t>> ints(const json& j, const char* key, const s
   }
   return out;
 }
+
+// Holds a lent segment while tensors view it; hands it back to the worker when the last goes.
+struct Lease {
+  std::shared_ptr<const MappedSegment> mapped;
+  std::shared_ptr<SegmentReleases> releases;
+  Lease(std::shared_ptr<const MappedSegment> m, std::shared_ptr<SegmentReleases> r)
+      : mapped(std::move(m)), releases(std::move(r)) {}
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease() {
+    try {
+      releases->add(mapped->path());
+    } catch (...) {  // out of memory: the worker makes a new segment instead
+    }
+  }
+};
 
 }  // namespace
 
@@ -82,7 +99,8 @@ std::size_t OutgoingFrame::size() const {
 }
 
 OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
-                                const std::vector<std::string>& order, const json& kwargs) {
+                                const std::vector<std::string>& order, const json& kwargs,
+                                const std::vector<std::string>* released) {
   std::vector<const std::pair<const std::string, tensor::Tensor>*> items;
   for (const auto& name : order) {
     auto it = inputs.find(name);
@@ -97,21 +115,32 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
   std::uint64_t offset = 0;
   for (const auto* item : items) {
     const tensor::Tensor& t = item->second;
-    tensors.push_back(
-        {{"name", item->first},
-         {"dtype", tensor::dtype_name(t.dtype)},
-         {"shape", t.shape},
-         {"strides", t.strides.size() == t.shape.size() ? t.strides : tensor::contiguous_strides(t.shape)},
-         {"offset", offset},
-         {"nbytes", t.data.size()}});
-    frame.payload.emplace_back(t.data);
-    offset += t.data.size();
+    json entry = {
+        {"name", item->first},
+        {"dtype", tensor::dtype_name(t.dtype)},
+        {"shape", t.shape},
+        {"strides", t.strides.size() == t.shape.size() ? t.strides : tensor::contiguous_strides(t.shape)},
+        {"offset", offset},
+        {"nbytes", t.data.size()}};
+    if (!t.data.segment().empty()) {
+      // Already in a shared-memory segment (a client's): the worker maps it instead of reading a copy.
+      entry["segment"] = std::string(t.data.segment());
+      entry["offset"] = t.data.segment_offset();
+    } else {
+      frame.payload.emplace_back(t.data);
+      offset += t.data.size();
+    }
+    tensors.push_back(std::move(entry));
   }
   json header = {{"type", "call"},
                  {"op", op},
                  {"dtype", tensor::dtype_name(case_dtype)},
                  {"kwargs", kwargs.is_null() ? json::object() : kwargs},
                  {"tensors", std::move(tensors)}};
+  if (released != nullptr) {
+    header["segments"] = true;  // large outputs may come back in a lent shared-memory segment
+    header["released"] = *released;
+  }
   std::string text = header.dump(-1, ' ', false, json::error_handler_t::replace);
   auto prefix = encode_frame_prefix({static_cast<std::uint32_t>(text.size()), offset});
   frame.head.reserve(prefix.size() + text.size());
@@ -122,9 +151,19 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
 
 Expected<Tensors> decode_tensor_entries(const json& header, std::span<const std::byte> payload,
                                         const std::string& what, std::string_view noun) {
+  return decode_tensor_entries(header, TensorSource{payload, nullptr, SegmentUse::refuse}, what, noun);
+}
+
+Expected<Tensors> decode_tensor_entries(const json& header, const TensorSource& source,
+                                        const std::string& what, std::string_view noun) {
   const json& list = header.contains("tensors") ? header["tensors"] : json::array();
   if (!list.is_array()) return fail(ErrorKind::parse, fmt::format("{}: \"tensors\" must be a list", what));
   Tensors tensors;
+  struct Held {
+    std::shared_ptr<const MappedSegment> mapped;
+    std::shared_ptr<const void> keeper;  // the mapping, or a Lease on it
+  };
+  std::map<std::string, Held> segments;  // each file mapped once per message
   for (const auto& entry : list) {
     if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string()) {
       return fail(ErrorKind::parse, fmt::format("{} sent a tensor entry without a \"name\"", what));
@@ -150,13 +189,33 @@ Expected<Tensors> decode_tensor_entries(const json& header, std::span<const std:
     }
     auto offset = entry["offset"].get<std::uint64_t>();
     auto nbytes = entry["nbytes"].get<std::uint64_t>();
-    if (offset > payload.size() || nbytes > payload.size() - offset) {
-      return fail(ErrorKind::parse,
-                  fmt::format("{} lies outside the frame's {} payload bytes (offset {}, nbytes {})",
-                              tensor_what, payload.size(), offset, nbytes));
+    std::span<const std::byte> bytes = source.payload;
+    std::shared_ptr<const void> keeper = source.keeper;
+    std::string_view segment_name;
+    if (entry.contains("segment")) {
+      if (!entry["segment"].is_string()) {
+        return fail(ErrorKind::parse, fmt::format("{}: \"segment\" must be a file path", tensor_what));
+      }
+      const std::string path = entry["segment"].get<std::string>();
+      auto& held = segments[path];
+      if (!held.mapped) {
+        held.mapped = TRY(map_segment(path, source.segments, tensor_what));
+        held.keeper = held.mapped;
+        if (source.segments == SegmentUse::lend && source.releases) {
+          held.keeper = std::make_shared<const Lease>(held.mapped, source.releases);
+        }
+      }
+      bytes = held.mapped->bytes();
+      keeper = held.keeper;
+      segment_name = held.mapped->path();
     }
-    t.data.assign(payload.begin() + static_cast<std::ptrdiff_t>(offset),
-                  payload.begin() + static_cast<std::ptrdiff_t>(offset + nbytes));
+    if (offset > bytes.size() || nbytes > bytes.size() - offset) {
+      const char* where = segment_name.empty() ? "the frame's {} payload bytes" : "its segment's {} bytes";
+      return fail(ErrorKind::parse,
+                  fmt::format("{} lies outside {} (offset {}, nbytes {})", tensor_what,
+                              fmt::format(fmt::runtime(where), bytes.size()), offset, nbytes));
+    }
+    t.data = tensor::Storage::view(keeper, bytes.subspan(offset, nbytes), segment_name, offset);
     TRY(tensor::validate_view(t, tensor_what));
     if (tensors.contains(name)) return fail(ErrorKind::parse, fmt::format("{} appears twice", tensor_what));
     tensors.emplace(name, std::move(t));
@@ -164,12 +223,16 @@ Expected<Tensors> decode_tensor_entries(const json& header, std::span<const std:
   return tensors;
 }
 
-Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what) {
+Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what,
+                                      std::shared_ptr<SegmentReleases> releases) {
   const json& list = frame.header.contains("tensors") ? frame.header["tensors"] : json();
   if (!list.is_array() || list.empty()) {
     return fail(ErrorKind::parse, fmt::format("{} sent a result frame without tensors", what));
   }
-  return decode_tensor_entries(frame.header, frame.payload, what, "output");
+  const SegmentUse segments = releases ? SegmentUse::lend : SegmentUse::refuse;
+  return decode_tensor_entries(frame.header,
+                               TensorSource{*frame.payload, frame.payload, segments, std::move(releases)},
+                               what, "output");
 }
 
 }  // namespace gpuemu::run

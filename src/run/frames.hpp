@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run/script_protocol.hpp"
+#include "run/segment.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::run {
@@ -43,13 +45,16 @@ struct OutgoingFrame {
 // A frame as read: its parsed header and its payload.
 struct IncomingFrame {
   nlohmann::json header;
-  std::vector<std::byte> payload;
+  std::shared_ptr<std::vector<std::byte>> payload = std::make_shared<std::vector<std::byte>>();
 };
 
 // {"type": "call", "op", "dtype", "kwargs", "tensors": [{name, dtype, shape, strides, offset,
 // nbytes}]} with the tensors' storage buffers as payload, inputs in `order` first.
+// With `released`, the call says it accepts outputs in lent segments ("segments": true) and hands
+// back the segments listed ("released").
 OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
-                                const std::vector<std::string>& order, const nlohmann::json& kwargs);
+                                const std::vector<std::string>& order, const nlohmann::json& kwargs,
+                                const std::vector<std::string>* released = nullptr);
 
 // The tensors a frame header lists ({"name", "dtype", "shape", "strides", "offset", "nbytes"}),
 // copied out of `payload` and validated like a script's output; errors name "<noun> 'NAME' of
@@ -57,7 +62,21 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
 Expected<Tensors> decode_tensor_entries(const nlohmann::json& header, std::span<const std::byte> payload,
                                         const std::string& what, std::string_view noun);
 
-// The tensors of a "result" frame, each validated like a script's output.
-Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what);
+// Where decoded tensors' bytes come from. With a `keeper` (something that keeps `payload` alive)
+// tensors are views into the payload instead of copies. An entry with "segment": PATH indexes that
+// shared-memory file instead of the payload, used as `segments` says (segment.hpp).
+struct TensorSource {
+  std::span<const std::byte> payload;
+  std::shared_ptr<const void> keeper;
+  SegmentUse segments = SegmentUse::refuse;
+  std::shared_ptr<SegmentReleases> releases;  // for SegmentUse::lend: where a segment goes when unused
+};
+Expected<Tensors> decode_tensor_entries(const nlohmann::json& header, const TensorSource& source,
+                                        const std::string& what, std::string_view noun);
+
+// The tensors of a "result" frame, each validated like a script's output. Outputs the worker
+// lent in segments are handed back through `releases` once unused; without it segments are refused.
+Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what,
+                                      std::shared_ptr<SegmentReleases> releases = nullptr);
 
 }  // namespace gpuemu::run

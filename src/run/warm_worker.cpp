@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "run/frames.hpp"
 #include "run/runner_common.hpp"
 #include "run/worker_channel.hpp"
 
@@ -62,7 +63,10 @@ std::vector<std::string> WarmWorkerRunner::worker_args() const {
 }
 
 void WarmWorkerRunner::stop_worker() {
+  const pid_t pid = worker_pid();
   worker_.reset();  // the channel's destructor kills the group and reaps
+  // A worker that was killed could not remove the segments it lent us; our mappings stay valid.
+  if (pid > 0) remove_segments_of(pid);
   cases_on_worker_ = 0;
 }
 
@@ -154,9 +158,11 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
   static const Tensors kNoInputs;
   static const std::vector<std::string> kNoOrder;
   static const nlohmann::json kNoKwargs = nlohmann::json::object();
-  OutgoingFrame call = encode_call_frame(
-      request.op, request.case_dtype, request.inputs ? *request.inputs : kNoInputs,
-      request.input_order ? *request.input_order : kNoOrder, request.kwargs ? *request.kwargs : kNoKwargs);
+  const std::vector<std::string> released = releases_->take();
+  OutgoingFrame call =
+      encode_call_frame(request.op, request.case_dtype, request.inputs ? *request.inputs : kNoInputs,
+                        request.input_order ? *request.input_order : kNoOrder,
+                        request.kwargs ? *request.kwargs : kNoKwargs, &released);
   IncomingFrame reply;
   const auto case_start = Clock::now();
   auto status = worker_->exchange(&call, reply, case_start + settings_.timeout, settings_.max_output_bytes);
@@ -169,7 +175,16 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
       const std::string type = string_field(reply.header, "type");
       outcome.stderr_tail = stderr_text();
       if (type == "result") {
-        if (auto outputs = decode_result_frame(reply, what_)) {
+        auto outputs = decode_result_frame(reply, what_, releases_);
+        std::uint64_t output_bytes = 0;
+        if (outputs) {
+          for (const auto& [name, t] : *outputs) output_bytes += t.data.size();
+        }
+        if (outputs && output_bytes > settings_.max_output_bytes) {  // the pipe's limit, for segments too
+          outcome.failure = RunFailure::bad_output;
+          outcome.message = fmt::format("{} returned {} bytes of outputs, more than the limit of {}", what_,
+                                        output_bytes, settings_.max_output_bytes);
+        } else if (outputs) {
           outcome.outputs = std::move(*outputs);
         } else {
           outcome.failure = RunFailure::bad_output;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "run/runner.hpp"
+#include "run/segment.hpp"
 
 namespace gpuemu::run {
 
@@ -41,6 +42,8 @@ class WarmWorkerRunner final : public Runner {
   std::optional<bool> interpreter_ok_;
   std::unique_ptr<WorkerChannel> worker_;
   int cases_on_worker_ = 0;
+  // Segments the worker lent us (its large outputs) that we no longer read; the next call returns them.
+  std::shared_ptr<SegmentReleases> releases_ = std::make_shared<SegmentReleases>();
   int workers_started_ = 0;
 };
 

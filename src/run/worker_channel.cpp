@@ -152,7 +152,7 @@ WorkerChannel::Status WorkerChannel::exchange(const OutgoingFrame* request, Inco
         dest = reinterpret_cast<std::byte*>(header.data()) + have_header;
         want = prefix.header_bytes - have_header;
       } else {
-        dest = reply.payload.data() + have_payload;
+        dest = reply.payload->data() + have_payload;
         want = static_cast<std::size_t>(prefix.payload_bytes) - have_payload;
       }
       // want > 0 here: a frame whose parts are all complete has already been returned.
@@ -183,7 +183,7 @@ WorkerChannel::Status WorkerChannel::exchange(const OutgoingFrame* request, Inco
             prefix.header_bytes > max_reply_bytes - prefix.payload_bytes)
           return Status::overflow;
         header.resize(prefix.header_bytes);
-        reply.payload.resize(static_cast<std::size_t>(prefix.payload_bytes));
+        reply.payload->resize(static_cast<std::size_t>(prefix.payload_bytes));
       }
       if (have_sizes && have_header == prefix.header_bytes && have_payload == prefix.payload_bytes) {
         reply.header = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tensor/dtype.hpp"
+#include "tensor/storage.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::tensor {
@@ -31,7 +32,7 @@ struct Tensor {
   DType dtype = DType::float32;
   Shape shape;
   std::vector<std::int64_t> strides;  // in elements; same rank as shape
-  std::vector<std::byte> data;        // storage buffer, little-endian elements
+  Storage data;                       // storage buffer, little-endian elements (owned or a view)
 
   std::int64_t numel() const;
   bool is_contiguous() const;  // row-major with no gaps (data.size() == numel * itemsize)

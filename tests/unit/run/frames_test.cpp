@@ -74,7 +74,7 @@ TEST(Frames, CallFrameLaysOutTensorsInOrderWithoutCopying) {
 IncomingFrame result_frame(json tensors, std::size_t payload_bytes) {
   IncomingFrame f;
   f.header = {{"type", "result"}, {"tensors", std::move(tensors)}};
-  f.payload.assign(payload_bytes, std::byte{0});
+  f.payload->assign(payload_bytes, std::byte{0});
   return f;
 }
 
@@ -87,7 +87,7 @@ TEST(Frames, ResultFrameDecodes) {
                                                {"nbytes", 8}}}),
                                  12);
   float two = 2.0f;
-  std::memcpy(f.payload.data() + 8, &two, 4);
+  std::memcpy(f.payload->data() + 8, &two, 4);
   auto out = decode_result_frame(f, "op m:f");
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_EQ(out->at("y").to_doubles(), (std::vector<double>{0, 2}));

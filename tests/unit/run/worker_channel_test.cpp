@@ -34,7 +34,7 @@ TEST(WorkerChannel, ReadsAWholeFrame) {
             WorkerChannel::Status::ok)
       << channel->error();
   EXPECT_EQ(reply.header["type"], "ready");
-  EXPECT_EQ(reply.payload.size(), 3u);
+  EXPECT_EQ(reply.payload->size(), 3u);
 }
 
 TEST(WorkerChannel, APayloadLengthOverTheCapIsAnOverflow) {

@@ -1,0 +1,239 @@
+# Shared-memory segments (docs/protocol.md "Shared-memory segments"): /dev/shm/gpuemu-* files that
+# carry large tensors between the client, the daemon and warm workers without copying them through a socket.
+"""Create, fill, map and sweep the shared-memory files gpuemu passes large tensors in.
+
+A segment is a file ``/dev/shm/gpuemu-<pid>-<n>`` (mode 0600) named in a tensor entry's
+``"segment"`` field; the entry's ``offset``/``nbytes`` then index the file instead of the
+message payload. Standard library only (numpy is imported by callers).
+"""
+
+from __future__ import annotations
+
+import itertools
+import mmap
+import os
+import stat
+from typing import Any, Iterable
+
+__all__ = ["SEGMENT_DIR", "SEGMENT_PREFIX", "MIN_SEGMENT_BYTES", "available", "map_segment", "MappedSegments",
+           "LentSegments", "ReusableSegment", "sweep_stale"]
+
+SEGMENT_DIR = "/dev/shm/"
+SEGMENT_PREFIX = "gpuemu-"
+# Tensors smaller than this travel in the message itself: below it a file and a mapping cost more
+# than copying the bytes through the socket or pipe (bench (e), docs/performance.md).
+# GPUEMU_SEGMENT_MIN_BYTES overrides it (tests use it to send small tensors through segments).
+MIN_SEGMENT_BYTES = int(os.environ.get("GPUEMU_SEGMENT_MIN_BYTES") or 256 << 10)
+
+_counter = itertools.count()
+
+
+def available() -> bool:
+    """True when this machine has a writable /dev/shm (Linux); elsewhere tensors go in the message."""
+    return os.path.isdir(SEGMENT_DIR) and os.access(SEGMENT_DIR, os.W_OK | os.X_OK)
+
+
+def _new_path() -> str:
+    return f"{SEGMENT_DIR}{SEGMENT_PREFIX}{os.getpid()}-{next(_counter)}-{os.urandom(4).hex()}"
+
+
+def _check_path(path: str) -> None:
+    name = path[len(SEGMENT_DIR):]
+    if not path.startswith(SEGMENT_DIR) or not name.startswith(SEGMENT_PREFIX) or "/" in name or ".." in name:
+        raise ValueError(f"segment {path!r} is not a file {SEGMENT_DIR}{SEGMENT_PREFIX}*")
+
+
+def map_segment(path: str) -> tuple[os.stat_result, mmap.mmap]:
+    """(stat, read-only shared mapping) of a segment someone else wrote.
+
+    Checks that it is a regular file of this user with mode 0600, as the daemon does."""
+    _check_path(path)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            raise ValueError(f"segment {path!r} is not a regular file of this user with mode 0600")
+        if st.st_size == 0:
+            return st, mmap.mmap(-1, 1)
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+        return st, mmap.mmap(fd, st.st_size, flags=flags, prot=mmap.PROT_READ)
+    finally:
+        os.close(fd)
+
+
+class MappedSegments:
+    """Read-only mappings of the segments a peer keeps refilling (a client's), kept between calls:
+    mapping 64 MiB costs about 5 ms of page-table work, reusing it nothing. A file that was
+    replaced (another inode or size) is mapped afresh; the least recently used go beyond `keep`."""
+
+    def __init__(self, keep: int = 4) -> None:
+        self._maps: dict[str, tuple[int, int, memoryview]] = {}
+        self._keep = keep
+
+    def view(self, path: str) -> memoryview:
+        st = os.stat(path, follow_symlinks=False)
+        cached = self._maps.pop(path, None)
+        if cached is None or cached[:2] != (st.st_ino, st.st_size):
+            st, mapping = map_segment(path)
+            cached = (st.st_ino, st.st_size, memoryview(mapping))
+        self._maps[path] = cached  # most recently used last
+        while len(self._maps) > self._keep:
+            self._maps.pop(next(iter(self._maps)))
+        return cached[2]
+
+
+class LentSegments:
+    """A worker's result segments. A result is written into a segment it lends to gpuemu, which
+    names it in a later call's "released" once it no longer reads it; released segments are
+    refilled (their pages are already there) instead of making new files. All are removed by close()."""
+
+    def __init__(self, keep_free: int = 2) -> None:
+        self._free: list[tuple[str, int, mmap.mmap]] = []
+        self._lent: dict[str, tuple[int, mmap.mmap]] = {}
+        self._keep_free = keep_free
+
+    def release(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            lent = self._lent.pop(str(path), None)
+            if lent is not None:
+                self._free.append((str(path), *lent))
+        self._free.sort(key=lambda item: item[1])
+        while len(self._free) > self._keep_free:
+            self._remove(*self._free.pop())  # the largest go first
+
+    def lend(self, buffers: list[Any]) -> tuple[str, list[int]]:
+        need = max(1, sum(memoryview(b).nbytes for b in buffers))
+        for i, (path, size, mapping) in enumerate(self._free):
+            if size >= need:
+                del self._free[i]
+                break
+        else:
+            size = max(need, 1 << 20)
+            path, fd = _create(size)
+            try:
+                mapping = mmap.mmap(fd, size)
+            except BaseException:
+                os.unlink(path)
+                raise
+            finally:
+                os.close(fd)
+        self._lent[path] = (size, mapping)
+        return path, _copy_into(mapping, buffers)
+
+    @staticmethod
+    def _remove(path: str, _size: int, mapping: mmap.mmap) -> None:
+        mapping.close()
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+    def close(self) -> None:
+        for path, size, mapping in self._free:
+            self._remove(path, size, mapping)
+        for path, (size, mapping) in self._lent.items():
+            self._remove(path, size, mapping)
+        self._free, self._lent = [], {}
+
+
+def _create(size: int) -> tuple[str, int]:
+    path = _new_path()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.ftruncate(fd, size)
+    except OSError:
+        os.close(fd)
+        os.unlink(path)
+        raise
+    return path, fd
+
+
+def _copy_into(target: Any, buffers: Iterable[Any]) -> list[int]:
+    """Copies each buffer into target back to back; returns their offsets."""
+    offsets, at = [], 0
+    view = memoryview(target)
+    for buffer in buffers:
+        raw = memoryview(buffer).cast("B")
+        view[at:at + raw.nbytes] = raw
+        offsets.append(at)
+        at += raw.nbytes
+    return offsets
+
+
+class ReusableSegment:
+    """One segment a client refills for each request (fresh pages cost page faults every time),
+    grown when a request needs more. The daemon only reads it while answering a request, so it may be
+    refilled once the reply is in; after a timeout the daemon may still be reading, so the caller
+    calls discard() and the next request gets a new file."""
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self._map: mmap.mmap | None = None
+        self._size = 0
+
+    def fill(self, buffers: list[Any]) -> tuple[str, list[int]]:
+        need = max(1, sum(memoryview(b).nbytes for b in buffers))
+        if self._map is None or need > self._size:
+            self.discard()
+            size = max(need, 1 << 20)
+            path, fd = _create(size)
+            try:
+                self._map = mmap.mmap(fd, size)
+            except BaseException:
+                os.unlink(path)
+                raise
+            finally:
+                os.close(fd)
+            self.path, self._size = path, size
+        return self.path, _copy_into(self._map, buffers)
+
+    def discard(self) -> None:
+        """Unlinks and unmaps the file (the daemon keeps its own mapping while it reads)."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        if self.path is not None:
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+            self.path = None
+        self._size = 0
+
+    def __del__(self) -> None:
+        try:
+            self.discard()
+        except Exception:  # interpreter shutdown: os may be half torn down
+            pass
+
+
+def sweep_stale() -> int:
+    """Removes this user's segments whose creating process is gone (a crash between creating and
+    handing over); returns how many. Cheap: one directory listing."""
+    removed = 0
+    try:
+        names = os.listdir(SEGMENT_DIR)
+    except OSError:
+        return 0
+    for name in names:
+        if not name.startswith(SEGMENT_PREFIX):
+            continue
+        pid_text = name[len(SEGMENT_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        path = SEGMENT_DIR + name
+        try:
+            if os.stat(path, follow_symlinks=False).st_uid != os.geteuid():
+                continue
+            os.kill(int(pid_text), 0)
+            continue  # its creator still runs
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OSError):
+            continue
+        try:
+            os.unlink(path)
+            removed += 1
+        except OSError:
+            pass
+    return removed
