@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "check/ulp16.hpp"
 
@@ -35,7 +36,8 @@ struct Decoded {
 template <class T>
 struct Raw {
   const std::byte* p;
-  [[gnu::always_inline]] double operator()(std::size_t i) const { return load<T>(p + sizeof(T) * i); }
+  [[gnu::always_inline]] T stored(std::size_t i) const { return load<T>(p + sizeof(T) * i); }
+  [[gnu::always_inline]] double operator()(std::size_t i) const { return stored(i); }
 };
 struct RawF16 {
   const std::byte* p;
@@ -49,20 +51,25 @@ struct RawBF16 {
 };
 
 // Ordered-integer form of a float in 32 bits: sign-magnitude to two's complement with -0 and +0
-// both 0. Distances fit in uint32 (at most 2 * 0x7F800000).
-[[gnu::always_inline]] inline std::int32_t ordered_f32(double v) {
-  const auto bits = std::bit_cast<std::int32_t>(static_cast<float>(v));
-  return bits >= 0 ? bits : std::numeric_limits<std::int32_t>::min() - bits;
+// both 0. Distances fit in uint32 (at most 2 * 0x7F800000). Masks rather than conditionals, so it
+// vectorises without leaving 32-bit lanes.
+[[gnu::always_inline]] inline std::int32_t ordered_bits32(std::int32_t bits) {
+  const std::int32_t negative = bits >> 31;  // all ones for a negative value
+  return ((bits & 0x7FFF'FFFF) ^ negative) - negative;
 }
 
-// The larger ordered value is chosen by a signed comparison: the sign of the wrapped difference
-// would be wrong for distances of 2^31 and more (opposite signs near the largest floats).
+[[gnu::always_inline]] inline std::int32_t ordered_f32(double v) {
+  return ordered_bits32(std::bit_cast<std::int32_t>(static_cast<float>(v)));
+}
+
+// The distance is max - min of the ordered values: the sign of a wrapped difference would be wrong
+// for distances of 2^31 and more (opposite signs near the largest floats).
+[[gnu::always_inline]] inline std::uint32_t ordered_distance(std::int32_t a, std::int32_t b) {
+  return static_cast<std::uint32_t>(std::max(a, b)) - static_cast<std::uint32_t>(std::min(a, b));
+}
+
 [[gnu::always_inline]] inline std::uint32_t ulp_f32(double out, double ref) {
-  const std::int32_t oa = ordered_f32(out);
-  const std::int32_t ob = ordered_f32(ref);
-  const auto a = static_cast<std::uint32_t>(oa);
-  const auto b = static_cast<std::uint32_t>(ob);
-  return oa >= ob ? a - b : b - a;
+  return ordered_distance(ordered_f32(out), ordered_f32(ref));
 }
 
 // The same for double: ordered int64, distance as uint64 (opposite signs can need all 64 bits).
@@ -84,7 +91,12 @@ struct RawBF16 {
 template <UlpMode M, class Out>
 [[gnu::always_inline]] inline auto ulp_of(const Out& out, std::size_t i, double x, double y) {
   if constexpr (M == UlpMode::f32) {
-    return ulp_f32(x, y);
+    if constexpr (std::is_same_v<Out, Raw<float>>) {
+      // The stored float itself: no round trip through double.
+      return ordered_distance(ordered_bits32(std::bit_cast<std::int32_t>(out.stored(i))), ordered_f32(y));
+    } else {
+      return ulp_f32(x, y);
+    }
   } else if constexpr (M == UlpMode::f64) {
     return ulp_f64(x, y);
   } else {
@@ -143,8 +155,11 @@ template <UlpMode M, class Out, class Ref>
   const auto max_ulp64 =
       s.max_ulp >= 18446744073709551615.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(s.max_ulp);
   const auto max_ulp16 = static_cast<std::int32_t>(std::min(s.max_ulp, 1e9));
-  // 64-bit accumulators like the double lanes, ORed rather than counted: fewer shuffles per element.
+  // Accumulators as wide as the lanes they come from (64-bit for the double lanes, the ULP's own
+  // width for its flag), ORed rather than counted: no shuffling between lane widths per element.
+  using UlpFlag = std::conditional_t<M == UlpMode::f64, std::uint64_t, std::uint32_t>;
   std::uint64_t flagged = 0, nonfinite = 0, failures = 0;
+  UlpFlag ulp_flagged = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double x = out(i);
     const double y = ref(i);
@@ -154,18 +169,17 @@ template <UlpMode M, class Out, class Ref>
     nonfinite |= (!(std::fabs(x) <= DBL_MAX) | !(ay <= DBL_MAX)) ? 1 : 0;
     failures += !(d <= bound) ? 1 : 0;
     bool flag = (d > thr * bound) | (d > s.max_abs) | (d > rel * ay);
-    if constexpr (M == UlpMode::f32) {
-      flag |= ulp_of<M>(out, i, x, y) > max_ulp32;
-    } else if constexpr (M == UlpMode::f64) {
-      flag |= ulp_of<M>(out, i, x, y) > max_ulp64;
-    } else if constexpr (M == UlpMode::absolute) {
-      flag |= d > s.max_ulp;
-    } else {
-      flag |= ulp_of<M>(out, i, x, y) > max_ulp16;
-    }
+    if constexpr (M == UlpMode::absolute) flag |= d > s.max_ulp;
     flagged |= flag ? 1 : 0;
+    if constexpr (M == UlpMode::f32) {
+      ulp_flagged |= ulp_of<M>(out, i, x, y) > max_ulp32 ? 1 : 0;
+    } else if constexpr (M == UlpMode::f64) {
+      ulp_flagged |= ulp_of<M>(out, i, x, y) > max_ulp64 ? 1 : 0;
+    } else if constexpr (M == UlpMode::f16 || M == UlpMode::bf16) {
+      ulp_flagged |= ulp_of<M>(out, i, x, y) > max_ulp16 ? 1 : 0;
+    }
   }
-  return {flagged != 0, nonfinite != 0, static_cast<std::int64_t>(failures)};
+  return {(flagged | ulp_flagged) != 0, nonfinite != 0, static_cast<std::int64_t>(failures)};
 }
 
 // The order-independent statistics of a chunk of finite pairs (max_abs, max_rel, max_ulp,
