@@ -32,22 +32,26 @@ template <class T>
 struct Decoded {
   const double* p;
   [[gnu::always_inline]] double operator()(std::size_t i) const { return p[i]; }
+  Decoded shifted(std::size_t k) const { return {p + k}; }  // the source from element k on
 };
 template <class T>
 struct Raw {
   const std::byte* p;
   [[gnu::always_inline]] T stored(std::size_t i) const { return load<T>(p + sizeof(T) * i); }
   [[gnu::always_inline]] double operator()(std::size_t i) const { return stored(i); }
+  Raw shifted(std::size_t k) const { return {p + sizeof(T) * k}; }
 };
 struct RawF16 {
   const std::byte* p;
   [[gnu::always_inline]] std::uint16_t bits(std::size_t i) const { return load<std::uint16_t>(p + 2 * i); }
   [[gnu::always_inline]] double operator()(std::size_t i) const { return f16_bits_to_double(bits(i)); }
+  RawF16 shifted(std::size_t k) const { return {p + 2 * k}; }
 };
 struct RawBF16 {
   const std::byte* p;
   [[gnu::always_inline]] std::uint16_t bits(std::size_t i) const { return load<std::uint16_t>(p + 2 * i); }
   [[gnu::always_inline]] double operator()(std::size_t i) const { return bf16_bits_to_double(bits(i)); }
+  RawBF16 shifted(std::size_t k) const { return {p + 2 * k}; }
 };
 
 // Ordered-integer form of a float in 32 bits: sign-magnitude to two's complement with -0 and +0
@@ -132,10 +136,14 @@ struct Screen {
   double max_abs, max_rel, max_ulp;
 };
 
+// Flags are kept per block of kBlock elements, so a chunk with one new maximum reduces one block.
+constexpr std::size_t kBlock = 128;
+
 struct ScreenResult {
-  bool flagged = false;       // some element could change max_abs/rel/ulp/ratio or the worst list
-  bool nonfinite = false;     // some element has NaN/Inf on either side
-  std::int64_t failures = 0;  // !(|out - ref| <= atol + rtol*|ref|): exact for finite pairs
+  std::uint32_t flagged_blocks = 0;  // bit b: some element of block b could change max_abs/rel/ulp/
+                                     // ratio or the worst list
+  bool nonfinite = false;            // some element has NaN/Inf on either side
+  std::int64_t failures = 0;         // !(|out - ref| <= atol + rtol*|ref|): exact for finite pairs
 };
 
 // Products are scaled down by this before comparing, so rounding in `thr * bound` can only make
@@ -158,28 +166,34 @@ template <UlpMode M, class Out, class Ref>
   // Accumulators as wide as the lanes they come from (64-bit for the double lanes, the ULP's own
   // width for its flag), ORed rather than counted: no shuffling between lane widths per element.
   using UlpFlag = std::conditional_t<M == UlpMode::f64, std::uint64_t, std::uint32_t>;
-  std::uint64_t flagged = 0, nonfinite = 0, failures = 0;
-  UlpFlag ulp_flagged = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double x = out(i);
-    const double y = ref(i);
-    const double d = std::fabs(x - y);
-    const double ay = std::fabs(y);
-    const double bound = s.atol + s.rtol * ay;
-    nonfinite |= (!(std::fabs(x) <= DBL_MAX) | !(ay <= DBL_MAX)) ? 1 : 0;
-    failures += !(d <= bound) ? 1 : 0;
-    bool flag = (d > thr * bound) | (d > s.max_abs) | (d > rel * ay);
-    if constexpr (M == UlpMode::absolute) flag |= d > s.max_ulp;
-    flagged |= flag ? 1 : 0;
-    if constexpr (M == UlpMode::f32) {
-      ulp_flagged |= ulp_of<M>(out, i, x, y) > max_ulp32 ? 1 : 0;
-    } else if constexpr (M == UlpMode::f64) {
-      ulp_flagged |= ulp_of<M>(out, i, x, y) > max_ulp64 ? 1 : 0;
-    } else if constexpr (M == UlpMode::f16 || M == UlpMode::bf16) {
-      ulp_flagged |= ulp_of<M>(out, i, x, y) > max_ulp16 ? 1 : 0;
+  std::uint64_t nonfinite = 0, failures = 0;
+  std::uint32_t flagged_blocks = 0;
+  for (std::size_t block = 0; block * kBlock < n; ++block) {
+    std::uint64_t flagged = 0;
+    UlpFlag ulp_flagged = 0;
+    const std::size_t end = std::min(n, (block + 1) * kBlock);
+    for (std::size_t i = block * kBlock; i < end; ++i) {
+      const double x = out(i);
+      const double y = ref(i);
+      const double d = std::fabs(x - y);
+      const double ay = std::fabs(y);
+      const double bound = s.atol + s.rtol * ay;
+      nonfinite |= (!(std::fabs(x) <= DBL_MAX) | !(ay <= DBL_MAX)) ? 1 : 0;
+      failures += !(d <= bound) ? 1 : 0;
+      bool flag = (d > thr * bound) | (d > s.max_abs) | (d > rel * ay);
+      if constexpr (M == UlpMode::absolute) flag |= d > s.max_ulp;
+      flagged |= flag ? 1 : 0;
+      if constexpr (M == UlpMode::f32) {
+        ulp_flagged |= ulp_of<M>(out, i, x, y) > max_ulp32 ? 1 : 0;
+      } else if constexpr (M == UlpMode::f64) {
+        ulp_flagged |= ulp_of<M>(out, i, x, y) > max_ulp64 ? 1 : 0;
+      } else if constexpr (M == UlpMode::f16 || M == UlpMode::bf16) {
+        ulp_flagged |= ulp_of<M>(out, i, x, y) > max_ulp16 ? 1 : 0;
+      }
     }
+    flagged_blocks |= (flagged | ulp_flagged) != 0 ? std::uint32_t{1} << block : 0;
   }
-  return {(flagged | ulp_flagged) != 0, nonfinite != 0, static_cast<std::int64_t>(failures)};
+  return {flagged_blocks, nonfinite != 0, static_cast<std::int64_t>(failures)};
 }
 
 // The order-independent statistics of a chunk of finite pairs (max_abs, max_rel, max_ulp,

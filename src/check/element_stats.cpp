@@ -210,13 +210,14 @@ void StatsAccumulator::add_output(const std::string& name, const tensor::Tensor&
   }
 }
 
-// Per chunk: the screen counts failures and flags elements that could change anything else. A
-// chunk with NaN/Inf goes through the precise pass, the single source of truth. A finite chunk with
-// flagged elements has its order-independent maxima reduced by a vectorised loop; only elements
-// whose ratio beats the worst list's threshold take the ordered scalar path into that list.
+// Per chunk: the screen counts failures and flags blocks with elements that could change anything
+// else. A chunk with NaN/Inf goes through the precise pass, the single source of truth. In a finite
+// chunk, each flagged block has its order-independent maxima reduced by a vectorised loop; only
+// elements whose ratio beats the worst list's threshold take the ordered scalar path into that list.
 template <class Kind>
 void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::Tensor& actual,
                             const tensor::Tensor& expected) {
+  static_assert(kChunk <= 32 * kernels::kBlock, "a chunk's blocks must fit ScreenResult::flagged_blocks");
   using Out = typename Kind::OutSource;
   using Ref = typename Kind::RefSource;
   constexpr bool kDecoded = std::is_same_v<Out, Decoded>;
@@ -243,25 +244,29 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
       continue;
     }
     finite_failures_ += screened.failures;
-    if (!screened.flagged) {
-      continue;  // nothing else in this chunk can change a statistic
-    }
-    const ChunkMaxima m = kind.reduce(out, ref, size, atol, rtol, worst_threshold(), ratios.data());
-    max_abs_ = std::max(max_abs_, m.max_abs);
-    max_rel_ = std::max(max_rel_, m.max_rel);
-    max_ulp_ = std::max(max_ulp_, m.max_ulp);
-    max_ratio_ = std::max(max_ratio_, m.max_ratio);
-    if (m.above_threshold == 0) {
-      continue;
-    }
-    for (std::size_t i = 0; i < size; ++i) {
-      if (ratios[i] > worst_threshold()) {
-        const double x = out(i);
-        const double y = ref(i);
-        const double d = std::fabs(x - y);
-        const double ay = std::fabs(y);
-        const double rel = d == 0 ? 0.0 : ay > 0 ? d / ay : INFINITY;
-        offer_worst({ratios[i], output, first + static_cast<std::int64_t>(i), x, y, d, rel});
+    for (std::uint32_t blocks = screened.flagged_blocks; blocks != 0; blocks &= blocks - 1) {
+      // Blocks in order, so the worst list sees elements in order.
+      const std::size_t begin = static_cast<std::size_t>(std::countr_zero(blocks)) * kernels::kBlock;
+      const std::size_t count = std::min(kernels::kBlock, size - begin);
+      const Out block_out = out.shifted(begin);
+      const Ref block_ref = ref.shifted(begin);
+      double* block_ratios = ratios.data() + begin;
+      const ChunkMaxima m =
+          kind.reduce(block_out, block_ref, count, atol, rtol, worst_threshold(), block_ratios);
+      max_abs_ = std::max(max_abs_, m.max_abs);
+      max_rel_ = std::max(max_rel_, m.max_rel);
+      max_ulp_ = std::max(max_ulp_, m.max_ulp);
+      max_ratio_ = std::max(max_ratio_, m.max_ratio);
+      if (m.above_threshold == 0) continue;
+      for (std::size_t i = 0; i < count; ++i) {
+        if (block_ratios[i] > worst_threshold()) {
+          const double x = block_out(i);
+          const double y = block_ref(i);
+          const double d = std::fabs(x - y);
+          const double ay = std::fabs(y);
+          const double rel = d == 0 ? 0.0 : ay > 0 ? d / ay : INFINITY;
+          offer_worst({block_ratios[i], output, first + static_cast<std::int64_t>(begin + i), x, y, d, rel});
+        }
       }
     }
   }
