@@ -180,7 +180,9 @@ template <UlpMode M, class Out, class Ref>
       const double bound = s.atol + s.rtol * ay;
       nonfinite |= (!(std::fabs(x) <= DBL_MAX) | !(ay <= DBL_MAX)) ? 1 : 0;
       failures += !(d <= bound) ? 1 : 0;
-      bool flag = (d > thr * bound) | (d > s.max_abs) | (d > rel * ay);
+      // d above any of max_abs, thr*bound, rel*ay: one comparison with their minimum. std::min(a, b)
+      // returns a when b is NaN (inf * 0), as the separate comparison d > NaN would not flag.
+      bool flag = d > std::min(std::min(s.max_abs, thr * bound), rel * ay);
       if constexpr (M == UlpMode::absolute) flag |= d > s.max_ulp;
       flagged |= flag ? 1 : 0;
       if constexpr (M == UlpMode::f32) {
