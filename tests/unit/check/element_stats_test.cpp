@@ -153,7 +153,7 @@ void expect_matches_reference(const std::vector<std::pair<Tensor, Tensor>>& outp
 
 // Random cases: every float output dtype against float64/float32/its own dtype, every layout, sizes
 // around the 1024-element chunk, value patterns that exercise each path of the kernels.
-enum class Pattern { rounding, rare_failures, nonfinite, ties, growing, huge, zeros };
+enum class Pattern { rounding, rare_failures, nonfinite, ties, growing, huge, zeros, identical };
 
 std::vector<double> make_reference(std::mt19937_64& gen, std::size_t n, Pattern pattern) {
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -194,6 +194,10 @@ std::vector<double> make_output(std::mt19937_64& gen, std::vector<double>& ref, 
       case Pattern::zeros:
         if (ref[i] == 0.0 && gen() % 2 == 0) out[i] = 1e-9 * static_cast<double>(gen() % 3);
         break;
+      case Pattern::identical:  // the same bits, NaN/Inf included, except in the chunk from 2048 on
+        if (i % 97 == 0) ref[i] = i % 2 ? INFINITY : NAN;
+        out[i] = i >= 2048 && i % 300 == 0 ? ref[i] * 1.5 : ref[i];
+        break;
       case Pattern::rounding:
         break;
     }
@@ -205,8 +209,9 @@ TEST(ElementStats, KernelsMatchThePlainDefinitions) {
   std::mt19937_64 gen(20261123);
   const DType out_dtypes[] = {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int32};
   const std::size_t sizes[] = {1, 7, 129, 1023, 1024, 1025, 2048 + 37, 5000};  // blocks are 128, chunks 1024
-  const Pattern patterns[] = {Pattern::rounding, Pattern::rare_failures, Pattern::nonfinite, Pattern::ties,
-                              Pattern::growing,  Pattern::huge,          Pattern::zeros};
+  const Pattern patterns[] = {Pattern::rounding, Pattern::rare_failures, Pattern::nonfinite,
+                              Pattern::ties,     Pattern::growing,       Pattern::huge,
+                              Pattern::zeros,    Pattern::identical};
   int trial = 0;
   for (DType out_dtype : out_dtypes) {
     for (Pattern pattern : patterns) {
@@ -215,7 +220,7 @@ TEST(ElementStats, KernelsMatchThePlainDefinitions) {
         std::vector<double> ref = make_reference(gen, n, pattern);
         std::vector<double> out = make_output(gen, ref, pattern);
         const DType ref_dtypes[] = {DType::float64, DType::float32, out_dtype};
-        const DType ref_dtype = ref_dtypes[trial % 3];
+        const DType ref_dtype = pattern == Pattern::identical ? out_dtype : ref_dtypes[trial % 3];
         ElementRules rules;
         rules.tolerance = pattern == Pattern::huge ? ToleranceSpec{1e300, 4.0}
                           : trial % 5 == 0         ? ToleranceSpec{0, 0}
