@@ -7,9 +7,12 @@
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 #include <random>
 
+#include "check/element_kernels.hpp"
 #include "check/element_stats.hpp"
+#include "check/ulp16.hpp"
 #include "tensor/half.hpp"
 #include "tensor/tensor.hpp"
 
@@ -241,6 +244,46 @@ TEST(ElementStats, KernelsMatchThePlainDefinitions) {
             expect_matches_reference({{tensor::with_layout(out_t, layout), ref_t}}, rules, kernels);
           }
           if (testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// The screen's bfloat16 ULP test rounds through float: it must flag every element whose exact
+// distance exceeds max_ulp, including values just beside a midpoint that float rounding lands on.
+TEST(ElementStats, Bf16ScreenFlagsEveryElementBeyondMaxUlp) {
+  std::mt19937_64 gen(5);
+  std::vector<double> values;
+  for (int e = -140; e <= 128; ++e) {
+    for (int k = 0; k < 4; ++k) {
+      const double quantum = std::ldexp(1.0, e - 7);
+      const double mid = std::ldexp(1.0, e) + (k + 0.5) * quantum;  // a bfloat16 midpoint
+      for (double v : {mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e308), mid * (1 + 1e-12),
+                       mid * (1 - 1e-12)}) {
+        values.push_back(v);
+        values.push_back(-v);
+      }
+    }
+  }
+  std::uniform_real_distribution<double> exponent(-140.0, 130.0);
+  for (int i = 0; i < 100000; ++i) values.push_back((gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen)));
+  values.push_back(std::numeric_limits<double>::max());
+  values.push_back(0.0);
+  values.push_back(-0.0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double y = values[i];
+    const auto exact_y = static_cast<std::int32_t>(ordered_small<7, 8>(y));
+    // Outputs at, beside and far from the exact rounding, and a random one.
+    const std::int32_t outputs[] = {
+        exact_y, exact_y + 1, exact_y - 2,
+        static_cast<std::int32_t>(ordered_small<7, 8>(values[gen() % values.size()]))};
+    for (std::int32_t ox : outputs) {
+      for (std::int32_t max_ulp : {0, 1, 3}) {
+        const std::int32_t distance = std::abs(ox - exact_y);
+        if (distance > max_ulp) {
+          ASSERT_TRUE(kernels::bf16_ulp_may_exceed(ox, y, max_ulp))
+              << y << " ox " << ox << " max_ulp " << max_ulp;
         }
       }
     }
