@@ -50,7 +50,7 @@ void worker_frame(std::span<const std::byte> bytes) {
   frame.header = nlohmann::json::parse(header, header + prefix->header_bytes, nullptr, false);
   if (frame.header.is_discarded() || !frame.header.is_object()) return;
   const auto payload = body.subspan(prefix->header_bytes);
-  frame.payload.assign(payload.begin(), payload.end());
+  frame.payload->assign(payload.begin(), payload.end());
   auto outputs = run::decode_result_frame(frame, "worker fuzz_op");
   if (!outputs) return;
   for (const auto& [name, t] : *outputs) {
