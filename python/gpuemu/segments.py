@@ -140,7 +140,10 @@ def _create(size: int) -> tuple[str, int]:
     path = _new_path()
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:
-        os.ftruncate(fd, size)
+        # Reserve the pages now: a /dev/shm too small for them (Docker's default is 64 MiB) fails
+        # here with ENOSPC, and the caller sends the tensors in the message, instead of a SIGBUS
+        # when a write through the mapping finds no page.
+        os.posix_fallocate(fd, 0, size)
     except OSError:
         os.close(fd)
         os.unlink(path)

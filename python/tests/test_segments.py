@@ -169,3 +169,14 @@ def test_worker_segments_are_removed_when_the_daemon_stops(small_segment_daemon,
         time.sleep(0.1)
     assert not set(os.listdir(segments.SEGMENT_DIR)) - before
     small_segment_daemon.start()
+
+
+def test_a_full_dev_shm_sends_the_tensors_in_the_message(small_segment_daemon, monkeypatch):
+    def no_space(fd, offset, length):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", no_space)
+    x = np.random.default_rng(8).uniform(-30, 30, (40, 300)).astype(np.float32)
+    with _client(small_segment_daemon, monkeypatch, True) as client:
+        assert client.validate_op("softmax_client", {"x": x}, _softmax(x), seed=950).passed
+        assert not _files_of(os.getpid())
