@@ -1,10 +1,14 @@
 // The SQLite RAII layer (see sqlite.hpp): error messages that name the database file, NaN as
-// NULL, and the busy retry loop that keeps concurrent writers from failing with "locked".
+// NULL, the per-connection statement cache, and the busy retry loop that keeps concurrent
+// writers from failing with "locked".
 #include "store/sqlite.hpp"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -22,6 +26,36 @@ void back_off(int attempt) {
 }
 
 }  // namespace
+
+// SQL text -> its idle prepared statement, or nullptr while a Statement has it out. Entries are
+// never erased before the connection closes, so a Statement may keep a pointer to its slot
+// (unordered_map elements do not move on rehash).
+struct StatementCache {
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view sql) const { return std::hash<std::string_view>{}(sql); }
+  };
+  std::unordered_map<std::string, sqlite3_stmt*, Hash, std::equal_to<>> slots;
+};
+
+void Connection::DropCache::operator()(StatementCache* cache) const {
+  for (auto& [sql, stmt] : cache->slots) sqlite3_finalize(stmt);  // finalize(nullptr) is a no-op
+  delete cache;
+}
+
+void Statement::Release::operator()(sqlite3_stmt* stmt) const {
+  if (slot == nullptr) {
+    sqlite3_finalize(stmt);
+    return;
+  }
+  // reset ends a half-read SELECT (releasing its read lock) just as finalize did.
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  *slot = stmt;
+}
+
+Connection::Connection(std::filesystem::path file, sqlite3* db)
+    : file_(std::move(file)), db_(db), cache_(new StatementCache) {}
 
 Expected<Connection> Connection::open(const std::filesystem::path& file) {
   sqlite3* raw = nullptr;
@@ -57,11 +91,25 @@ Error Connection::error(std::string_view what, int code) const {
 }
 
 Expected<Statement> Connection::prepare(std::string_view sql) const {
+  auto& slots = cache_->slots;
+  auto it = slots.find(sql);
+  if (it != slots.end() && it->second != nullptr) {
+    sqlite3_stmt* idle = std::exchange(it->second, nullptr);
+    return Statement(this, idle, &it->second);
+  }
   sqlite3_stmt* raw = nullptr;
   const int rc = sqlite3_prepare_v2(db_.get(), sql.data(), static_cast<int>(sql.size()), &raw, nullptr);
-  Statement statement(this, raw);
-  if (rc != SQLITE_OK) return std::unexpected(error(fmt::format("prepare `{}`", sql), rc));
-  return statement;
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(raw);
+    return std::unexpected(error(fmt::format("prepare `{}`", sql), rc));
+  }
+  // A text already in use (a nested query of the same SQL) gets a statement of its own, finalized
+  // after use; so does any text once the cache is full. raw is null for SQL with no statement.
+  if (it == slots.end() && raw != nullptr && slots.size() < kMaxCachedStatements) {
+    it = slots.emplace(std::string(sql), nullptr).first;
+    return Statement(this, raw, &it->second);
+  }
+  return Statement(this, raw, nullptr);
 }
 
 Expected<void> Connection::exec(std::string_view sql) const {

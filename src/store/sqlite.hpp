@@ -1,5 +1,6 @@
-// A thin RAII layer over the SQLite C API: one connection, prepared statements, and the retry
-// on SQLITE_BUSY that lets the CLI and the daemon write one database at the same time.
+// A thin RAII layer over the SQLite C API: one connection, prepared statements (kept per
+// connection for reuse), and the retry on SQLITE_BUSY that lets the CLI and the daemon write one
+// database at the same time.
 #pragma once
 
 #include <sqlite3.h>
@@ -24,8 +25,19 @@ inline constexpr std::chrono::milliseconds kBusyTimeout{10'000};
 inline constexpr std::chrono::milliseconds kRetryBudget{60'000};
 
 class Statement;
+struct StatementCache;
+
+// How many distinct SQL texts a connection keeps prepared. The store has a few dozen; the bound
+// only matters for SQL built from data, which then is prepared anew each time as before.
+inline constexpr std::size_t kMaxCachedStatements = 64;
 
 // One open connection to one database file; errors name that file.
+//
+// prepare() reuses an earlier prepared statement of the same SQL text when none of that text is in
+// use (parsing dominates a short query's cost); the statement comes back reset and with its
+// bindings cleared, as if new. Like the connection itself, this is not thread-safe: use a
+// Connection from one thread at a time (the Store holds a mutex), and destroy every Statement
+// before its Connection.
 class Connection {
  public:
   static Expected<Connection> open(const std::filesystem::path& file);
@@ -36,6 +48,7 @@ class Connection {
   const std::filesystem::path& file() const { return file_; }
   sqlite3* handle() const { return db_.get(); }
 
+  // A statement for the first SQL statement in `sql`.
   Expected<Statement> prepare(std::string_view sql) const;
   // Runs SQL with no parameters and no rows wanted (DDL, PRAGMA setters, BEGIN/COMMIT).
   Expected<void> exec(std::string_view sql) const;
@@ -53,10 +66,15 @@ class Connection {
   struct Close {
     void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
   };
-  Connection(std::filesystem::path file, sqlite3* db) : file_(std::move(file)), db_(db) {}
+  struct DropCache {
+    void operator()(StatementCache* cache) const;  // finalizes the idle statements
+  };
+  Connection(std::filesystem::path file, sqlite3* db);
 
   std::filesystem::path file_;
   std::unique_ptr<sqlite3, Close> db_;
+  // Declared after db_, so its statements are finalized before the database closes.
+  std::unique_ptr<StatementCache, DropCache> cache_;
 };
 
 // A prepared statement. step() retries SQLITE_BUSY until kRetryBudget has passed; a statement
@@ -94,13 +112,17 @@ class Statement {
 
  private:
   friend class Connection;
-  struct Finalize {
-    void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+  // Puts the statement back in its connection's cache slot (reset, bindings cleared) when it has
+  // one, else finalizes it.
+  struct Release {
+    sqlite3_stmt** slot = nullptr;
+    void operator()(sqlite3_stmt* stmt) const;
   };
-  Statement(const Connection* connection, sqlite3_stmt* stmt) : connection_(connection), stmt_(stmt) {}
+  Statement(const Connection* connection, sqlite3_stmt* stmt, sqlite3_stmt** slot)
+      : connection_(connection), stmt_(stmt, Release{slot}) {}
 
   const Connection* connection_;
-  std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
+  std::unique_ptr<sqlite3_stmt, Release> stmt_;
   Error bind_error_;
   bool bind_failed_ = false;
   bool returned_rows_ = false;
