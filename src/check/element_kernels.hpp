@@ -242,7 +242,7 @@ template <UlpMode M, class Out, class Ref>
   UlpInt ulp_l[kLanes] = {};
   std::size_t above = 0;
   const std::size_t whole = n - n % kLanes;
-  auto one = [&](std::size_t i, std::size_t lane) [[gnu::always_inline]] {
+  auto one = [&](std::size_t i, std::size_t lane) __attribute__((always_inline)) {
     const double x = out(i);
     const double y = ref(i);
     const double d = std::fabs(x - y);
