@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
 #include "rng/counter.hpp"
@@ -36,7 +37,7 @@ std::string hex_bits(double v) {
   return buf;
 }
 
-std::string hex_bytes(const std::vector<std::byte>& data) {
+std::string hex_bytes(std::span<const std::byte> data) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
   for (std::byte b : data) {
