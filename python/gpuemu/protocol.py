@@ -95,27 +95,6 @@ def encode_frame(header: dict, payload: bytes = b"") -> bytes:
     return _PREFIX.pack(MAGIC, FRAME_VERSION, len(text), len(payload)) + text + payload
 
 
-def _to_segment(entries: list[dict], buffers: list[Any], segment: Any) -> list[Any]:
-    """Copies the large tensors into the client's shared-memory segment (entries get "segment" and
-    an offset into it); returns the buffers that stay in the payload, with their offsets renumbered."""
-    from gpuemu import segments
-
-    sizes = [b.nbytes if isinstance(b, memoryview) else len(b) for b in buffers]
-    large = [i for i, n in enumerate(sizes) if n >= segments.MIN_SEGMENT_BYTES]
-    if not large:
-        return buffers
-    path, offsets = segment.fill([buffers[i] for i in large])
-    for i, at in zip(large, offsets):
-        entries[i].update(segment=path, offset=at)
-    rest, at = [], 0
-    for i, (entry, buffer) in enumerate(zip(entries, buffers)):
-        if i not in large:
-            entry["offset"] = at
-            rest.append(buffer)
-            at += sizes[i]
-    return rest
-
-
 def encode_message(header: dict, tensors: dict[str, Any] | None = None, segment: Any = None) -> bytearray:
     """prefix (magic, version, header length, payload length) + JSON header + tensor bytes.
 
@@ -128,7 +107,9 @@ def encode_message(header: dict, tensors: dict[str, Any] | None = None, segment:
     if tensors:
         body["tensors"], buffers = tensor_entries(tensors)
         if segment is not None:
-            buffers = _to_segment(body["tensors"], buffers, segment)
+            from gpuemu import segments
+
+            buffers = segments.move_large(body["tensors"], buffers, segment.fill)
     text = _header_text(body)
     sizes = [b.nbytes if isinstance(b, memoryview) else len(b) for b in buffers]
     message = bytearray(_PREFIX.size + len(text) + sum(sizes))

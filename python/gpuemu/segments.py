@@ -13,10 +13,10 @@ import itertools
 import mmap
 import os
 import stat
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 __all__ = ["SEGMENT_DIR", "SEGMENT_PREFIX", "MIN_SEGMENT_BYTES", "available", "map_segment", "MappedSegments",
-           "LentSegments", "ReusableSegment", "sweep_stale"]
+           "LentSegments", "ReusableSegment", "move_large", "sweep_stale"]
 
 SEGMENT_DIR = "/dev/shm/"
 SEGMENT_PREFIX = "gpuemu-"
@@ -208,6 +208,26 @@ class ReusableSegment:
             self.discard()
         except Exception:  # interpreter shutdown: os may be half torn down
             pass
+
+
+def move_large(entries: list[dict], buffers: list[Any], place: Callable[[list[Any]], tuple[str, list[int]]]) -> list[Any]:
+    """Moves the buffers of at least MIN_SEGMENT_BYTES into a segment: `place(buffers)` copies them
+    and returns (path, offsets). Their entries get "segment" and an offset into it; returns the
+    buffers that stay in the message, with their entries' offsets renumbered back to back."""
+    sizes = [memoryview(b).nbytes for b in buffers]
+    large = [i for i, n in enumerate(sizes) if n >= MIN_SEGMENT_BYTES]
+    if not large:
+        return buffers
+    path, offsets = place([buffers[i] for i in large])
+    for i, at in zip(large, offsets):
+        entries[i].update(segment=path, offset=at)
+    rest, at = [], 0
+    for i, (entry, buffer) in enumerate(zip(entries, buffers)):
+        if i not in large:
+            entry["offset"] = at
+            rest.append(buffer)
+            at += sizes[i]
+    return rest
 
 
 def sweep_stale() -> int:

@@ -138,22 +138,12 @@ def _move_to_segment(entries: list, buffers: list, lent: Any) -> list:
     the call did not allow it), so they skip the pipe; returns the buffers that still go in the frame."""
     from gpuemu import segments
 
-    large = [i for i, b in enumerate(buffers) if b.nbytes >= segments.MIN_SEGMENT_BYTES]
-    if lent is None or not large:
+    if lent is None:
         return buffers
     try:
-        path, offsets = lent.lend([buffers[i] for i in large])
+        return segments.move_large(entries, buffers, lent.lend)
     except OSError:
-        return buffers  # /dev/shm full or missing: the pipe still works
-    for i, at in zip(large, offsets):
-        entries[i].update(segment=path, offset=at)
-    rest, at = [], 0
-    for i, (entry, buffer) in enumerate(zip(entries, buffers)):
-        if i not in large:
-            entry["offset"] = at
-            rest.append(buffer)
-            at += buffer.nbytes
-    return rest
+        return buffers  # /dev/shm full or missing: the pipe still works (entries are untouched until placed)
 
 
 def _flush_user_output() -> None:

@@ -84,15 +84,21 @@ class RunningDaemon:
         self.cli("daemon", "stop", timeout=60)
 
 
-@pytest.fixture(scope="module")
-def daemon(gpuemu_bin, tmp_path_factory):
-    """A copy of examples/ (plus softmax_client) served by a real daemon, stopped afterwards."""
-    root = tmp_path_factory.mktemp("daemon")
+def examples_daemon(gpuemu_bin: Path, root: Path, env: dict[str, str] | None = None) -> RunningDaemon:
+    """A started daemon serving a copy of examples/ (plus softmax_client) under root; env adds to its environment."""
     project = root / "examples"
     shutil.copytree(REPO_ROOT / "examples", project)
     with open(project / "gpuemu.toml", "a") as toml:
         toml.write(CLIENT_SIDE_OP)
     running = RunningDaemon(gpuemu_bin, project, root / "home")
+    running.env.update(env or {})
     running.start()
+    return running
+
+
+@pytest.fixture(scope="module")
+def daemon(gpuemu_bin, tmp_path_factory):
+    """A copy of examples/ (plus softmax_client) served by a real daemon, stopped afterwards."""
+    running = examples_daemon(gpuemu_bin, tmp_path_factory.mktemp("daemon"))
     yield running
     running.stop()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpuemu import Client, segments
-from conftest import CLIENT_SIDE_OP, REPO_ROOT, RunningDaemon
+from conftest import examples_daemon
 
 
 def _files_of(pid: int) -> list[str]:
@@ -94,16 +94,7 @@ def test_sweep_removes_segments_of_dead_processes_only():
 def small_segment_daemon(gpuemu_bin, tmp_path_factory):
     """A daemon whose reference workers, like the clients here, send tensors of 1 KiB and more
     through segments."""
-    import shutil
-
-    root = tmp_path_factory.mktemp("segments")
-    project = root / "examples"
-    shutil.copytree(REPO_ROOT / "examples", project)
-    with open(project / "gpuemu.toml", "a") as toml:
-        toml.write(CLIENT_SIDE_OP)
-    running = RunningDaemon(gpuemu_bin, project, root / "home")
-    running.env["GPUEMU_SEGMENT_MIN_BYTES"] = "1024"
-    running.start()
+    running = examples_daemon(gpuemu_bin, tmp_path_factory.mktemp("segments"), {"GPUEMU_SEGMENT_MIN_BYTES": "1024"})
     yield running
     running.stop()
 
