@@ -173,8 +173,11 @@ class ReusableSegment:
         self.path: str | None = None
         self._map: mmap.mmap | None = None
         self._size = 0
+        self._pid = os.getpid()
 
     def fill(self, buffers: list[Any]) -> tuple[str, list[int]]:
+        if os.getpid() != self._pid:  # a forked child: the file is the parent's, leave it to the parent
+            self.path, self._map, self._size, self._pid = None, None, 0, os.getpid()
         need = max(1, sum(memoryview(b).nbytes for b in buffers))
         if self._map is None or need > self._size:
             self.discard()
@@ -192,6 +195,8 @@ class ReusableSegment:
 
     def discard(self) -> None:
         """Unlinks and unmaps the file (the daemon keeps its own mapping while it reads)."""
+        if os.getpid() != self._pid:
+            return  # inherited through fork: the parent still uses the file
         if self._map is not None:
             self._map.close()
             self._map = None

@@ -171,3 +171,21 @@ def test_a_full_dev_shm_sends_the_tensors_in_the_message(small_segment_daemon, m
     with _client(small_segment_daemon, monkeypatch, True) as client:
         assert client.validate_op("softmax_client", {"x": x}, _softmax(x), seed=950).passed
         assert not _files_of(os.getpid())
+
+
+def test_a_forked_child_never_removes_or_refills_its_parents_segment():
+    seg = segments.ReusableSegment()
+    path, _ = seg.fill([b"parent"])
+    child = os.fork()
+    if child == 0:  # the child writes through its own file, then drops the inherited object
+        try:
+            own, _ = seg.fill([b"child!"])
+            seg.discard()
+            os._exit(0 if own != path and not os.path.exists(own) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert Path(path).read_bytes()[:6] == b"parent"  # still there, unchanged
+    seg.discard()
+    assert not os.path.exists(path)
