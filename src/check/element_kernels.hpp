@@ -15,10 +15,15 @@
 
 #include "check/ulp16.hpp"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace gpuemu::check::kernels {
 
 // How ULPs are counted: in the output's dtype; integers and bool use the absolute difference.
-enum class UlpMode { f64, f32, f16, bf16, absolute };
+// `prescreened`: the screen skips the ULP test, which a prepass (f16_prepass) ran before it.
+enum class UlpMode { f64, f32, f16, bf16, absolute, prescreened };
 
 // Element sources. Each reads element i of a chunk as a double (exactly); 16-bit outputs also give
 // the ordered integer of their stored bits, which their ULP distance needs. Everything a kernel calls
@@ -283,5 +288,88 @@ template <UlpMode M, class Out, class Ref>
   m.above_threshold = above;
   return m;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The float16 screen's first half, for CPUs with F16C (its callers are compiled with it): decodes
+// the chunk's outputs to float with vcvtph2ps (exact) into `out_f`, for the screen to read as
+// float32 outputs, and returns the blocks (bit b: block b) holding an element whose ULP distance
+// may exceed max_ulp. The reference is rounded to float and then by vcvtps2ph to float16 (nearest
+// even); the two roundings differ from the direct one only when the first lands exactly on a
+// float16 midpoint from a value that was not one, and every such float has its low 12 bits zero
+// (a normal float16 drops 13 bits, a subnormal more): those elements are flagged, and the
+// reduction counts them exactly. NaN/Inf elements are the screen's (it sees them in out_f).
+template <class Ref>
+[[gnu::always_inline, gnu::target("avx2,f16c")]] inline std::uint32_t f16_prepass(const std::byte* out,
+                                                                                  Ref ref, std::size_t n,
+                                                                                  std::int32_t max_ulp,
+                                                                                  float* out_f) {
+  using Stored = std::remove_cv_t<std::remove_reference_t<decltype(ref.stored(0))>>;
+  // Distances are at most 2 * 0x7C00 (Inf to -Inf; NaN is the screen's), so they fit uint16 lanes and
+  // a limit of 0xFFFF or more is never exceeded.
+  const __m128i limit = _mm_set1_epi16(static_cast<std::int16_t>(std::min(max_ulp, 0xFFFF)));
+  const __m128i magnitude = _mm_set1_epi16(0x7FFF);
+  const __m256i low_bits = _mm256_set1_epi32(0xFFF);
+  // Eight elements: decodes the outputs into `decoded`, returns lanes (16-bit) whose distance
+  // exceeds max_ulp and sets `midpoint` (bit per element) where double rounding is possible.
+  const auto eight = [&](__m128i h, const Stored* y, float* decoded, int& midpoint)
+      __attribute__((always_inline, target("avx2,f16c"))) {
+    _mm256_storeu_ps(decoded, _mm256_cvtph_ps(h));
+    __m256 fy;
+    if constexpr (std::is_same_v<Stored, double>) {
+      fy = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(y + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(y)));
+    } else {
+      fy = _mm256_loadu_ps(y);
+    }
+    const __m256i tail = _mm256_and_si256(_mm256_castps_si256(fy), low_bits);
+    midpoint = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(tail, _mm256_setzero_si256())));
+    const __m128i hy = _mm256_cvtps_ph(fy, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    // Ordered integers in 16-bit lanes (-0 and +0 both 0); max - min wraps into uint16 exactly.
+    const __m128i ox = _mm_sign_epi16(_mm_and_si128(h, magnitude), h);
+    const __m128i oy = _mm_sign_epi16(_mm_and_si128(hy, magnitude), hy);
+    const __m128i distance = _mm_sub_epi16(_mm_max_epi16(ox, oy), _mm_min_epi16(ox, oy));
+    return _mm_subs_epu16(distance, limit);  // non-zero where distance > max_ulp
+  };
+  // Which of the midpoint candidates were rounded (a float reference never is).
+  const auto inexact = [&](const Stored* y) __attribute__((always_inline, target("avx2,f16c"))) {
+    if constexpr (std::is_same_v<Stored, double>) {
+      int bits = 0;
+      for (int k = 0; k < 8; ++k) bits |= static_cast<double>(static_cast<float>(y[k])) != y[k] ? 1 << k : 0;
+      return bits;
+    } else {
+      return 0;
+    }
+  };
+  const auto* y = reinterpret_cast<const Stored*>(ref.p);
+  std::uint32_t blocks = 0;
+  const std::size_t whole = n - n % 8;
+  for (std::size_t begin = 0; begin < whole; begin += kBlock) {
+    const std::size_t end = std::min(whole, begin + kBlock);
+    __m128i beyond = _mm_setzero_si128();
+    bool flag = false;
+    for (std::size_t i = begin; i < end; i += 8) {
+      int midpoint;
+      beyond = _mm_or_si128(beyond, eight(_mm_loadu_si128(reinterpret_cast<const __m128i*>(out + 2 * i)),
+                                          y + i, out_f + i, midpoint));
+      if (midpoint != 0) [[unlikely]]
+        flag |= (midpoint & inexact(y + i)) != 0;
+    }
+    flag |= _mm_testz_si128(beyond, beyond) == 0;
+    blocks |= flag ? std::uint32_t{1} << (begin / kBlock) : 0;
+  }
+  if (whole < n) {  // the last few elements, padded with zeros (distance 0, exact)
+    alignas(16) std::uint16_t h8[8] = {};
+    Stored y8[8] = {};
+    float f8[8];
+    std::memcpy(h8, out + 2 * whole, 2 * (n - whole));
+    std::memcpy(y8, y + whole, sizeof(Stored) * (n - whole));
+    int midpoint;
+    const __m128i beyond = eight(_mm_load_si128(reinterpret_cast<const __m128i*>(h8)), y8, f8, midpoint);
+    std::memcpy(out_f + whole, f8, sizeof(float) * (n - whole));
+    const bool flag = _mm_testz_si128(beyond, beyond) == 0 || (midpoint & inexact(y8)) != 0;
+    blocks |= flag ? std::uint32_t{1} << (whole / kBlock) : 0;
+  }
+  return blocks;
+}
+#endif
 
 }  // namespace gpuemu::check::kernels

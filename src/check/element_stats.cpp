@@ -65,6 +65,7 @@ double ulp_any(DType dtype, double out, double ref, double abs_diff) {
     case UlpMode::bf16:
       return ulp_bf16_inline(out, ref);
     case UlpMode::absolute:
+    case UlpMode::prescreened:
       return abs_diff;
   }
   return abs_diff;
@@ -120,9 +121,31 @@ GPUEMU_CHECK_KERNEL_PAIR(base, )
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GPUEMU_HAS_X86_KERNELS 1
 GPUEMU_CHECK_KERNEL_PAIR(avx2, [[gnu::target("avx2")]])
-GPUEMU_CHECK_KERNEL_PAIR(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq,avx512bw")]])
+GPUEMU_CHECK_KERNEL_PAIR(avx512,
+                         [[gnu::target("avx2,avx512f,avx512vl,avx512dq,avx512bw,prefer-vector-width=512")]])
 #endif
 #undef GPUEMU_CHECK_KERNEL_PAIR
+
+#ifdef GPUEMU_HAS_X86_KERNELS
+// The float16 outputs' prepass (kernels::f16_prepass), where the CPU has F16C.
+#define GPUEMU_CHECK_F16_PREPASS(suffix, attributes)                                          \
+  template <class Ref>                                                                        \
+  attributes std::uint32_t f16_prepass_##suffix(const std::byte* out, Ref ref, std::size_t n, \
+                                                std::int32_t max_ulp, float* out_f) {         \
+    return kernels::f16_prepass(out, ref, n, max_ulp, out_f);                                 \
+  }
+GPUEMU_CHECK_F16_PREPASS(avx2, [[gnu::target("avx2,f16c")]])
+GPUEMU_CHECK_F16_PREPASS(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]])
+#undef GPUEMU_CHECK_F16_PREPASS
+
+bool has_f16c() {
+  static const bool f16c = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("f16c") != 0;
+  }();
+  return f16c;
+}
+#endif
 
 // The kernels for one kind of output/reference pair: the ULP mode and how each side is read.
 template <UlpMode M, class Out, class Ref>
@@ -131,6 +154,11 @@ struct Kernels {
   using RefSource = Ref;
   ScreenResult (*screen)(Out, Ref, std::size_t, const Screen&) = &screen_base<M, Out, Ref>;
   ChunkMaxima (*reduce)(Out, Ref, std::size_t, double, double, double, double*) = &reduce_base<M, Out, Ref>;
+  // float16 outputs read in place on CPUs with F16C: the prepass decodes the chunk to float and runs
+  // the ULP test, then `screen_decoded` screens the floats against the reference.
+  static constexpr bool kF16Prepass = std::is_same_v<Out, RawF16>;
+  std::uint32_t (*prepass)(const std::byte*, Ref, std::size_t, std::int32_t, float*) = nullptr;
+  ScreenResult (*screen_decoded)(Raw<float>, Ref, std::size_t, const Screen&) = nullptr;
 
   static Kernels select(KernelChoice choice) {
     Kernels k;
@@ -139,10 +167,22 @@ struct Kernels {
       case Isa::avx512:
         k.screen = &screen_avx512<M, Out, Ref>;
         k.reduce = &reduce_avx512<M, Out, Ref>;
+        if constexpr (kF16Prepass) {
+          if (has_f16c()) {
+            k.prepass = &f16_prepass_avx512<Ref>;
+            k.screen_decoded = &screen_avx512<UlpMode::prescreened, Raw<float>, Ref>;
+          }
+        }
         break;
       case Isa::avx2:
         k.screen = &screen_avx2<M, Out, Ref>;
         k.reduce = &reduce_avx2<M, Out, Ref>;
+        if constexpr (kF16Prepass) {
+          if (has_f16c()) {
+            k.prepass = &f16_prepass_avx2<Ref>;
+            k.screen_decoded = &screen_avx2<UlpMode::prescreened, Raw<float>, Ref>;
+          }
+        }
         break;
       case Isa::baseline:
         break;
@@ -207,6 +247,7 @@ void StatsAccumulator::add_output(const std::string& name, const tensor::Tensor&
     case UlpMode::bf16:
       return scan(Kernels<UlpMode::bf16, Decoded, Decoded>::select(kernels_), output, actual, expected);
     case UlpMode::absolute:
+    case UlpMode::prescreened:  // ulp_mode never returns it
       return scan(Kernels<UlpMode::absolute, Decoded, Decoded>::select(kernels_), output, actual, expected);
   }
 }
@@ -225,6 +266,7 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
   std::array<double, kChunk> out_buf;
   std::array<double, kChunk> ref_buf;
   std::array<double, kChunk> ratios;
+  std::array<float, kChunk> out_f32;  // float16 outputs decoded by the prepass
   const double atol = rules_.tolerance.atol;
   const double rtol = rules_.tolerance.rtol;
   const std::int64_t n = actual.numel();
@@ -244,7 +286,20 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
       if (std::memcmp(out.p, ref.p, size * tensor::dtype_size(actual.dtype)) == 0) continue;
     }
     const Screen screen{atol, rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
-    const ScreenResult screened = kind.screen(out, ref, size, screen);
+    ScreenResult screened;
+    if constexpr (Kind::kF16Prepass) {
+      if (kind.prepass != nullptr) {
+        const auto max_ulp16 = static_cast<std::int32_t>(std::min(max_ulp_, 1e9));
+        const std::uint32_t ulp_blocks = kind.prepass(out.p, ref, size, max_ulp16, out_f32.data());
+        screened = kind.screen_decoded(Raw<float>{reinterpret_cast<const std::byte*>(out_f32.data())}, ref,
+                                       size, screen);
+        screened.flagged_blocks |= ulp_blocks;
+      } else {
+        screened = kind.screen(out, ref, size, screen);
+      }
+    } else {
+      screened = kind.screen(out, ref, size, screen);
+    }
     if (screened.nonfinite) {
       if constexpr (!kDecoded) decode();
       precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
