@@ -290,6 +290,70 @@ TEST(ElementStats, Bf16ScreenFlagsEveryElementBeyondMaxUlp) {
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target("avx2,f16c")]] std::uint32_t f16_prepass_on(const std::uint16_t* out, const double* ref,
+                                                          std::size_t n, std::int32_t max_ulp, float* out_f) {
+  return kernels::f16_prepass(reinterpret_cast<const std::byte*>(out),
+                              kernels::Raw<double>{reinterpret_cast<const std::byte*>(ref)}, n, max_ulp,
+                              out_f);
+}
+
+// The float16 prepass rounds the reference through float (vcvtps2ph): it must decode outputs exactly
+// and flag every element whose exact distance exceeds max_ulp, midpoints and subnormals included,
+// in the vector loop and in the tail.
+TEST(ElementStats, F16PrepassFlagsEveryElementBeyondMaxUlp) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("f16c")) GTEST_SKIP() << "no AVX2/F16C";
+  std::mt19937_64 gen(16);
+  std::vector<double> values;
+  for (int e = -25; e <= 16; ++e) {
+    for (int k = 0; k < 4; ++k) {
+      const double quantum = std::ldexp(1.0, std::max(e, -14) - 10);
+      const double mid = std::ldexp(1.0, e) + (k + 0.5) * quantum;  // a float16 midpoint (or beyond)
+      for (double v : {mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e308), mid * (1 + 1e-12),
+                       mid * (1 - 1e-12), std::ldexp(1.0, e), 65519.999, 65520.0}) {
+        values.push_back(v);
+        values.push_back(-v);
+      }
+    }
+  }
+  std::uniform_real_distribution<double> exponent(-27.0, 17.0);
+  for (int i = 0; i < 50000; ++i) values.push_back((gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen)));
+  values.push_back(0.0);
+  values.push_back(-0.0);
+  const auto bits_of = [](std::int32_t ordered) {
+    return static_cast<std::uint16_t>(ordered >= 0 ? ordered : 0x8000 | -ordered);
+  };
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double y = values[i];
+    const auto exact_y = static_cast<std::int32_t>(ordered_small<10, 5>(y));
+    const std::int32_t outputs[] = {
+        exact_y, exact_y + 1, exact_y - 2,
+        static_cast<std::int32_t>(ordered_small<10, 5>(values[gen() % values.size()]))};
+    for (std::int32_t ox : outputs) {
+      if (std::abs(ox) > 0x7C00) continue;  // not a float16 value (beyond Inf)
+      for (std::int32_t max_ulp : {0, 1, 3}) {
+        // The element alone (the tail path), and in lane i % 8 of eight otherwise exact pairs.
+        std::uint16_t out[8] = {};
+        double ref[8] = {};
+        float decoded[8];
+        const std::size_t lane = i % 8;
+        out[lane] = bits_of(ox);
+        ref[lane] = y;
+        const bool beyond = std::abs(ox - exact_y) > max_ulp;
+        const std::uint32_t alone = f16_prepass_on(out + lane, ref + lane, 1, max_ulp, decoded);
+        ASSERT_EQ(decoded[0], static_cast<float>(tensor::f16_to_double(out[lane]))) << out[lane];
+        const std::uint32_t eight = f16_prepass_on(out, ref, 8, max_ulp, decoded);
+        if (beyond) {
+          ASSERT_EQ(alone, 1u) << y << " ox " << ox << " max_ulp " << max_ulp;
+          ASSERT_EQ(eight, 1u) << y << " ox " << ox << " max_ulp " << max_ulp;
+        }
+      }
+    }
+  }
+}
+#endif
+
 TEST(ElementStats, SeveralOutputsShareOneWorstList) {
   std::mt19937_64 gen(99);
   std::vector<std::pair<Tensor, Tensor>> outputs;
