@@ -121,8 +121,7 @@ GPUEMU_CHECK_KERNEL_PAIR(base, )
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GPUEMU_HAS_X86_KERNELS 1
 GPUEMU_CHECK_KERNEL_PAIR(avx2, [[gnu::target("avx2")]])
-GPUEMU_CHECK_KERNEL_PAIR(avx512,
-                         [[gnu::target("avx2,avx512f,avx512vl,avx512dq,avx512bw,prefer-vector-width=512")]])
+GPUEMU_CHECK_KERNEL_PAIR(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq,avx512bw")]])
 #endif
 #undef GPUEMU_CHECK_KERNEL_PAIR
 
