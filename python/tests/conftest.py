@@ -96,6 +96,13 @@ def examples_daemon(gpuemu_bin: Path, root: Path, env: dict[str, str] | None = N
     return running
 
 
+@pytest.fixture(scope="session")
+def start_examples_daemon(gpuemu_bin):
+    """examples_daemon(root, env) for modules that need a daemon of their own (test files cannot
+    import conftest: tests/e2e has one of the same name)."""
+    return lambda root, env=None: examples_daemon(gpuemu_bin, root, env)
+
+
 @pytest.fixture(scope="module")
 def daemon(gpuemu_bin, tmp_path_factory):
     """A copy of examples/ (plus softmax_client) served by a real daemon, stopped afterwards."""

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from gpuemu import Client, segments
-from conftest import examples_daemon
 
 
 def _files_of(pid: int) -> list[str]:
@@ -91,10 +90,10 @@ def test_sweep_removes_segments_of_dead_processes_only():
 
 
 @pytest.fixture(scope="module")
-def small_segment_daemon(gpuemu_bin, tmp_path_factory):
+def small_segment_daemon(start_examples_daemon, tmp_path_factory):
     """A daemon whose reference workers, like the clients here, send tensors of 1 KiB and more
     through segments."""
-    running = examples_daemon(gpuemu_bin, tmp_path_factory.mktemp("segments"), {"GPUEMU_SEGMENT_MIN_BYTES": "1024"})
+    running = start_examples_daemon(tmp_path_factory.mktemp("segments"), {"GPUEMU_SEGMENT_MIN_BYTES": "1024"})
     yield running
     running.stop()
 
