@@ -352,6 +352,72 @@ TEST(ElementStats, F16PrepassFlagsEveryElementBeyondMaxUlp) {
     }
   }
 }
+
+[[gnu::target("avx2")]] std::uint32_t bf16_prepass_on(const std::uint16_t* out, const double* ref,
+                                                      std::size_t n, std::int32_t max_ulp, float* out_f) {
+  return kernels::bf16_prepass(reinterpret_cast<const std::byte*>(out),
+                               kernels::Raw<double>{reinterpret_cast<const std::byte*>(ref)}, n, max_ulp,
+                               out_f);
+}
+
+// The bfloat16 prepass rounds the reference through float in integer lanes: it must decode outputs
+// exactly and flag every element whose exact distance exceeds max_ulp (midpoints, subnormals, the
+// overflow threshold), in the vector loop and in the tail.
+TEST(ElementStats, Bf16PrepassFlagsEveryElementBeyondMaxUlp) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  std::mt19937_64 gen(17);
+  std::vector<double> values;
+  for (int e = -140; e <= 128; ++e) {
+    for (int k = 0; k < 4; ++k) {
+      const double quantum = std::ldexp(1.0, std::max(e, -126) - 7);
+      const double mid = std::ldexp(1.0, e) + (k + 0.5) * quantum;  // a bfloat16 midpoint (or beyond)
+      for (double v : {mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e308), mid * (1 + 1e-12),
+                       mid * (1 - 1e-12), std::ldexp(1.0, e)}) {
+        values.push_back(v);
+        values.push_back(-v);
+      }
+    }
+  }
+  std::uniform_real_distribution<double> exponent(-140.0, 130.0);
+  for (int i = 0; i < 50000; ++i) values.push_back((gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen)));
+  for (double v : {0.0, -0.0, std::numeric_limits<double>::max(), 3.3961775292304e38, 3.39617752923e38,
+                   static_cast<double>(FLT_MAX), std::nextafter(static_cast<double>(FLT_MAX), 1e308)}) {
+    values.push_back(v);
+    values.push_back(-v);
+  }
+  const auto bits_of = [](std::int32_t ordered) {
+    return static_cast<std::uint16_t>(ordered >= 0 ? ordered : 0x8000 | -ordered);
+  };
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double y = values[i];
+    const auto exact_y = static_cast<std::int32_t>(ordered_small<7, 8>(y));
+    const std::int32_t outputs[] = {
+        exact_y, exact_y + 1, exact_y - 2,
+        static_cast<std::int32_t>(ordered_small<7, 8>(values[gen() % values.size()]))};
+    for (std::int32_t ox : outputs) {
+      if (std::abs(ox) > 0x7F80) continue;  // not a bfloat16 value (beyond Inf)
+      for (std::int32_t max_ulp : {0, 1, 3}) {
+        // The element alone (the tail path), and in lane i % 8 of eight otherwise exact pairs.
+        std::uint16_t out[8] = {};
+        double ref[8] = {};
+        float decoded[8];
+        const std::size_t lane = i % 8;
+        out[lane] = bits_of(ox);
+        ref[lane] = y;
+        const bool beyond = std::abs(ox - exact_y) > max_ulp;
+        const std::uint32_t alone = bf16_prepass_on(out + lane, ref + lane, 1, max_ulp, decoded);
+        ASSERT_EQ(decoded[0], static_cast<float>(tensor::bf16_to_double(out[lane]))) << out[lane];
+        const std::uint32_t eight = bf16_prepass_on(out, ref, 8, max_ulp, decoded);
+        ASSERT_EQ(decoded[lane], static_cast<float>(tensor::bf16_to_double(out[lane]))) << out[lane];
+        if (beyond) {
+          ASSERT_EQ(alone, 1u) << y << " ox " << ox << " max_ulp " << max_ulp;
+          ASSERT_EQ(eight, 1u) << y << " ox " << ox << " max_ulp " << max_ulp;
+        }
+      }
+    }
+  }
+}
 #endif
 
 TEST(ElementStats, SeveralOutputsShareOneWorstList) {
