@@ -115,6 +115,11 @@ Isa chosen_isa(KernelChoice choice) {
   attributes ChunkMaxima reduce_##suffix(Out out, Ref ref, std::size_t n, double atol, double rtol, \
                                          double threshold, double* ratios) {                        \
     return kernels::reduce_body<M>(out, ref, n, atol, rtol, threshold, ratios);                     \
+  }                                                                                                 \
+  template <class Out, class Ref>                                                                   \
+  attributes std::uint32_t f32_precheck_##suffix(Out out, Ref ref, std::size_t n,                   \
+                                                 const kernels::FloatScreen& f) {                   \
+    return kernels::f32_precheck_body(out, ref, n, f);                                              \
   }
 
 GPUEMU_CHECK_KERNEL_PAIR(base, )
@@ -164,6 +169,11 @@ struct Kernels {
   using RefSource = Ref;
   ScreenResult (*screen)(Out, Ref, std::size_t, const Screen&) = &screen_base<M, Out, Ref>;
   ChunkMaxima (*reduce)(Out, Ref, std::size_t, double, double, double, double*) = &reduce_base<M, Out, Ref>;
+  // float32 outputs against float32 references: a pre-check in float lanes clears most blocks, and
+  // only the others go through the double screen.
+  static constexpr bool kF32Precheck =
+      M == UlpMode::f32 && std::is_same_v<Out, Raw<float>> && std::is_same_v<Ref, Raw<float>>;
+  std::uint32_t (*precheck)(Out, Ref, std::size_t, const kernels::FloatScreen&) = nullptr;
   // float16 outputs read in place on CPUs with F16C, and bfloat16 ones on AVX2 CPUs: the prepass
   // decodes the chunk to float and runs the ULP test, then `screen_decoded` screens the floats
   // against the reference.
@@ -175,11 +185,13 @@ struct Kernels {
 
   static Kernels select(KernelChoice choice) {
     Kernels k;
+    if constexpr (kF32Precheck) k.precheck = &f32_precheck_base<Out, Ref>;
 #ifdef GPUEMU_HAS_X86_KERNELS
     switch (chosen_isa(choice)) {
       case Isa::avx512:
         k.screen = &screen_avx512<M, Out, Ref>;
         k.reduce = &reduce_avx512<M, Out, Ref>;
+        if constexpr (kF32Precheck) k.precheck = &f32_precheck_avx512<Out, Ref>;
         if constexpr (kF16Prepass) {
           if (has_f16c()) {
             k.prepass = &f16_prepass_avx512<Ref>;
@@ -194,6 +206,7 @@ struct Kernels {
       case Isa::avx2:
         k.screen = &screen_avx2<M, Out, Ref>;
         k.reduce = &reduce_avx2<M, Out, Ref>;
+        if constexpr (kF32Precheck) k.precheck = &f32_precheck_avx2<Out, Ref>;
         if constexpr (kF16Prepass) {
           if (has_f16c()) {
             k.prepass = &f16_prepass_avx2<Ref>;
@@ -317,6 +330,25 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
         screened.flagged_blocks |= ulp_blocks;
       } else {
         screened = kind.screen(out, ref, size, screen);
+      }
+    } else if constexpr (Kind::kF32Precheck) {
+      const kernels::FloatScreen fs = kernels::float_screen(screen);
+      const std::size_t blocks = (size + kernels::kBlock - 1) / kernels::kBlock;
+      const std::uint32_t all = blocks == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << blocks) - 1;
+      const std::uint32_t open = fs.usable ? kind.precheck(out, ref, size, fs) : all;
+      if (open == all) {
+        screened = kind.screen(out, ref, size, screen);
+      } else {
+        // Cleared blocks add nothing (no failure, flag or NaN/Inf); the others are screened alone.
+        for (std::uint32_t left = open; left != 0; left &= left - 1) {
+          const auto b = static_cast<std::size_t>(std::countr_zero(left));
+          const std::size_t begin = b * kernels::kBlock;
+          const ScreenResult r = kind.screen(out.shifted(begin), ref.shifted(begin),
+                                             std::min(kernels::kBlock, size - begin), screen);
+          screened.flagged_blocks |= r.flagged_blocks != 0 ? std::uint32_t{1} << b : 0;
+          screened.nonfinite |= r.nonfinite;
+          screened.failures += r.failures;
+        }
       }
     } else {
       screened = kind.screen(out, ref, size, screen);

@@ -420,6 +420,68 @@ TEST(ElementStats, Bf16PrepassFlagsEveryElementBeyondMaxUlp) {
 }
 #endif
 
+// The float32 pre-check clears blocks in float arithmetic: a block it clears must be one the double
+// screen neither flags nor counts a failure or NaN/Inf in, with every threshold set exactly at,
+// just below and just above the element's own values (subnormals, huge values, NaN/Inf included).
+TEST(ElementStats, F32PrecheckClearsOnlyWhatTheScreenClears) {
+  std::mt19937_64 gen(32);
+  std::uniform_real_distribution<double> exponent(-160.0, 128.0);
+  const auto random_float = [&] {
+    const std::uint64_t pick = gen() % 16;
+    if (pick == 0) return std::bit_cast<float>(static_cast<std::uint32_t>(gen()));  // any bits, NaN too
+    if (pick == 1) return (gen() & 1 ? -1.0f : 1.0f) * std::numeric_limits<float>::infinity();
+    if (pick == 2) return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000));  // subnormal
+    return static_cast<float>((gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen)));
+  };
+  const double tolerances[] = {0, 1e-45, 1e-8, 1e-5, 1e-3, 1.0, 1e30, 1e300};
+  int cleared = 0;
+  for (int trial = 0; trial < 1000000; ++trial) {
+    float x = random_float(), y = random_float();
+    const std::uint64_t relation = gen() % 4;
+    if (relation == 1) x = std::nextafter(y, x);  // 1 ULP apart
+    if (relation == 3) x = y;
+    if (relation == 2)
+      x = std::bit_cast<float>(static_cast<std::uint32_t>(std::bit_cast<std::uint32_t>(y) + gen() % 64));
+    const double d = std::fabs(static_cast<double>(x) - y), ay = std::fabs(static_cast<double>(y));
+    const double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
+    const double bound = atol + rtol * ay;
+    const auto near = [&](double v) {  // v, one step either side, just beyond the margins, unrelated
+      switch (gen() % 7) {
+        case 0:
+          return v;
+        case 1:
+          return std::nextafter(v, 0.0);
+        case 2:
+          return std::nextafter(v, INFINITY);
+        case 3:
+          return v * (1 + 0x1p-19);
+        case 4:
+          return v * (1 + 0x1p-17);
+        case 5:
+          return v * 4;
+        default:
+          return std::exp2(exponent(gen));
+      }
+    };
+    const kernels::Screen screen{atol,
+                                 rtol,
+                                 gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
+                                 near(d),
+                                 gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
+                                 gen() % 2 ? static_cast<double>(gen() % 4) : 1e9};
+    const kernels::Raw<float> out{reinterpret_cast<const std::byte*>(&x)};
+    const kernels::Raw<float> ref{reinterpret_cast<const std::byte*>(&y)};
+    const kernels::FloatScreen fs = kernels::float_screen(screen);
+    if (!fs.usable || kernels::f32_precheck_body(out, ref, 1, fs) != 0) continue;
+    ++cleared;
+    const kernels::ScreenResult r = kernels::screen_body<kernels::UlpMode::f32>(out, ref, 1, screen);
+    ASSERT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_EQ(r.failures, 0) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_FALSE(r.nonfinite) << x << " vs " << y;
+  }
+  EXPECT_GT(cleared, 5000);  // the test exercises clearing, not only fall-backs
+}
+
 TEST(ElementStats, SeveralOutputsShareOneWorstList) {
   std::mt19937_64 gen(99);
   std::vector<std::pair<Tensor, Tensor>> outputs;
