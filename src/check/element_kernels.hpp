@@ -224,8 +224,10 @@ template <UlpMode M, class Out, class Ref>
   return {flagged_blocks, nonfinite != 0, static_cast<std::int64_t>(failures)};
 }
 
-// The float32-vs-float32 pre-check's view of a Screen: every threshold rounded toward zero into a
-// float (so a float test can only be stricter), or `usable` false when one is not a finite float.
+// The float32-vs-float32 pre-check's view of a Screen: every threshold scaled down by 2^-20 (the
+// margin for a few float roundings, all below 2^-21 together) and rounded toward zero into a float,
+// so a float test can only be stricter; `usable` false when one is not a finite float. The ULP
+// limit is capped at 2^22, so a pair within it is also exactly subtracted in float.
 struct FloatScreen {
   float atol, rtol, thr, rel, max_abs;
   std::uint32_t max_ulp;
@@ -238,30 +240,34 @@ struct FloatScreen {
 }
 
 inline FloatScreen float_screen(const Screen& s) {
+  constexpr double kDown = 1.0 - 0x1p-20;
   FloatScreen f{};
   const double values[] = {s.atol, s.rtol, s.worst_threshold * kSlack, s.max_rel * kSlack};
   f.usable = true;
   for (double v : values) f.usable = f.usable && v >= 0 && v <= FLT_MAX;
-  f.atol = float_down(s.atol);
-  f.rtol = float_down(s.rtol);
-  f.thr = float_down(s.worst_threshold * kSlack);
-  f.rel = float_down(s.max_rel * kSlack);
+  f.atol = float_down(s.atol * kDown);
+  f.rtol = float_down(s.rtol * kDown);
+  f.thr = float_down(s.worst_threshold * kSlack * kDown);
+  f.rel = float_down(s.max_rel * kSlack * kDown);
   f.max_abs = float_down(s.max_abs);
-  f.max_ulp = static_cast<std::uint32_t>(std::min(s.max_ulp, 4294967295.0));
+  f.max_ulp = static_cast<std::uint32_t>(std::min(s.max_ulp, 0x1p22));
   return f;
 }
 
 // Returns the blocks (bit b: block b) of a chunk of stored float32 pairs that the double screen must
 // see; every other block is clear: finite, no failure, and no element above any running maximum or
-// the worst list's threshold. Float arithmetic with margins (but see max_abs below): |x - y| is
-// scaled up by 2^-20 and every threshold down by 2^-20 (a few float roundings and the thresholds'
-// own rounding are below 2^-21), and 2^-126 is added for subnormal results, whose error is
-// absolute. NaN/Inf and overflow fail the tests. ULP distances are exact integers.
+// the worst list's threshold. Only pairs of the same sign at most 2^22 ULPs apart can clear: their
+// distance is the difference of their bit patterns, and x - y is exact in float (y/2 <= x <= 2y, or
+// a multiple of the subnormal quantum), so max_abs, itself such a difference, is tested exactly and
+// elements that tie it stay clear. The other thresholds carry margins: |x - y| is scaled up by
+// 2^-20 and 2^-126 added (subnormal results' error is absolute). NaN/Inf fail the max_abs test;
+// a float bound that overflowed fails too, and with |x - y| at most the bound any other product
+// that overflows had a true value above |x - y|.
 template <class Out, class Ref>
 [[gnu::always_inline]] inline std::uint32_t f32_precheck_body(Out out, Ref ref, std::size_t n,
                                                               const FloatScreen& f) {
   constexpr float kUp = 1.0f + 0x1p-20f;
-  constexpr float kDown = 1.0f - 0x1p-20f;
+  const std::uint32_t ulp_span = 2 * f.max_ulp;
   std::uint32_t open = 0;
   for (std::size_t block = 0; block * kBlock < n; ++block) {
     std::uint32_t bad = 0;
@@ -269,21 +275,19 @@ template <class Out, class Ref>
     for (std::size_t i = block * kBlock; i < end; ++i) {
       const float x = out.stored(i);
       const float y = ref.stored(i);
-      const std::uint32_t ulp = ordered_distance(ordered_bits32(std::bit_cast<std::int32_t>(x)),
-                                                 ordered_bits32(std::bit_cast<std::int32_t>(y)));
-      // Less than 2^23 ULPs apart, x - y is exact in float (y/2 <= x <= 2y, or a multiple of the
-      // subnormal quantum below 2^-125): max_abs, itself a float difference, is then tested
-      // exactly, so elements that tie it (common: equal differences) stay clear.
+      const auto bx = std::bit_cast<std::int32_t>(x);
+      const auto by = std::bit_cast<std::int32_t>(y);
+      // |bx - by| <= max_ulp, in wrapping unsigned arithmetic (exact: finite patterns differ by
+      // less than 2^32 - 2^23 and max_ulp is at most 2^22).
+      const bool near = static_cast<std::uint32_t>(bx - by) + f.max_ulp <= ulp_span;
+      const bool same_sign = (bx ^ by) >= 0;
       const float exact = std::fabs(x - y);
       const float d = exact * kUp + 0x1p-126f;
-      const float d_abs = ulp < (1u << 23) ? exact : d;
       const float ay = std::fabs(y);
       const float bound = f.atol + f.rtol * ay;
-      // A float bound that overflowed says nothing about thr * bound; with it finite and d at most
-      // 2^127, a product that overflows had a true value far above d.
-      const bool clear = (d <= 0x1p127f) & (bound <= FLT_MAX) & (d_abs <= f.max_abs) & (d <= bound * kDown) &
-                         (d <= f.thr * bound * kDown) & (d <= f.rel * ay * kDown);
-      bad |= (!clear | (ulp > f.max_ulp)) ? 1u : 0u;
+      const bool clear = near & same_sign & (exact <= f.max_abs) & (bound <= FLT_MAX) & (d <= bound) &
+                         (d <= f.thr * bound) & (d <= f.rel * ay);
+      bad |= clear ? 0u : 1u;
     }
     open |= bad != 0 ? std::uint32_t{1} << block : 0;
   }
