@@ -22,8 +22,7 @@
 namespace gpuemu::check::kernels {
 
 // How ULPs are counted: in the output's dtype; integers and bool use the absolute difference.
-// `prescreened`: the screen skips the ULP test, which a prepass (f16_prepass, bf16_prepass) ran
-// before it.
+// `prescreened`: the screen skips the ULP test, which a prepass (f16_prepass) ran before it.
 enum class UlpMode { f64, f32, f16, bf16, absolute, prescreened };
 
 // Element sources. Each reads element i of a chunk as a double (exactly); 16-bit outputs also give
@@ -437,94 +436,6 @@ template <class Ref>
     const __m128i beyond = eight(_mm_load_si128(reinterpret_cast<const __m128i*>(h8)), y8, f8, midpoint);
     std::memcpy(out_f + whole, f8, sizeof(float) * (n - whole));
     const bool flag = _mm_testz_si128(beyond, beyond) == 0 || (midpoint & inexact(y8)) != 0;
-    blocks |= flag ? std::uint32_t{1} << (whole / kBlock) : 0;
-  }
-  return blocks;
-}
-
-// The bfloat16 prepass, the same structure for any AVX2 CPU: outputs decode to float by a 16-bit
-// shift (exact) into `out_f`; the reference is rounded to float and then to bfloat16 in 32-bit
-// integer lanes as bf16_ulp_may_exceed does (the float grid refines the bfloat16 grid, subnormals,
-// midpoints and the overflow threshold included), and elements whose float lands exactly on a
-// bfloat16 midpoint from a double that was not one are flagged for the reduction's exact count.
-template <class Ref>
-[[gnu::always_inline, gnu::target("avx2")]] inline std::uint32_t bf16_prepass(const std::byte* out, Ref ref,
-                                                                              std::size_t n,
-                                                                              std::int32_t max_ulp,
-                                                                              float* out_f) {
-  using Stored = std::remove_cv_t<std::remove_reference_t<decltype(ref.stored(0))>>;
-  // Distances are at most 2 * 0x8000 (NaN is the screen's), so the int32 comparison is exact.
-  const __m256i limit = _mm256_set1_epi32(max_ulp);
-  const __m256i magnitude = _mm256_set1_epi32(0x7FFF'FFFF);
-  const __m256i low_half = _mm256_set1_epi32(0xFFFF);
-  const __m256i half_quantum = _mm256_set1_epi32(0x8000);
-  const __m256i round_bias = _mm256_set1_epi32(0x7FFF);
-  const __m256i one = _mm256_set1_epi32(1);
-  // Ordered integers (-0 and +0 both 0) of float bit patterns whose magnitude is `mag`.
-  const auto ordered = [&](__m256i mag, __m256i bits) __attribute__((always_inline, target("avx2"))) {
-    const __m256i negative = _mm256_srai_epi32(bits, 31);
-    return _mm256_sub_epi32(_mm256_xor_si256(mag, negative), negative);
-  };
-  // Eight elements: decodes the outputs into `decoded`, returns lanes (32-bit) whose distance
-  // exceeds max_ulp and sets `midpoint` (bit per element) where double rounding is possible.
-  const auto eight = [&](__m128i h, const Stored* y, float* decoded, int& midpoint)
-      __attribute__((always_inline, target("avx2"))) {
-    const __m256i xbits = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(decoded), xbits);
-    __m256 fy;
-    if constexpr (std::is_same_v<Stored, double>) {
-      fy = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(y + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(y)));
-    } else {
-      fy = _mm256_loadu_ps(y);
-    }
-    const __m256i ybits = _mm256_castps_si256(fy);
-    const __m256i ymag = _mm256_and_si256(ybits, magnitude);
-    const __m256i tie = _mm256_cmpeq_epi32(_mm256_and_si256(ymag, low_half), half_quantum);
-    midpoint = _mm256_movemask_ps(_mm256_castsi256_ps(tie));
-    // Ties to even; a carry moves into the exponent and past the largest finite value onto Inf.
-    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(ymag, 16), one);
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(ymag, round_bias), odd), 16);
-    const __m256i oy = ordered(rounded, ybits);
-    const __m256i ox = ordered(_mm256_srli_epi32(_mm256_and_si256(xbits, magnitude), 16), xbits);
-    const __m256i distance = _mm256_sub_epi32(_mm256_max_epi32(ox, oy), _mm256_min_epi32(ox, oy));
-    return _mm256_cmpgt_epi32(distance, limit);
-  };
-  const auto inexact = [&](const Stored* y) __attribute__((always_inline, target("avx2"))) {
-    if constexpr (std::is_same_v<Stored, double>) {
-      int bits = 0;
-      for (int k = 0; k < 8; ++k) bits |= static_cast<double>(static_cast<float>(y[k])) != y[k] ? 1 << k : 0;
-      return bits;
-    } else {
-      return 0;
-    }
-  };
-  const auto* y = reinterpret_cast<const Stored*>(ref.p);
-  std::uint32_t blocks = 0;
-  const std::size_t whole = n - n % 8;
-  for (std::size_t begin = 0; begin < whole; begin += kBlock) {
-    const std::size_t end = std::min(whole, begin + kBlock);
-    __m256i beyond = _mm256_setzero_si256();
-    bool flag = false;
-    for (std::size_t i = begin; i < end; i += 8) {
-      int midpoint;
-      beyond = _mm256_or_si256(beyond, eight(_mm_loadu_si128(reinterpret_cast<const __m128i*>(out + 2 * i)),
-                                             y + i, out_f + i, midpoint));
-      if (midpoint != 0) [[unlikely]]
-        flag |= (midpoint & inexact(y + i)) != 0;
-    }
-    flag |= _mm256_testz_si256(beyond, beyond) == 0;
-    blocks |= flag ? std::uint32_t{1} << (begin / kBlock) : 0;
-  }
-  if (whole < n) {  // the last few elements, padded with zeros (distance 0, exact)
-    alignas(16) std::uint16_t h8[8] = {};
-    Stored y8[8] = {};
-    float f8[8];
-    std::memcpy(h8, out + 2 * whole, 2 * (n - whole));
-    std::memcpy(y8, y + whole, sizeof(Stored) * (n - whole));
-    int midpoint;
-    const __m256i beyond = eight(_mm_load_si128(reinterpret_cast<const __m128i*>(h8)), y8, f8, midpoint);
-    std::memcpy(out_f + whole, f8, sizeof(float) * (n - whole));
-    const bool flag = _mm256_testz_si256(beyond, beyond) == 0 || (midpoint & inexact(y8)) != 0;
     blocks |= flag ? std::uint32_t{1} << (whole / kBlock) : 0;
   }
   return blocks;
