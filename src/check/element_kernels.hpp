@@ -278,7 +278,8 @@ template <class Out, class Ref>
       const auto by = std::bit_cast<std::int32_t>(y);
       // |bx - by| <= max_ulp, in wrapping unsigned arithmetic (exact: finite patterns differ by
       // less than 2^32 - 2^23 and max_ulp is at most 2^22).
-      const bool near = static_cast<std::uint32_t>(bx - by) + f.max_ulp <= ulp_span;
+      const bool near =
+          static_cast<std::uint32_t>(bx) - static_cast<std::uint32_t>(by) + f.max_ulp <= ulp_span;
       const bool same_sign = (bx ^ by) >= 0;
       const float exact = std::fabs(x - y);
       const float d = exact * kUp + 0x1p-126f;
