@@ -294,6 +294,53 @@ template <class Out, class Ref>
   return open;
 }
 
+// The same pre-check for 16-bit outputs against float64 references: float16 outputs as the float32
+// the prepass decoded (whose ULP test it ran), bfloat16 outputs from their stored bits (exact in
+// float), with the screen's bfloat16 ULP test when kBf16Ulp. The reference is rounded to float,
+// |y - float(y)| <= 2^-24 |float(y)| for |float(y)| >= 2^-126 (smaller references never clear), so
+// |x - y| is at most |x - float(y)| + 2^-23 |float(y)| (which also covers the subtraction's own
+// rounding); that is scaled up by 2^-20 and 2^-126 added, and tested against every rounded-down
+// threshold, max_abs included. A bfloat16 reference that rounds through float onto a bfloat16
+// midpoint (low 16 bits 0x8000) never clears: the screen decides whether it was double-rounded.
+// NaN/Inf on either side and overflowed bounds fail the tests, as in the float32 pre-check.
+template <bool kBf16Ulp, class Out>
+[[gnu::always_inline]] inline std::uint32_t half_precheck_body(Out out, Raw<double> ref, std::size_t n,
+                                                               const FloatScreen& f) {
+  constexpr float kUp = 1.0f + 0x1p-20f;
+  std::uint32_t open = 0;
+  for (std::size_t block = 0; block * kBlock < n; ++block) {
+    std::uint32_t bad = 0;
+    const std::size_t end = std::min(n, (block + 1) * kBlock);
+    for (std::size_t i = block * kBlock; i < end; ++i) {
+      float x;
+      if constexpr (requires { out.bits(i); }) {
+        x = std::bit_cast<float>(static_cast<std::uint32_t>(out.bits(i)) << 16);
+      } else {
+        x = out.stored(i);
+      }
+      const float y = static_cast<float>(ref.stored(i));
+      const float ay = std::fabs(y);
+      const float d = (std::fabs(x - y) + ay * 0x1p-23f) * kUp + 0x1p-126f;
+      const float bound = f.atol + f.rtol * ay;
+      bool clear = (ay >= FLT_MIN) & (d <= f.max_abs) & (bound <= FLT_MAX) & (d <= bound) &
+                   (d <= f.thr * bound) & (d <= f.rel * ay);
+      if constexpr (kBf16Ulp) {
+        // bf16_ulp_may_exceed without the double comparison: every midpoint candidate stays open.
+        const auto bits = std::bit_cast<std::uint32_t>(y);
+        const std::uint32_t mag = bits & 0x7FFF'FFFFu;
+        const auto rounded = static_cast<std::int32_t>((mag + 0x7FFFu + ((mag >> 16) & 1u)) >> 16);
+        const std::int32_t negative = static_cast<std::int32_t>(bits) >> 31;
+        const std::int32_t oy = (rounded ^ negative) - negative;
+        const std::int32_t ox = ordered_bits16(out.bits(i));
+        clear &= (ordered_distance(ox, oy) <= f.max_ulp) & ((mag & 0xFFFFu) != 0x8000u);
+      }
+      bad |= clear ? 0u : 1u;
+    }
+    open |= bad != 0 ? std::uint32_t{1} << block : 0;
+  }
+  return open;
+}
+
 // The order-independent statistics of a chunk of finite pairs (max_abs, max_rel, max_ulp,
 // max_ratio), each element's ratio (for the ordered worst-list pass), and how many ratios exceed
 // `threshold` (the worst list's threshold before the chunk, which only rises).

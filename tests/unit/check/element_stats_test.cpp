@@ -416,6 +416,101 @@ TEST(ElementStats, F32PrecheckClearsOnlyWhatTheScreenClears) {
   EXPECT_GT(cleared, 5000);  // the test exercises clearing, not only fall-backs
 }
 
+TEST(ElementStats, Bf16PrecheckClearsOnlyWhatTheScreenClears) {
+  std::mt19937_64 gen(16);
+  std::uniform_real_distribution<double> exponent(-160.0, 130.0);
+  const auto random_double = [&] {
+    switch (gen() % 16) {
+      case 0:
+        return std::bit_cast<double>(static_cast<std::uint64_t>(gen()));  // any bits, NaN too
+      case 1:
+        return (gen() & 1 ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
+      case 2:
+        return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000)) * 1.0;  // float subnormal
+      case 3:
+        return (gen() & 1 ? -1.0 : 1.0) * std::exp2(-140.0 - static_cast<double>(gen() % 20));
+      case 4:
+        return (gen() & 1 ? -1.0 : 1.0) * FLT_MAX * (1 + std::exp2(-24.0 - static_cast<double>(gen() % 3)));
+      default:
+        return (gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen));
+    }
+  };
+  const double tolerances[] = {0, 1e-45, 1e-8, 1e-5, 1e-3, 1.0, 1e30, 1e300};
+  int cleared = 0;
+  for (int trial = 0; trial < 1000000; ++trial) {
+    double y = random_double();
+    std::uint16_t bits = static_cast<std::uint16_t>(gen());
+    switch (gen() % 6) {
+      case 0:  // the output is the reference rounded to bfloat16, the reference a little off it
+      case 1:
+        bits = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(y)) >> 16);
+        y *= 1 + std::ldexp(static_cast<double>(gen() % 1024) - 512, -static_cast<int>(8 + gen() % 40));
+        break;
+      case 2: {  // the reference a bfloat16 midpoint, or one float step either side of one
+        const double x = bf16_bits_to_double(bits), next = bf16_bits_to_double(bits + 1);
+        const double mid = (x + next) / 2;
+        const double steps[] = {mid, static_cast<double>(std::nextafter(static_cast<float>(mid), 0.0f)),
+                                static_cast<double>(std::nextafter(static_cast<float>(mid), INFINITY)),
+                                std::nextafter(mid, 0.0), std::nextafter(mid, INFINITY)};
+        y = steps[gen() % 5];
+        break;
+      }
+      case 3:
+        y = bf16_bits_to_double(bits);
+        break;
+      default:
+        break;
+    }
+    const double x = bf16_bits_to_double(bits);
+    const double d = std::fabs(x - y), ay = std::fabs(y);
+    const double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
+    const double bound = atol + rtol * ay;
+    const auto near = [&](double v) {  // v, one step either side, inside and past the margins, unrelated
+      switch (gen() % 9) {
+        case 0:
+          return v;
+        case 1:
+          return std::nextafter(v, 0.0);
+        case 2:
+          return std::nextafter(v, INFINITY);
+        case 3:
+          return v * (1 + 0x1p-22);
+        case 4:
+          return v * (1 + 0x1p-19);
+        case 5:
+          return v * (1 + 0x1p-17);
+        case 6:
+          return v * (1 + 0x1p-23) + 0x1p-126;
+        case 7:
+          return v * 4;
+        default:
+          return std::exp2(exponent(gen));
+      }
+    };
+    const double ulp = ulp_bf16_inline(x, y);
+    const kernels::Screen screen{
+        atol,
+        rtol,
+        gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
+        near(d),
+        gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
+        gen() % 2 ? static_cast<double>(gen() % 4)
+                  : (std::isfinite(ulp) ? std::max(0.0, ulp + static_cast<double>(gen() % 3) - 1) : 1e9)};
+    const kernels::RawBF16 out{reinterpret_cast<const std::byte*>(&bits)};
+    const kernels::Raw<double> ref{reinterpret_cast<const std::byte*>(&y)};
+    const kernels::FloatScreen fs = kernels::float_screen(screen);
+    if (!fs.usable || kernels::half_precheck_body<true>(out, ref, 1, fs) != 0) continue;
+    ++cleared;
+    const kernels::ScreenResult r = kernels::screen_body<kernels::UlpMode::bf16>(out, ref, 1, screen);
+    ASSERT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_EQ(r.failures, 0) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_FALSE(r.nonfinite) << x << " vs " << y;
+  }
+  // The test exercises clearing, not only fall-backs (fewer clear than for float32: max_abs near the
+  // pair's own difference never clears here, the reference being rounded to float).
+  EXPECT_GT(cleared, 500);
+}
+
 TEST(ElementStats, SeveralOutputsShareOneWorstList) {
   std::mt19937_64 gen(99);
   std::vector<std::pair<Tensor, Tensor>> outputs;
