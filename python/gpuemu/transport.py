@@ -29,7 +29,6 @@ def default_socket_path() -> str:
     return str(Path(home) / "gpuemu.sock")
 
 
-
 def _sendable(pynng, message):
     """pynng's send hands its argument to cffi, which takes bytes but not a bytearray: a bytearray
     (protocol.encode_message's one-copy buffer) goes as a cffi buffer over the same memory."""
@@ -37,6 +36,7 @@ def _sendable(pynng, message):
         ffi = getattr(pynng, "ffi", None)
         return ffi.from_buffer(message) if ffi is not None else bytes(message)
     return message
+
 
 class NngTransport:
     """A lazily dialled REQ socket; a failed dial leaves it closed so the next call dials again."""
@@ -96,7 +96,7 @@ class NngTransport:
         """The client's shared-memory segment for large tensors, when the daemon is on this machine."""
         from gpuemu import segments
 
-        if self._segment is None and self._segments_ok is None:
+        if self._segments_ok is None:  # decided once per client
             self._segments_ok = (self.url.startswith("ipc://") and os.environ.get("GPUEMU_SEGMENTS", "1") != "0"
                                  and segments.available())
             if self._segments_ok:

@@ -186,34 +186,29 @@ struct Kernels {
     if constexpr (kF32Precheck) k.precheck = &f32_precheck_base<Out, Ref>;
     if constexpr (kHalfPrecheck) k.half_precheck = &half_precheck_base<true, Out>;
 #ifdef GPUEMU_HAS_X86_KERNELS
+// Every kernel of one ISA copy (the functions GPUEMU_CHECK_KERNEL_PAIR and GPUEMU_CHECK_F16_PREPASS made).
+#define GPUEMU_CHECK_USE_ISA(suffix)                                                 \
+  k.screen = &screen_##suffix<M, Out, Ref>;                                          \
+  k.reduce = &reduce_##suffix<M, Out, Ref>;                                          \
+  if constexpr (kF32Precheck) k.precheck = &f32_precheck_##suffix<Out, Ref>;         \
+  if constexpr (kHalfPrecheck) k.half_precheck = &half_precheck_##suffix<true, Out>; \
+  if constexpr (kF16Prepass) {                                                       \
+    if (has_f16c()) {                                                                \
+      k.prepass = &f16_prepass_##suffix<Ref>;                                        \
+      k.screen_decoded = &screen_##suffix<UlpMode::prescreened, Raw<float>, Ref>;    \
+    }                                                                                \
+  }
     switch (chosen_isa(choice)) {
       case Isa::avx512:
-        k.screen = &screen_avx512<M, Out, Ref>;
-        k.reduce = &reduce_avx512<M, Out, Ref>;
-        if constexpr (kF32Precheck) k.precheck = &f32_precheck_avx512<Out, Ref>;
-        if constexpr (kHalfPrecheck) k.half_precheck = &half_precheck_avx512<true, Out>;
-        if constexpr (kF16Prepass) {
-          if (has_f16c()) {
-            k.prepass = &f16_prepass_avx512<Ref>;
-            k.screen_decoded = &screen_avx512<UlpMode::prescreened, Raw<float>, Ref>;
-          }
-        }
+        GPUEMU_CHECK_USE_ISA(avx512)
         break;
       case Isa::avx2:
-        k.screen = &screen_avx2<M, Out, Ref>;
-        k.reduce = &reduce_avx2<M, Out, Ref>;
-        if constexpr (kF32Precheck) k.precheck = &f32_precheck_avx2<Out, Ref>;
-        if constexpr (kHalfPrecheck) k.half_precheck = &half_precheck_avx2<true, Out>;
-        if constexpr (kF16Prepass) {
-          if (has_f16c()) {
-            k.prepass = &f16_prepass_avx2<Ref>;
-            k.screen_decoded = &screen_avx2<UlpMode::prescreened, Raw<float>, Ref>;
-          }
-        }
+        GPUEMU_CHECK_USE_ISA(avx2)
         break;
       case Isa::baseline:
         break;
     }
+#undef GPUEMU_CHECK_USE_ISA
 #else
     (void)choice;
 #endif

@@ -149,11 +149,6 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
   return frame;
 }
 
-Expected<Tensors> decode_tensor_entries(const json& header, std::span<const std::byte> payload,
-                                        const std::string& what, std::string_view noun) {
-  return decode_tensor_entries(header, TensorSource{payload, nullptr, SegmentUse::refuse}, what, noun);
-}
-
 Expected<Tensors> decode_tensor_entries(const json& header, const TensorSource& source,
                                         const std::string& what, std::string_view noun) {
   const json& list = header.contains("tensors") ? header["tensors"] : json::array();
@@ -210,10 +205,11 @@ Expected<Tensors> decode_tensor_entries(const json& header, const TensorSource& 
       segment_name = held.mapped->path();
     }
     if (offset > bytes.size() || nbytes > bytes.size() - offset) {
-      const char* where = segment_name.empty() ? "the frame's {} payload bytes" : "its segment's {} bytes";
+      const bool in_payload = segment_name.empty();
       return fail(ErrorKind::parse,
-                  fmt::format("{} lies outside {} (offset {}, nbytes {})", tensor_what,
-                              fmt::format(fmt::runtime(where), bytes.size()), offset, nbytes));
+                  fmt::format("{} lies outside {} {} {} (offset {}, nbytes {})", tensor_what,
+                              in_payload ? "the frame's" : "its segment's", bytes.size(),
+                              in_payload ? "payload bytes" : "bytes", offset, nbytes));
     }
     t.data = tensor::Storage::view(keeper, bytes.subspan(offset, nbytes), segment_name, offset);
     TRY(tensor::validate_view(t, tensor_what));

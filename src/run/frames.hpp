@@ -56,14 +56,8 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
                                 const std::vector<std::string>& order, const nlohmann::json& kwargs,
                                 const std::vector<std::string>* released = nullptr);
 
-// The tensors a frame header lists ({"name", "dtype", "shape", "strides", "offset", "nbytes"}),
-// copied out of `payload` and validated like a script's output; errors name "<noun> 'NAME' of
-// <what>". No "tensors" key means none. Also the daemon's messages (docs/protocol.md).
-Expected<Tensors> decode_tensor_entries(const nlohmann::json& header, std::span<const std::byte> payload,
-                                        const std::string& what, std::string_view noun);
-
 // Where decoded tensors' bytes come from. With a `keeper` (something that keeps `payload` alive)
-// tensors are views into the payload instead of copies. An entry with "segment": PATH indexes that
+// tensors are views into the payload, else copies. An entry with "segment": PATH indexes that
 // shared-memory file instead of the payload, used as `segments` says (segment.hpp).
 struct TensorSource {
   std::span<const std::byte> payload;
@@ -71,6 +65,10 @@ struct TensorSource {
   SegmentUse segments = SegmentUse::refuse;
   std::shared_ptr<SegmentReleases> releases;  // for SegmentUse::lend: where a segment goes when unused
 };
+
+// The tensors a frame header lists ({"name", "dtype", "shape", "strides", "offset", "nbytes"},
+// optionally "segment"), validated like a script's output; errors name "<noun> 'NAME' of <what>".
+// No "tensors" key means none. Also the daemon's messages (docs/protocol.md).
 Expected<Tensors> decode_tensor_entries(const nlohmann::json& header, const TensorSource& source,
                                         const std::string& what, std::string_view noun);
 

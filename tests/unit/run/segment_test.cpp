@@ -1,6 +1,6 @@
 // Tests for shared-memory segments (run/segment.hpp) and tensor entries that name them
-// (decode_tensor_entries with a TensorSource): borrow keeps the file, take unlinks it, and every
-// file that is not one of ours is refused with a message naming it.
+// (decode_tensor_entries with a TensorSource): borrow keeps the file, lend hands it back once its
+// last view goes, and every file that is not one of ours is refused with a message naming it.
 #include "run/segment.hpp"
 
 #include <fcntl.h>
