@@ -1,7 +1,8 @@
 // Comparison throughput against a plain memory copy of the same bytes (issue 4, bench (b)): times
 // check::compare_outputs on an op output and its reference, paired run by run with std::memcpy.
 //
-// Usage: bench_compare [--quick]. Prints one JSON object per line (bench/run.py reads them):
+// Usage: bench_compare [--quick] [--rows TEXT] (TEXT: only rows whose name starts with it, e.g. for
+// `perf record`). Prints one JSON object per line (bench/run.py reads them):
 // {"name", "elements", "bytes", "compare_ns": {"min", "median"}, "memcpy_ns": {...}, "ratio": {...}}
 // where ratio = memcpy time / compare time over the same bytes (1.0 = as fast as memcpy), taken
 // pair by pair so the machine's drift cancels. bytes = the op output's plus the reference's storage.
@@ -181,7 +182,21 @@ void run_decode_row(DType dtype, std::int64_t elements, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string_view(argv[1]) == "--quick";
+  bool quick = false;
+  std::string_view only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--quick") {
+      quick = true;
+    } else if (arg == "--rows" && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      fmt::print(stderr,
+                 "bench_compare: unknown argument '{}'; usage: bench_compare [--quick] [--rows TEXT]\n", arg);
+      return 2;
+    }
+  }
+  const auto wanted = [&](std::string_view name) { return name.starts_with(only); };
   const std::int64_t small = 4096, mid = 1 << 18, large = std::int64_t{1} << 24;
   const std::vector<Row> rows = {
       {"f32 vs f64, 4 Ki elements", DType::float32, DType::float64, small, 0},
@@ -196,12 +211,17 @@ int main(int argc, char** argv) {
       {"f32 vs f64, 256 Ki elements, 1% failing", DType::float32, DType::float64, mid, 0.01},
   };
   for (const Row& row : rows) {
-    if (quick && row.elements == large) continue;
+    if ((quick && row.elements == large) || !wanted(row.name)) continue;
     run_row(row, quick);
   }
   // A one-row case: close to the fixed cost of one compare_outputs call, whatever the tensor size.
-  run_row({"breakdown: f32 vs f64, 64 elements (per-call cost)", DType::float32, DType::float64, 64, 0},
-          quick);
-  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16}) run_decode_row(dtype, mid, quick);
+  const Row per_call{"breakdown: f32 vs f64, 64 elements (per-call cost)", DType::float32, DType::float64, 64,
+                     0};
+  if (wanted(per_call.name)) run_row(per_call, quick);
+  for (DType dtype : {DType::float32, DType::float16, DType::bfloat16}) {
+    if (wanted(fmt::format("breakdown: decode_range {}", gpuemu::tensor::dtype_name(dtype)))) {
+      run_decode_row(dtype, mid, quick);
+    }
+  }
   return 0;
 }

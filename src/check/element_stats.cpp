@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "check/element_kernels.hpp"
+#include "check/half_precheck_avx512.hpp"
 #include "check/ulp16.hpp"
 
 namespace gpuemu::check {
@@ -121,10 +122,10 @@ Isa chosen_isa(KernelChoice choice) {
                                                  const kernels::FloatScreen& f) {                   \
     return kernels::f32_precheck_body(out, ref, n, f);                                              \
   }                                                                                                 \
-  template <bool kBf16Ulp, class Out>                                                               \
+  template <class Out>                                                                              \
   attributes std::uint32_t half_precheck_##suffix(Out out, Raw<double> ref, std::size_t n,          \
                                                   const kernels::FloatScreen& f) {                  \
-    return kernels::half_precheck_body<kBf16Ulp>(out, ref, n, f);                                   \
+    return kernels::half_precheck_body<true>(out, ref, n, f);                                       \
   }
 
 GPUEMU_CHECK_KERNEL_PAIR(base, )
@@ -147,6 +148,14 @@ GPUEMU_CHECK_F16_PREPASS(avx2, [[gnu::target("avx2,f16c")]])
 GPUEMU_CHECK_F16_PREPASS(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]])
 #undef GPUEMU_CHECK_F16_PREPASS
 
+// The AVX-512 copy of the 16-bit pre-check is written with intrinsics (half_precheck_avx512.hpp).
+template <class Out>
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]] std::uint32_t half_precheck_avx512_intrinsics(
+    Out out, Raw<double> ref, std::size_t n, const kernels::FloatScreen& f) {
+  return kernels::half_precheck_avx512<std::is_same_v<Out, RawBF16>>(
+      out.p, reinterpret_cast<const double*>(ref.p), n, f);
+}
+
 bool has_f16c() {
   static const bool f16c = [] {
     __builtin_cpu_init();
@@ -163,20 +172,24 @@ struct Kernels {
   using RefSource = Ref;
   ScreenResult (*screen)(Out, Ref, std::size_t, const Screen&) = &screen_base<M, Out, Ref>;
   ChunkMaxima (*reduce)(Out, Ref, std::size_t, double, double, double, double*) = &reduce_base<M, Out, Ref>;
-  // float32 outputs against float32 references: a pre-check in float lanes clears most blocks, and
-  // only the others go through the double screen.
+  // A block pre-check in float lanes clears most blocks, and only the others go through the double
+  // screen: float32 outputs against float32 references (kernels::f32_precheck_body), bfloat16
+  // outputs against float64 references (kernels::half_precheck_body), and on AVX-512 float16 and
+  // bfloat16 outputs against float64 references (intrinsics, half_precheck_avx512.hpp). float32
+  // outputs against float64 references cannot use it: rounding the reference to float costs as
+  // much as the errors it would have to bound (2^-24), so no block cleared (measured 101 -> 149 us
+  // at 256 Ki elements).
   static constexpr bool kF32Precheck =
       M == UlpMode::f32 && std::is_same_v<Out, Raw<float>> && std::is_same_v<Ref, Raw<float>>;
+  static constexpr bool kBf16Precheck = std::is_same_v<Out, RawBF16> && std::is_same_v<Ref, Raw<double>>;
+  static constexpr bool kF16Precheck = std::is_same_v<Out, RawF16> && std::is_same_v<Ref, Raw<double>>;
+
   std::uint32_t (*precheck)(Out, Ref, std::size_t, const kernels::FloatScreen&) = nullptr;
-  // bfloat16 outputs against float64 references: the same kind of pre-check in float lanes
-  // (kernels::half_precheck_body). float16 outputs measured no faster with it after their prepass
-  // (170 against 165 us at 256 Ki elements: a second pass over the references), so they keep the
-  // double screen.
-  static constexpr bool kHalfPrecheck = std::is_same_v<Out, RawBF16> && std::is_same_v<Ref, Raw<double>>;
-  std::uint32_t (*half_precheck)(Out, Raw<double>, std::size_t, const kernels::FloatScreen&) = nullptr;
   // float16 outputs read in place on CPUs with F16C: the prepass decodes the chunk to float and runs
-  // the ULP test, then `screen_decoded` screens the floats against the reference. (bfloat16 keeps
-  // its fused screen: the same prepass measured slower, 161 against 148 us at 256 Ki elements.)
+  // the ULP test, then `screen_decoded` screens the floats against the reference. With the AVX-512
+  // pre-check, this is the path for chunks it leaves wholly open (the first ones, while the running
+  // maxima fill). (bfloat16 keeps its fused screen: the same prepass measured slower, 161 against
+  // 148 us at 256 Ki elements.)
   static constexpr bool kF16Prepass = std::is_same_v<Out, RawF16>;
   std::uint32_t (*prepass)(const std::byte*, Ref, std::size_t, std::int32_t, float*) = nullptr;
   ScreenResult (*screen_decoded)(Raw<float>, Ref, std::size_t, const Screen&) = nullptr;
@@ -184,23 +197,24 @@ struct Kernels {
   static Kernels select(KernelChoice choice) {
     Kernels k;
     if constexpr (kF32Precheck) k.precheck = &f32_precheck_base<Out, Ref>;
-    if constexpr (kHalfPrecheck) k.half_precheck = &half_precheck_base<true, Out>;
+    if constexpr (kBf16Precheck) k.precheck = &half_precheck_base<Out>;
 #ifdef GPUEMU_HAS_X86_KERNELS
 // Every kernel of one ISA copy (the functions GPUEMU_CHECK_KERNEL_PAIR and GPUEMU_CHECK_F16_PREPASS made).
-#define GPUEMU_CHECK_USE_ISA(suffix)                                                 \
-  k.screen = &screen_##suffix<M, Out, Ref>;                                          \
-  k.reduce = &reduce_##suffix<M, Out, Ref>;                                          \
-  if constexpr (kF32Precheck) k.precheck = &f32_precheck_##suffix<Out, Ref>;         \
-  if constexpr (kHalfPrecheck) k.half_precheck = &half_precheck_##suffix<true, Out>; \
-  if constexpr (kF16Prepass) {                                                       \
-    if (has_f16c()) {                                                                \
-      k.prepass = &f16_prepass_##suffix<Ref>;                                        \
-      k.screen_decoded = &screen_##suffix<UlpMode::prescreened, Raw<float>, Ref>;    \
-    }                                                                                \
+#define GPUEMU_CHECK_USE_ISA(suffix)                                              \
+  k.screen = &screen_##suffix<M, Out, Ref>;                                       \
+  k.reduce = &reduce_##suffix<M, Out, Ref>;                                       \
+  if constexpr (kF32Precheck) k.precheck = &f32_precheck_##suffix<Out, Ref>;      \
+  if constexpr (kBf16Precheck) k.precheck = &half_precheck_##suffix<Out>;         \
+  if constexpr (kF16Prepass) {                                                    \
+    if (has_f16c()) {                                                             \
+      k.prepass = &f16_prepass_##suffix<Ref>;                                     \
+      k.screen_decoded = &screen_##suffix<UlpMode::prescreened, Raw<float>, Ref>; \
+    }                                                                             \
   }
     switch (chosen_isa(choice)) {
       case Isa::avx512:
         GPUEMU_CHECK_USE_ISA(avx512)
+        if constexpr (kBf16Precheck || kF16Precheck) k.precheck = &half_precheck_avx512_intrinsics<Out>;
         break;
       case Isa::avx2:
         GPUEMU_CHECK_USE_ISA(avx2)
@@ -281,7 +295,9 @@ void StatsAccumulator::add_output(const std::string& name, const tensor::Tensor&
 template <class Kind>
 void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::Tensor& actual,
                             const tensor::Tensor& expected) {
-  static_assert(kChunk <= 32 * kernels::kBlock, "a chunk's blocks must fit ScreenResult::flagged_blocks");
+  static_assert(kChunk <= 32 * kernels::kSubBlock, "a chunk's sub-blocks must fit one uint32_t");
+  static_assert(kernels::kBlock % kernels::kSubBlock == 0);
+  constexpr std::size_t kSubBlocks = kernels::kBlock / kernels::kSubBlock;  // per block
   using Out = typename Kind::OutSource;
   using Ref = typename Kind::RefSource;
   constexpr bool kDecoded = std::is_same_v<Out, Decoded>;
@@ -312,57 +328,68 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
       const std::size_t blocks = (size + kernels::kBlock - 1) / kernels::kBlock;
       return blocks == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << blocks) - 1;
     };
-    // The blocks of `open` (bit b: block b) screened alone; cleared blocks add nothing (no failure,
-    // flag or NaN/Inf).
+    // Flags of whole blocks (bit b: block b) as flags of their sub-blocks that hold elements.
+    const auto sub_blocks_of = [&](std::uint32_t blocks) {
+      std::uint32_t subs = 0;
+      for (; blocks != 0; blocks &= blocks - 1) {
+        subs |= ((std::uint32_t{1} << kSubBlocks) - 1) << (std::countr_zero(blocks) * kSubBlocks);
+      }
+      const std::size_t present = (size + kernels::kSubBlock - 1) / kernels::kSubBlock;
+      return present == 32 ? subs : subs & ((std::uint32_t{1} << present) - 1);
+    };
+    // The blocks of `open` (bit b: block b) screened; flags come back per sub-block. Cleared
+    // blocks add nothing (no failure, flag or NaN/Inf). When all are open the chunk is screened in
+    // one call, its flags spread to every sub-block of a flagged block.
     const auto screen_open = [&](std::uint32_t open) {
-      if (open == all_blocks()) return kind.screen(out, ref, size, screen);
+      if (open == all_blocks()) {
+        ScreenResult r = kind.screen(out, ref, size, screen);
+        r.flagged_blocks = sub_blocks_of(r.flagged_blocks);
+        return r;
+      }
       ScreenResult r;
       for (std::uint32_t left = open; left != 0; left &= left - 1) {
         const auto b = static_cast<std::size_t>(std::countr_zero(left));
-        const std::size_t begin = b * kernels::kBlock;
-        const ScreenResult one = kind.screen(out.shifted(begin), ref.shifted(begin),
-                                             std::min(kernels::kBlock, size - begin), screen);
-        r.flagged_blocks |= one.flagged_blocks != 0 ? std::uint32_t{1} << b : 0;
-        r.nonfinite |= one.nonfinite;
-        r.failures += one.failures;
+        for (std::size_t sub = b * kSubBlocks; sub < (b + 1) * kSubBlocks; ++sub) {
+          const std::size_t begin = sub * kernels::kSubBlock;
+          if (begin >= size) break;
+          const ScreenResult one = kind.screen(out.shifted(begin), ref.shifted(begin),
+                                               std::min(kernels::kSubBlock, size - begin), screen);
+          r.flagged_blocks |= one.flagged_blocks != 0 ? std::uint32_t{1} << sub : 0;
+          r.nonfinite |= one.nonfinite;
+          r.failures += one.failures;
+        }
       }
       return r;
     };
+    // The pre-check's open blocks (all when there is none, or its thresholds are not floats).
+    std::uint32_t open = all_blocks();
+    if (kind.precheck != nullptr) {
+      const kernels::FloatScreen fs = kernels::float_screen(screen);
+      if (fs.usable) open = kind.precheck(out, ref, size, fs);
+    }
     ScreenResult screened;
+    bool prepassed = false;
     if constexpr (Kind::kF16Prepass) {
-      if (kind.prepass != nullptr) {
+      if (kind.prepass != nullptr && open == all_blocks()) {
         const auto max_ulp16 = static_cast<std::int32_t>(std::min(max_ulp_, 1e9));
         const std::uint32_t ulp_blocks = kind.prepass(out.p, ref, size, max_ulp16, out_f32.data());
         screened = kind.screen_decoded(Raw<float>{reinterpret_cast<const std::byte*>(out_f32.data())}, ref,
                                        size, screen);
-        screened.flagged_blocks |= ulp_blocks;
-      } else {
-        screened = kind.screen(out, ref, size, screen);
+        screened.flagged_blocks = sub_blocks_of(screened.flagged_blocks | ulp_blocks);
+        prepassed = true;
       }
-    } else if constexpr (Kind::kF32Precheck || Kind::kHalfPrecheck) {
-      const kernels::FloatScreen fs = kernels::float_screen(screen);
-      std::uint32_t open = all_blocks();
-      if (fs.usable) {
-        if constexpr (Kind::kF32Precheck) {
-          open = kind.precheck(out, ref, size, fs);
-        } else {
-          open = kind.half_precheck(out, ref, size, fs);
-        }
-      }
-      screened = screen_open(open);
-    } else {
-      screened = kind.screen(out, ref, size, screen);
     }
+    if (!prepassed) screened = screen_open(open);
     if (screened.nonfinite) {
       if constexpr (!kDecoded) decode();
       precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
       continue;
     }
     finite_failures_ += screened.failures;
-    for (std::uint32_t blocks = screened.flagged_blocks; blocks != 0; blocks &= blocks - 1) {
-      // Blocks in order, so the worst list sees elements in order.
-      const std::size_t begin = static_cast<std::size_t>(std::countr_zero(blocks)) * kernels::kBlock;
-      const std::size_t count = std::min(kernels::kBlock, size - begin);
+    for (std::uint32_t subs = screened.flagged_blocks; subs != 0; subs &= subs - 1) {
+      // Sub-blocks in order, so the worst list sees elements in order.
+      const std::size_t begin = static_cast<std::size_t>(std::countr_zero(subs)) * kernels::kSubBlock;
+      const std::size_t count = std::min(kernels::kSubBlock, size - begin);
       const Out block_out = out.shifted(begin);
       const Ref block_ref = ref.shifted(begin);
       double* block_ratios = ratios.data() + begin;

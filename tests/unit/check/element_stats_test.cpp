@@ -12,6 +12,7 @@
 
 #include "check/element_kernels.hpp"
 #include "check/element_stats.hpp"
+#include "check/half_precheck_avx512.hpp"
 #include "check/ulp16.hpp"
 #include "tensor/half.hpp"
 #include "tensor/tensor.hpp"
@@ -510,6 +511,213 @@ TEST(ElementStats, Bf16PrecheckClearsOnlyWhatTheScreenClears) {
   // pair's own difference never clears here, the reference being rounded to float).
   EXPECT_GT(cleared, 500);
 }
+
+// Long float16/bfloat16 outputs against float64 references, where the pre-check clears most blocks
+// once the maxima have settled: every kernel copy must still give the plain pass's statistics.
+TEST(ElementStats, HalfOutputsAgainstDoublesMatchThePlainDefinitionsOverManyChunks) {
+  std::mt19937_64 gen(20261124);
+  int trial = 0;
+  for (DType out_dtype : {DType::float16, DType::bfloat16}) {
+    for (Pattern pattern : {Pattern::rounding, Pattern::rare_failures, Pattern::ties, Pattern::growing}) {
+      for (std::size_t n : {16u, 17u, 130u, 4096u + 5u, 30000u}) {
+        ++trial;
+        std::vector<double> ref = make_reference(gen, n, pattern);
+        std::vector<double> out = make_output(gen, ref, pattern);
+        ElementRules rules;
+        rules.tolerance = trial % 4 == 0 ? ToleranceSpec{0, 0} : default_tolerance(out_dtype);
+        const tensor::Shape shape = {static_cast<std::int64_t>(n)};
+        SCOPED_TRACE(testing::Message() << "trial " << trial << " " << tensor::dtype_name(out_dtype) << ", "
+                                        << n << " elements, pattern " << static_cast<int>(pattern));
+        for (KernelChoice kernels : {KernelChoice::fastest, KernelChoice::avx2, KernelChoice::baseline}) {
+          expect_matches_reference({{Tensor::from_doubles(out_dtype, shape, out),
+                                     Tensor::from_doubles(DType::float64, shape, ref)}},
+                                   rules, kernels);
+        }
+        if (testing::Test::HasFailure()) return;
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <bool kBf16>
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]] std::uint32_t half_precheck_avx512_on(
+    const std::uint16_t* out, const double* ref, std::size_t n, const kernels::FloatScreen& f) {
+  return kernels::half_precheck_avx512<kBf16>(reinterpret_cast<const std::byte*>(out), ref, n, f);
+}
+
+// The AVX-512 pre-check (both 16-bit types) clears an element only where the screen neither flags
+// it nor counts a failure or NaN/Inf, with every threshold at, beside and beyond the element's own
+// values; and it decides the same for an element alone (the masked tail), in every lane of a full
+// vector, and in a block of 16 + 16 + 8.
+template <bool kBf16>
+void expect_half_precheck_clears_only_what_the_screen_clears() {
+  std::mt19937_64 gen(kBf16 ? 1616 : 1610);
+  std::uniform_real_distribution<double> exponent(kBf16 ? -160.0 : -30.0, kBf16 ? 130.0 : 17.0);
+  const auto to_double = [](std::uint16_t bits) {
+    return kBf16 ? tensor::bf16_to_double(bits) : tensor::f16_to_double(bits);
+  };
+  const auto to_bits = [](double v) { return kBf16 ? tensor::double_to_bf16(v) : tensor::double_to_f16(v); };
+  const auto random_double = [&] {
+    switch (gen() % 16) {
+      case 0:
+        return std::bit_cast<double>(static_cast<std::uint64_t>(gen()));  // any bits, NaN too
+      case 1:
+        return (gen() & 1 ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
+      case 2:
+        return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000)) * 1.0;  // float subnormal
+      case 3:  // float16 subnormals and float32 values near FLT_MIN
+        return (gen() & 1 ? -1.0 : 1.0) *
+               std::exp2((kBf16 ? -140.0 : -14.0) - static_cast<double>(gen() % 20));
+      case 4:  // just beyond the largest finite value of the output type, and of float
+        return (gen() & 1 ? -1.0 : 1.0) * (gen() % 2 ? 65504.0 : FLT_MAX) *
+               (1 + std::exp2(-11.0 - static_cast<double>(gen() % 16)));
+      default:
+        return (gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen));
+    }
+  };
+  const double tolerances[] = {0, 1e-45, 1e-8, 1e-5, 1e-3, 1.0, 1e30, 1e300};
+  int cleared = 0;
+  for (int trial = 0; trial < 1000000; ++trial) {
+    double y = random_double();
+    auto bits = static_cast<std::uint16_t>(gen());
+    switch (gen() % 6) {
+      case 0:  // the output is the reference rounded, the reference a little off it
+      case 1:
+        bits = to_bits(y);
+        y *= 1 + std::ldexp(static_cast<double>(gen() % 1024) - 512,
+                            -static_cast<int>((kBf16 ? 8 : 11) + gen() % 40));
+        break;
+      case 2: {  // the reference a midpoint of the output type, or one float or double step beside it
+        const double x = to_double(bits), next = to_double(static_cast<std::uint16_t>(bits + 1));
+        const double mid = (x + next) / 2;
+        const double steps[] = {mid, static_cast<double>(std::nextafter(static_cast<float>(mid), 0.0f)),
+                                static_cast<double>(std::nextafter(static_cast<float>(mid), INFINITY)),
+                                std::nextafter(mid, 0.0), std::nextafter(mid, INFINITY)};
+        y = steps[gen() % 5];
+        break;
+      }
+      case 3:
+        y = to_double(bits);
+        break;
+      default:
+        break;
+    }
+    const double x = to_double(bits);
+    const double d = std::fabs(x - y), ay = std::fabs(y);
+    const double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
+    const double bound = atol + rtol * ay;
+    const auto near = [&](double v) {  // v, one step either side, inside and past the margins, unrelated
+      switch (gen() % 9) {
+        case 0:
+          return v;
+        case 1:
+          return std::nextafter(v, 0.0);
+        case 2:
+          return std::nextafter(v, INFINITY);
+        case 3:
+          return v * (1 + 0x1p-22);
+        case 4:
+          return v * (1 + 0x1p-19);
+        case 5:
+          return v * (1 + 0x1p-17);
+        case 6:
+          return v * (1 + 0x1p-23) + 0x1p-126;
+        case 7:
+          return v * 4;
+        default:
+          return std::exp2(exponent(gen));
+      }
+    };
+    const double ulp = kBf16 ? ulp_bf16_inline(x, y) : ulp_f16_inline(x, y);
+    const kernels::Screen screen{
+        atol,
+        rtol,
+        gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
+        near(d),
+        gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
+        gen() % 2 ? static_cast<double>(gen() % 4)
+                  : (std::isfinite(ulp) ? std::max(0.0, ulp + static_cast<double>(gen() % 3) - 1) : 1e9)};
+    const kernels::FloatScreen fs = kernels::float_screen(screen);
+    if (!fs.usable) continue;
+    const std::uint32_t alone = half_precheck_avx512_on<kBf16>(&bits, &y, 1, fs);
+    // The same pair in all 40 lanes: two full vectors and a masked tail of 8 in one block.
+    std::uint16_t outs[40];
+    double refs[40];
+    std::fill(std::begin(outs), std::end(outs), bits);
+    std::fill(std::begin(refs), std::end(refs), y);
+    ASSERT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 16, fs), alone) << x << " vs " << y;
+    ASSERT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 40, fs), alone) << x << " vs " << y;
+    if (alone != 0) continue;
+    ++cleared;
+    using Out = std::conditional_t<kBf16, kernels::RawBF16, kernels::RawF16>;
+    constexpr auto kMode = kBf16 ? kernels::UlpMode::bf16 : kernels::UlpMode::f16;
+    const kernels::ScreenResult r =
+        kernels::screen_body<kMode>(Out{reinterpret_cast<const std::byte*>(&bits)},
+                                    kernels::Raw<double>{reinterpret_cast<const std::byte*>(&y)}, 1, screen);
+    ASSERT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << atol << " rtol " << rtol << " max_ulp "
+                                    << screen.max_ulp;
+    ASSERT_EQ(r.failures, 0) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_FALSE(r.nonfinite) << x << " vs " << y;
+  }
+  EXPECT_GT(cleared, 500);  // the test exercises clearing, not only fall-backs
+}
+
+TEST(ElementStats, HalfPrecheckAvx512ClearsOnlyWhatTheScreenClears) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl") ||
+      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("f16c")) {
+    GTEST_SKIP() << "no AVX-512 (F/VL/DQ/BW) and F16C";
+  }
+  {
+    SCOPED_TRACE("float16");
+    expect_half_precheck_clears_only_what_the_screen_clears<false>();
+  }
+  {
+    SCOPED_TRACE("bfloat16");
+    expect_half_precheck_clears_only_what_the_screen_clears<true>();
+  }
+}
+
+// A block is open when any of its elements is: one element that the pre-check cannot clear, in
+// any position of a block of otherwise clear pairs, opens that block and no other.
+TEST(ElementStats, HalfPrecheckAvx512OpensTheBlockOfItsElement) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl") ||
+      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("f16c")) {
+    GTEST_SKIP() << "no AVX-512 (F/VL/DQ/BW) and F16C";
+  }
+  const kernels::Screen screen{1e-3, 1e-3, 1.0, 1e-2, 1e-2, 4.0};
+  const kernels::FloatScreen fs = kernels::float_screen(screen);
+  ASSERT_TRUE(fs.usable);
+  for (std::size_t n : {1u, 15u, 16u, 17u, 127u, 128u, 129u, 300u, 1024u}) {
+    std::vector<double> ref(n);
+    for (std::size_t i = 0; i < n; ++i) ref[i] = 0.25 + 0.001 * static_cast<double>(i % 97);
+    std::vector<std::uint16_t> f16(n), bf16(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      f16[i] = tensor::double_to_f16(ref[i]);
+      bf16[i] = tensor::double_to_bf16(ref[i]);
+    }
+    ASSERT_EQ(half_precheck_avx512_on<false>(f16.data(), ref.data(), n, fs), 0u) << n;
+    ASSERT_EQ(half_precheck_avx512_on<true>(bf16.data(), ref.data(), n, fs), 0u) << n;
+    for (std::size_t bad = 0; bad < n; bad += 1 + n / 40) {
+      const double kept = ref[bad];
+      ref[bad] = kept * 1.5;  // beyond max_abs, the bound and max_rel
+      const std::uint32_t block = std::uint32_t{1} << (bad / kernels::kBlock);
+      EXPECT_EQ(half_precheck_avx512_on<false>(f16.data(), ref.data(), n, fs), block) << n << " at " << bad;
+      EXPECT_EQ(half_precheck_avx512_on<true>(bf16.data(), ref.data(), n, fs), block) << n << " at " << bad;
+      ref[bad] = std::numeric_limits<double>::quiet_NaN();
+      EXPECT_EQ(half_precheck_avx512_on<false>(f16.data(), ref.data(), n, fs), block)
+          << n << " NaN at " << bad;
+      EXPECT_EQ(half_precheck_avx512_on<true>(bf16.data(), ref.data(), n, fs), block)
+          << n << " NaN at " << bad;
+      ref[bad] = kept;
+    }
+  }
+}
+#endif
 
 TEST(ElementStats, SeveralOutputsShareOneWorstList) {
   std::mt19937_64 gen(99);
