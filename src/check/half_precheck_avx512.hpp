@@ -41,9 +41,21 @@ namespace gpuemu::check::kernels {
 //    normal float16 result its low 13 bits are 0x1000, for a subnormal one (|ref| < 2^-14) its
 //    low 12 bits are zero (f16_prepass uses the second test for all, which also opens exact
 //    float16 references).
-template <bool kBf16>
-[[gnu::always_inline, gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]] inline std::uint32_t
-half_precheck_avx512(const std::byte* out, const double* ref, std::size_t n, const FloatScreen& f) {
+//
+// kCountFailures (for outputs that fail): a lane also clears when it surely fails, that is when a
+// lower estimate of |x - y| exceeds an upper estimate of its bound, and it changes no statistic;
+// the failures of the blocks that clear are added to `*failures` (the screen counts the others').
+// The estimates (docs/performance.md, benchmark (b), item 8): with fy = float(y),
+//   d_lo = (fl(|x - fy|) (1 - 2^-20) - 2^-22 |fy|) - 2^-126
+//     <= |x - fy| - 2^-24 |fy| <= |x - y|, each float rounding inside the margins (the reference's
+//        rounding is at most 2^-24 |fy|; |fy| >= FLT_MIN pays for subnormal products);
+//   bound_hi = (atol_up + rtol_up |fy|) (1 + 2^-20) + 2^-126
+//     >= atol + rtol |y| rounded in double, with atol_up, rtol_up rounded up (FloatScreen).
+template <bool kBf16, bool kCountFailures = false>
+[[gnu::always_inline,
+  gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] inline std::uint32_t
+half_precheck_avx512(const std::byte* out, const double* ref, std::size_t n, const FloatScreen& f,
+                     std::int64_t* failures = nullptr) {
   const __m512 up = _mm512_set1_ps(1.0f + 0x1p-20f);
   const __m512 ref_rounding = _mm512_set1_ps(0x1p-23f);
   const __m512 tiny = _mm512_set1_ps(0x1p-126f);
@@ -54,6 +66,10 @@ half_precheck_avx512(const std::byte* out, const double* ref, std::size_t n, con
   const __m512 thr = _mm512_set1_ps(f.thr);
   const __m512 rel = _mm512_set1_ps(f.rel);
   const __m512 max_abs = _mm512_set1_ps(f.max_abs);
+  const __m512 down = _mm512_set1_ps(1.0f - 0x1p-20f);
+  const __m512 ref_rounding_lo = _mm512_set1_ps(0x1p-22f);
+  const __m512 atol_up = _mm512_set1_ps(f.atol_up);
+  const __m512 rtol_up = _mm512_set1_ps(f.rtol_up);
   const __m512i magnitude32 = _mm512_set1_epi32(0x7FFF'FFFF);
   // bfloat16 distances in 32-bit lanes (f.max_ulp <= 2^22, so no wrap); float16 distances in
   // 16-bit lanes, the limit capped at 0x7C00 (no finite same-sign pair is further apart).
@@ -65,7 +81,7 @@ half_precheck_avx512(const std::byte* out, const double* ref, std::size_t n, con
 
   // 16 lanes from element i on. kTail: only the lanes of `valid` are read (the others are zeros);
   // the main loop's loads are unmasked.
-  const auto clear_lanes = [&]<bool kTail>(std::size_t i, __mmask16 valid)
+  const auto clear_lanes = [&]<bool kTail>(std::size_t i, __mmask16 valid, __mmask16 & failing)
       __attribute__((always_inline, target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw"))) {
     __m512d y_low, y_high;
     __m256i h;  // the stored 16-bit outputs
@@ -94,11 +110,27 @@ half_precheck_avx512(const std::byte* out, const double* ref, std::size_t n, con
     const __m512 d =
         _mm512_add_ps(_mm512_mul_ps(_mm512_add_ps(diff, _mm512_mul_ps(ay, ref_rounding)), up), tiny);
     const __m512 bound = _mm512_add_ps(atol, _mm512_mul_ps(rtol, ay));
-    const __m512 limit = _mm512_min_ps(_mm512_min_ps(max_abs, bound),
-                                       _mm512_min_ps(_mm512_mul_ps(thr, bound), _mm512_mul_ps(rel, ay)));
     const __mmask16 normal_ref = _mm512_cmp_ps_mask(ay, flt_min, _CMP_GE_OQ);
     const __mmask16 finite_bound = _mm512_cmp_ps_mask(bound, flt_max, _CMP_LE_OQ);
-    const __mmask16 within = _mm512_cmp_ps_mask(d, limit, _CMP_LE_OQ);
+    __mmask16 within;
+    if constexpr (kCountFailures) {
+      // Within every statistic's threshold, and either within the bound or surely beyond it.
+      const __m512 limit =
+          _mm512_min_ps(max_abs, _mm512_min_ps(_mm512_mul_ps(thr, bound), _mm512_mul_ps(rel, ay)));
+      const __m512 d_lo =
+          _mm512_sub_ps(_mm512_sub_ps(_mm512_mul_ps(diff, down), _mm512_mul_ps(ay, ref_rounding_lo)), tiny);
+      const __m512 bound_hi =
+          _mm512_add_ps(_mm512_mul_ps(_mm512_add_ps(atol_up, _mm512_mul_ps(rtol_up, ay)), up), tiny);
+      const __mmask16 beyond = _mm512_cmp_ps_mask(d_lo, bound_hi, _CMP_GT_OQ);
+      const __mmask16 inside = _mm512_cmp_ps_mask(d, bound, _CMP_LE_OQ);
+      within = _mm512_cmp_ps_mask(d, limit, _CMP_LE_OQ) & (inside | beyond);
+      failing = beyond;
+    } else {
+      const __m512 limit = _mm512_min_ps(_mm512_min_ps(max_abs, bound),
+                                         _mm512_min_ps(_mm512_mul_ps(thr, bound), _mm512_mul_ps(rel, ay)));
+      within = _mm512_cmp_ps_mask(d, limit, _CMP_LE_OQ);
+      failing = 0;
+    }
     __mmask16 ulp_clear;
     if constexpr (!kBf16) {
       const __m256i hy = _mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -136,17 +168,30 @@ half_precheck_avx512(const std::byte* out, const double* ref, std::size_t n, con
   };
 
   std::uint32_t open = 0;
+  std::int64_t cleared_failures = 0;
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
     const std::size_t end = begin + kBlock < n ? begin + kBlock : n;
     __mmask16 all_clear = 0xFFFF;
+    int block_failures = 0;
     std::size_t i = begin;
-    for (; i + 16 <= end; i += 16) all_clear &= clear_lanes.template operator()<false>(i, 0xFFFF);
+    for (; i + 16 <= end; i += 16) {
+      __mmask16 failing;
+      const __mmask16 clear = clear_lanes.template operator()<false>(i, 0xFFFF, failing);
+      all_clear &= clear;
+      if constexpr (kCountFailures) block_failures += __builtin_popcount(clear & failing);
+    }
     if (i < end) {  // the last few elements: the lanes past the end count as clear
       const auto valid = static_cast<__mmask16>((1u << (end - i)) - 1);
-      all_clear &= clear_lanes.template operator()<true>(i, valid) | static_cast<__mmask16>(~valid);
+      __mmask16 failing;
+      const __mmask16 clear = clear_lanes.template operator()<true>(i, valid, failing);
+      all_clear &= clear | static_cast<__mmask16>(~valid);
+      if constexpr (kCountFailures) block_failures += __builtin_popcount(clear & failing);
     }
-    open |= all_clear != 0xFFFF ? std::uint32_t{1} << (begin / kBlock) : 0;
+    const bool block_open = all_clear != 0xFFFF;
+    open |= block_open ? std::uint32_t{1} << (begin / kBlock) : 0;
+    cleared_failures += block_open ? 0 : block_failures;
   }
+  if constexpr (kCountFailures) *failures += cleared_failures;
   return open;
 }
 

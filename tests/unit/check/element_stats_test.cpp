@@ -546,10 +546,19 @@ template <bool kBf16>
   return kernels::half_precheck_avx512<kBf16>(reinterpret_cast<const std::byte*>(out), ref, n, f);
 }
 
+template <bool kBf16>
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t
+half_precheck_counting_on(const std::uint16_t* out, const double* ref, std::size_t n,
+                          const kernels::FloatScreen& f, std::int64_t* failures) {
+  return kernels::half_precheck_avx512<kBf16, true>(reinterpret_cast<const std::byte*>(out), ref, n, f,
+                                                    failures);
+}
+
 // The AVX-512 pre-check (both 16-bit types) clears an element only where the screen neither flags
 // it nor counts a failure or NaN/Inf, with every threshold at, beside and beyond the element's own
 // values; and it decides the same for an element alone (the masked tail), in every lane of a full
-// vector, and in a block of 16 + 16 + 8.
+// vector, and in a block of 16 + 16 + 8. Its counting form may also clear an element the screen
+// counts as a failure, and then must count the same failures.
 template <bool kBf16>
 void expect_half_precheck_clears_only_what_the_screen_clears() {
   std::mt19937_64 gen(kBf16 ? 1616 : 1610);
@@ -577,7 +586,7 @@ void expect_half_precheck_clears_only_what_the_screen_clears() {
     }
   };
   const double tolerances[] = {0, 1e-45, 1e-8, 1e-5, 1e-3, 1.0, 1e30, 1e300};
-  int cleared = 0;
+  int cleared = 0, cleared_failing = 0;
   for (int trial = 0; trial < 1000000; ++trial) {
     double y = random_double();
     auto bits = static_cast<std::uint16_t>(gen());
@@ -605,7 +614,18 @@ void expect_half_precheck_clears_only_what_the_screen_clears() {
     }
     const double x = to_double(bits);
     const double d = std::fabs(x - y), ay = std::fabs(y);
-    const double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
+    double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
+    if (gen() % 4 == 0 && ay > 0 && std::isfinite(d / ay)) {  // the bound at, beside or past |x - y|
+      atol = 0;
+      const double steps[] = {d / ay,
+                              std::nextafter(d / ay, 0.0),
+                              std::nextafter(d / ay, INFINITY),
+                              d / ay * (1 + 0x1p-21),
+                              d / ay * (1 - 0x1p-21),
+                              d / ay * (1 + 0x1p-18),
+                              d / ay * (1 - 0x1p-18)};
+      rtol = steps[gen() % 7];
+    }
     const double bound = atol + rtol * ay;
     const auto near = [&](double v) {  // v, one step either side, inside and past the margins, unrelated
       switch (gen() % 9) {
@@ -648,8 +668,19 @@ void expect_half_precheck_clears_only_what_the_screen_clears() {
     std::fill(std::begin(refs), std::end(refs), y);
     ASSERT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 16, fs), alone) << x << " vs " << y;
     ASSERT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 40, fs), alone) << x << " vs " << y;
-    if (alone != 0) continue;
-    ++cleared;
+    std::int64_t counted = 0, counted40 = 0;
+    const std::uint32_t counting = half_precheck_counting_on<kBf16>(&bits, &y, 1, fs, &counted);
+    ASSERT_EQ(half_precheck_counting_on<kBf16>(outs, refs, 40, fs, &counted40), counting) << x << " vs " << y;
+    ASSERT_EQ(counted40, 40 * counted) << x << " vs " << y;
+    if (alone == 0) {  // what the plain form clears, the counting form clears without a failure
+      ASSERT_EQ(counting, 0u) << x << " vs " << y;
+      ASSERT_EQ(counted, 0) << x << " vs " << y;
+    }
+    if (counting != 0) {
+      ASSERT_EQ(counted, 0) << "an open block's failures are the screen's to count";
+      continue;
+    }
+    ++(counted != 0 ? cleared_failing : cleared);
     using Out = std::conditional_t<kBf16, kernels::RawBF16, kernels::RawF16>;
     constexpr auto kMode = kBf16 ? kernels::UlpMode::bf16 : kernels::UlpMode::f16;
     const kernels::ScreenResult r =
@@ -657,10 +688,12 @@ void expect_half_precheck_clears_only_what_the_screen_clears() {
                                     kernels::Raw<double>{reinterpret_cast<const std::byte*>(&y)}, 1, screen);
     ASSERT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << atol << " rtol " << rtol << " max_ulp "
                                     << screen.max_ulp;
-    ASSERT_EQ(r.failures, 0) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_EQ(r.failures, counted) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
     ASSERT_FALSE(r.nonfinite) << x << " vs " << y;
   }
-  EXPECT_GT(cleared, 500);  // the test exercises clearing, not only fall-backs
+  // The test exercises clearing, of passing and of failing elements, not only fall-backs.
+  EXPECT_GT(cleared, 500);
+  EXPECT_GT(cleared_failing, 200);
 }
 
 TEST(ElementStats, HalfPrecheckAvx512ClearsOnlyWhatTheScreenClears) {
