@@ -232,7 +232,7 @@ template <UlpMode M, class Out, class Ref>
 // margin for a few float roundings, all below 2^-21 together) and rounded toward zero into a float,
 // so a float test can only be stricter; `usable` false when one is not a finite float. The ULP
 // limit is capped at 2^22, so a pair within it is also exactly subtracted in float.
-// atol_up and rtol_up are the tolerance scaled up by 2^-20 and rounded away from zero (Inf beyond
+// atol_up and rtol_up are the tolerance scaled up by 2^-19 and rounded away from zero (Inf beyond
 // FLT_MAX): a pre-check that counts failures tests "surely beyond the bound" against them.
 struct FloatScreen {
   float atol, rtol, thr, rel, max_abs;
@@ -263,8 +263,8 @@ inline FloatScreen float_screen(const Screen& s) {
   f.thr = float_down(s.worst_threshold * kSlack * kDown);
   f.rel = float_down(s.max_rel * kSlack * kDown);
   f.max_abs = float_down(s.max_abs);
-  f.atol_up = float_up(s.atol * (1.0 + 0x1p-20));
-  f.rtol_up = float_up(s.rtol * (1.0 + 0x1p-20));
+  f.atol_up = float_up(s.atol * (1.0 + 0x1p-19));
+  f.rtol_up = float_up(s.rtol * (1.0 + 0x1p-19));
   f.max_ulp = static_cast<std::uint32_t>(std::min(s.max_ulp, 0x1p22));
   return f;
 }

@@ -46,11 +46,13 @@ namespace gpuemu::check::kernels {
 // lower estimate of |x - y| exceeds an upper estimate of its bound, and it changes no statistic;
 // the failures of the blocks that clear are added to `*failures` (the screen counts the others').
 // The estimates (docs/performance.md, benchmark (b), item 8): with fy = float(y),
-//   d_lo = (fl(|x - fy|) (1 - 2^-20) - 2^-22 |fy|) - 2^-126
-//     <= |x - fy| - 2^-24 |fy| <= |x - y|, each float rounding inside the margins (the reference's
-//        rounding is at most 2^-24 |fy|; |fy| >= FLT_MIN pays for subnormal products);
-//   bound_hi = (atol_up + rtol_up |fy|) (1 + 2^-20) + 2^-126
-//     >= atol + rtol |y| rounded in double, with atol_up, rtol_up rounded up (FloatScreen).
+//   d_lo = fl(|x - fy|) (1 - 2^-20) - 2^-22 |fy|
+//     <= |x - fy| - 2^-24 |fy| <= |x - y| rounded in double: the reference's rounding is at most
+//        2^-24 |fy|, each float rounding stays inside the margins, and |fy| >= FLT_MIN leaves
+//        room for a subnormal product's absolute error;
+//   bound_hi = (atol_up + rtol_up |fy|) + 2^-126
+//     >= atol + rtol |y| rounded in double: atol_up and rtol_up carry 2^-19 (FloatScreen), the
+//        roundings and |y| <= (1 + 2^-24) |fy| need less than 2^-22, 2^-126 covers subnormals.
 template <bool kBf16, bool kCountFailures = false>
 [[gnu::always_inline,
   gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] inline std::uint32_t
@@ -118,10 +120,8 @@ half_precheck_avx512(const std::byte* out, const double* ref, std::size_t n, con
       // Within every statistic's threshold, and either within the bound or surely beyond it.
       const __m512 limit =
           _mm512_min_ps(max_abs, _mm512_min_ps(_mm512_mul_ps(thr, bound), _mm512_mul_ps(rel, ay)));
-      const __m512 d_lo =
-          _mm512_sub_ps(_mm512_sub_ps(_mm512_mul_ps(diff, down), _mm512_mul_ps(ay, ref_rounding_lo)), tiny);
-      const __m512 bound_hi =
-          _mm512_add_ps(_mm512_mul_ps(_mm512_add_ps(atol_up, _mm512_mul_ps(rtol_up, ay)), up), tiny);
+      const __m512 d_lo = _mm512_sub_ps(_mm512_mul_ps(diff, down), _mm512_mul_ps(ay, ref_rounding_lo));
+      const __m512 bound_hi = _mm512_add_ps(_mm512_add_ps(atol_up, _mm512_mul_ps(rtol_up, ay)), tiny);
       const __mmask16 beyond = _mm512_cmp_ps_mask(d_lo, bound_hi, _CMP_GT_OQ);
       const __mmask16 inside = _mm512_cmp_ps_mask(d, bound, _CMP_LE_OQ);
       within = _mm512_cmp_ps_mask(d, limit, _CMP_LE_OQ) & (inside | beyond);
