@@ -15,7 +15,9 @@
 // GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized
 // reports wherever they are inlined (GCC bug 105593, fixed in 13).
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace gpuemu::check::kernels {
 
