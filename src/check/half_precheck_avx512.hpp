@@ -47,7 +47,7 @@ namespace gpuemu::check::kernels {
 // kCountFailures (for outputs that fail): a lane also clears when it surely fails, that is when a
 // lower estimate of |x - y| exceeds an upper estimate of its bound, and it changes no statistic;
 // the failures of the blocks that clear are added to `*failures` (the screen counts the others').
-// The estimates (docs/performance.md, benchmark (b), item 8): with fy = float(y),
+// The estimates (docs/performance.md, benchmark (b), item 10): with fy = float(y),
 //   d_lo = fl(|x - fy|) (1 - 2^-20) - 2^-22 |fy|
 //     <= |x - fy| - 2^-24 |fy| <= |x - y| rounded in double: the reference's rounding is at most
 //        2^-24 |fy|, each float rounding stays inside the margins, and |fy| >= FLT_MIN leaves
