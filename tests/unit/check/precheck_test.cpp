@@ -1,0 +1,503 @@
+// The comparison's pre-checks and prepasses (float32 and 16-bit pre-checks, the float16 prepass, the
+// screen's bfloat16 ULP test): whatever they clear must be what the exact screen clears, and they
+// must flag every element the exact definitions would, at the edges of every margin.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "check/element_kernels.hpp"
+#include "check/half_precheck_avx512.hpp"
+#include "check/ulp16.hpp"
+#include "tensor/half.hpp"
+
+namespace gpuemu::check {
+namespace {
+// The screen's bfloat16 ULP test rounds through float: it must flag every element whose exact
+// distance exceeds max_ulp, including values just beside a midpoint that float rounding lands on.
+TEST(Prechecks, Bf16ScreenFlagsEveryElementBeyondMaxUlp) {
+  std::mt19937_64 gen(5);
+  std::vector<double> values;
+  for (int e = -140; e <= 128; ++e) {
+    for (int k = 0; k < 4; ++k) {
+      const double quantum = std::ldexp(1.0, e - 7);
+      const double mid = std::ldexp(1.0, e) + (k + 0.5) * quantum;  // a bfloat16 midpoint
+      for (double v : {mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e308), mid * (1 + 1e-12),
+                       mid * (1 - 1e-12)}) {
+        values.push_back(v);
+        values.push_back(-v);
+      }
+    }
+  }
+  std::uniform_real_distribution<double> exponent(-140.0, 130.0);
+  for (int i = 0; i < 100000; ++i) values.push_back((gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen)));
+  values.push_back(std::numeric_limits<double>::max());
+  values.push_back(0.0);
+  values.push_back(-0.0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double y = values[i];
+    const auto exact_y = static_cast<std::int32_t>(ordered_small<7, 8>(y));
+    // Outputs at, beside and far from the exact rounding, and a random one.
+    const std::int32_t outputs[] = {
+        exact_y, exact_y + 1, exact_y - 2,
+        static_cast<std::int32_t>(ordered_small<7, 8>(values[gen() % values.size()]))};
+    for (std::int32_t ox : outputs) {
+      for (std::int32_t max_ulp : {0, 1, 3}) {
+        const std::int32_t distance = std::abs(ox - exact_y);
+        if (distance > max_ulp) {
+          ASSERT_TRUE(kernels::bf16_ulp_may_exceed(ox, y, max_ulp))
+              << y << " ox " << ox << " max_ulp " << max_ulp;
+        }
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target("avx2,f16c")]] std::uint32_t f16_prepass_on(const std::uint16_t* out, const double* ref,
+                                                          std::size_t n, std::int32_t max_ulp, float* out_f) {
+  return kernels::f16_prepass(reinterpret_cast<const std::byte*>(out),
+                              kernels::Raw<double>{reinterpret_cast<const std::byte*>(ref)}, n, max_ulp,
+                              out_f);
+}
+
+// The float16 prepass rounds the reference through float (vcvtps2ph): it must decode outputs exactly
+// and flag every element whose exact distance exceeds max_ulp, midpoints and subnormals included,
+// in the vector loop and in the tail.
+TEST(Prechecks, F16PrepassFlagsEveryElementBeyondMaxUlp) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("f16c")) GTEST_SKIP() << "no AVX2/F16C";
+  std::mt19937_64 gen(16);
+  std::vector<double> values;
+  for (int e = -25; e <= 16; ++e) {
+    for (int k = 0; k < 4; ++k) {
+      const double quantum = std::ldexp(1.0, std::max(e, -14) - 10);
+      const double mid = std::ldexp(1.0, e) + (k + 0.5) * quantum;  // a float16 midpoint (or beyond)
+      for (double v : {mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e308), mid * (1 + 1e-12),
+                       mid * (1 - 1e-12), std::ldexp(1.0, e), 65519.999, 65520.0}) {
+        values.push_back(v);
+        values.push_back(-v);
+      }
+    }
+  }
+  std::uniform_real_distribution<double> exponent(-27.0, 17.0);
+  for (int i = 0; i < 50000; ++i) values.push_back((gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen)));
+  values.push_back(0.0);
+  values.push_back(-0.0);
+  const auto bits_of = [](std::int32_t ordered) {
+    return static_cast<std::uint16_t>(ordered >= 0 ? ordered : 0x8000 | -ordered);
+  };
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double y = values[i];
+    const auto exact_y = static_cast<std::int32_t>(ordered_small<10, 5>(y));
+    const std::int32_t outputs[] = {
+        exact_y, exact_y + 1, exact_y - 2,
+        static_cast<std::int32_t>(ordered_small<10, 5>(values[gen() % values.size()]))};
+    for (std::int32_t ox : outputs) {
+      if (std::abs(ox) > 0x7C00) continue;  // not a float16 value (beyond Inf)
+      for (std::int32_t max_ulp : {0, 1, 3}) {
+        // The element alone (the tail path), and in lane i % 8 of eight otherwise exact pairs.
+        std::uint16_t out[8] = {};
+        double ref[8] = {};
+        float decoded[8];
+        const std::size_t lane = i % 8;
+        out[lane] = bits_of(ox);
+        ref[lane] = y;
+        const bool beyond = std::abs(ox - exact_y) > max_ulp;
+        const std::uint32_t alone = f16_prepass_on(out + lane, ref + lane, 1, max_ulp, decoded);
+        ASSERT_EQ(decoded[0], static_cast<float>(tensor::f16_to_double(out[lane]))) << out[lane];
+        const std::uint32_t eight = f16_prepass_on(out, ref, 8, max_ulp, decoded);
+        if (beyond) {
+          ASSERT_EQ(alone, 1u) << y << " ox " << ox << " max_ulp " << max_ulp;
+          ASSERT_EQ(eight, 1u) << y << " ox " << ox << " max_ulp " << max_ulp;
+        }
+      }
+    }
+  }
+}
+#endif
+
+// The float32 pre-check clears blocks in float arithmetic: a block it clears must be one the double
+// screen neither flags nor counts a failure or NaN/Inf in, with every threshold set exactly at,
+// just below and just above the element's own values (subnormals, huge values, NaN/Inf included).
+TEST(Prechecks, F32PrecheckClearsOnlyWhatTheScreenClears) {
+  std::mt19937_64 gen(32);
+  std::uniform_real_distribution<double> exponent(-160.0, 128.0);
+  const auto random_float = [&] {
+    const std::uint64_t pick = gen() % 16;
+    if (pick == 0) return std::bit_cast<float>(static_cast<std::uint32_t>(gen()));  // any bits, NaN too
+    if (pick == 1) return (gen() & 1 ? -1.0f : 1.0f) * std::numeric_limits<float>::infinity();
+    if (pick == 2) return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000));  // subnormal
+    return static_cast<float>((gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen)));
+  };
+  const double tolerances[] = {0, 1e-45, 1e-8, 1e-5, 1e-3, 1.0, 1e30, 1e300};
+  int cleared = 0;
+  for (int trial = 0; trial < 1000000; ++trial) {
+    float x = random_float(), y = random_float();
+    const std::uint64_t relation = gen() % 4;
+    if (relation == 1) x = std::nextafter(y, x);  // 1 ULP apart
+    if (relation == 3) x = y;
+    if (relation == 2)
+      x = std::bit_cast<float>(static_cast<std::uint32_t>(std::bit_cast<std::uint32_t>(y) + gen() % 64));
+    const double d = std::fabs(static_cast<double>(x) - y), ay = std::fabs(static_cast<double>(y));
+    const double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
+    const double bound = atol + rtol * ay;
+    const auto near = [&](double v) {  // v, one step either side, just beyond the margins, unrelated
+      switch (gen() % 7) {
+        case 0:
+          return v;
+        case 1:
+          return std::nextafter(v, 0.0);
+        case 2:
+          return std::nextafter(v, INFINITY);
+        case 3:
+          return v * (1 + 0x1p-19);
+        case 4:
+          return v * (1 + 0x1p-17);
+        case 5:
+          return v * 4;
+        default:
+          return std::exp2(exponent(gen));
+      }
+    };
+    const kernels::Screen screen{atol,
+                                 rtol,
+                                 gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
+                                 near(d),
+                                 gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
+                                 gen() % 2 ? static_cast<double>(gen() % 4) : 1e9};
+    const kernels::Raw<float> out{reinterpret_cast<const std::byte*>(&x)};
+    const kernels::Raw<float> ref{reinterpret_cast<const std::byte*>(&y)};
+    const kernels::FloatScreen fs = kernels::float_screen(screen);
+    if (!fs.usable || kernels::f32_precheck_body(out, ref, 1, fs) != 0) continue;
+    ++cleared;
+    const kernels::ScreenResult r = kernels::screen_body<kernels::UlpMode::f32>(out, ref, 1, screen);
+    ASSERT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_EQ(r.failures, 0) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_FALSE(r.nonfinite) << x << " vs " << y;
+  }
+  EXPECT_GT(cleared, 5000);  // the test exercises clearing, not only fall-backs
+}
+
+TEST(Prechecks, Bf16PrecheckClearsOnlyWhatTheScreenClears) {
+  std::mt19937_64 gen(16);
+  std::uniform_real_distribution<double> exponent(-160.0, 130.0);
+  const auto random_double = [&] {
+    switch (gen() % 16) {
+      case 0:
+        return std::bit_cast<double>(static_cast<std::uint64_t>(gen()));  // any bits, NaN too
+      case 1:
+        return (gen() & 1 ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
+      case 2:
+        return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000)) * 1.0;  // float subnormal
+      case 3:
+        return (gen() & 1 ? -1.0 : 1.0) * std::exp2(-140.0 - static_cast<double>(gen() % 20));
+      case 4:
+        return (gen() & 1 ? -1.0 : 1.0) * FLT_MAX * (1 + std::exp2(-24.0 - static_cast<double>(gen() % 3)));
+      default:
+        return (gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen));
+    }
+  };
+  const double tolerances[] = {0, 1e-45, 1e-8, 1e-5, 1e-3, 1.0, 1e30, 1e300};
+  int cleared = 0;
+  for (int trial = 0; trial < 1000000; ++trial) {
+    double y = random_double();
+    std::uint16_t bits = static_cast<std::uint16_t>(gen());
+    switch (gen() % 6) {
+      case 0:  // the output is the reference rounded to bfloat16, the reference a little off it
+      case 1:
+        bits = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(y)) >> 16);
+        y *= 1 + std::ldexp(static_cast<double>(gen() % 1024) - 512, -static_cast<int>(8 + gen() % 40));
+        break;
+      case 2: {  // the reference a bfloat16 midpoint, or one float step either side of one
+        const double x = bf16_bits_to_double(bits), next = bf16_bits_to_double(bits + 1);
+        const double mid = (x + next) / 2;
+        const double steps[] = {mid, static_cast<double>(std::nextafter(static_cast<float>(mid), 0.0f)),
+                                static_cast<double>(std::nextafter(static_cast<float>(mid), INFINITY)),
+                                std::nextafter(mid, 0.0), std::nextafter(mid, INFINITY)};
+        y = steps[gen() % 5];
+        break;
+      }
+      case 3:
+        y = bf16_bits_to_double(bits);
+        break;
+      default:
+        break;
+    }
+    const double x = bf16_bits_to_double(bits);
+    const double d = std::fabs(x - y), ay = std::fabs(y);
+    const double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
+    const double bound = atol + rtol * ay;
+    const auto near = [&](double v) {  // v, one step either side, inside and past the margins, unrelated
+      switch (gen() % 9) {
+        case 0:
+          return v;
+        case 1:
+          return std::nextafter(v, 0.0);
+        case 2:
+          return std::nextafter(v, INFINITY);
+        case 3:
+          return v * (1 + 0x1p-22);
+        case 4:
+          return v * (1 + 0x1p-19);
+        case 5:
+          return v * (1 + 0x1p-17);
+        case 6:
+          return v * (1 + 0x1p-23) + 0x1p-126;
+        case 7:
+          return v * 4;
+        default:
+          return std::exp2(exponent(gen));
+      }
+    };
+    const double ulp = ulp_bf16_inline(x, y);
+    const kernels::Screen screen{
+        atol,
+        rtol,
+        gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
+        near(d),
+        gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
+        gen() % 2 ? static_cast<double>(gen() % 4)
+                  : (std::isfinite(ulp) ? std::max(0.0, ulp + static_cast<double>(gen() % 3) - 1) : 1e9)};
+    const kernels::RawBF16 out{reinterpret_cast<const std::byte*>(&bits)};
+    const kernels::Raw<double> ref{reinterpret_cast<const std::byte*>(&y)};
+    const kernels::FloatScreen fs = kernels::float_screen(screen);
+    if (!fs.usable || kernels::half_precheck_body<true>(out, ref, 1, fs) != 0) continue;
+    ++cleared;
+    const kernels::ScreenResult r = kernels::screen_body<kernels::UlpMode::bf16>(out, ref, 1, screen);
+    ASSERT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_EQ(r.failures, 0) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_FALSE(r.nonfinite) << x << " vs " << y;
+  }
+  // The test exercises clearing, not only fall-backs (fewer clear than for float32: max_abs near the
+  // pair's own difference never clears here, the reference being rounded to float).
+  EXPECT_GT(cleared, 500);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <bool kBf16>
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]] std::uint32_t half_precheck_avx512_on(
+    const std::uint16_t* out, const double* ref, std::size_t n, const kernels::FloatScreen& f) {
+  return kernels::half_precheck_avx512<kBf16>(reinterpret_cast<const std::byte*>(out), ref, n, f);
+}
+
+template <bool kBf16>
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t
+half_precheck_counting_on(const std::uint16_t* out, const double* ref, std::size_t n,
+                          const kernels::FloatScreen& f, std::int64_t* failures) {
+  return kernels::half_precheck_avx512<kBf16, true>(reinterpret_cast<const std::byte*>(out), ref, n, f,
+                                                    failures);
+}
+
+// The AVX-512 pre-check (both 16-bit types) clears an element only where the screen neither flags
+// it nor counts a failure or NaN/Inf, with every threshold at, beside and beyond the element's own
+// values; and it decides the same for an element alone (the masked tail), in every lane of a full
+// vector, and in a block of 16 + 16 + 8. Its counting form may also clear an element the screen
+// counts as a failure, and then must count the same failures.
+template <bool kBf16>
+void expect_half_precheck_clears_only_what_the_screen_clears() {
+  std::mt19937_64 gen(kBf16 ? 1616 : 1610);
+  std::uniform_real_distribution<double> exponent(kBf16 ? -160.0 : -30.0, kBf16 ? 130.0 : 17.0);
+  const auto to_double = [](std::uint16_t bits) {
+    return kBf16 ? tensor::bf16_to_double(bits) : tensor::f16_to_double(bits);
+  };
+  const auto to_bits = [](double v) { return kBf16 ? tensor::double_to_bf16(v) : tensor::double_to_f16(v); };
+  const auto random_double = [&] {
+    switch (gen() % 16) {
+      case 0:
+        return std::bit_cast<double>(static_cast<std::uint64_t>(gen()));  // any bits, NaN too
+      case 1:
+        return (gen() & 1 ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
+      case 2:
+        return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000)) * 1.0;  // float subnormal
+      case 3:  // float16 subnormals and float32 values near FLT_MIN
+        return (gen() & 1 ? -1.0 : 1.0) *
+               std::exp2((kBf16 ? -140.0 : -14.0) - static_cast<double>(gen() % 20));
+      case 4:  // just beyond the largest finite value of the output type, and of float
+        return (gen() & 1 ? -1.0 : 1.0) * (gen() % 2 ? 65504.0 : FLT_MAX) *
+               (1 + std::exp2(-11.0 - static_cast<double>(gen() % 16)));
+      default:
+        return (gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen));
+    }
+  };
+  const double tolerances[] = {0, 1e-45, 1e-8, 1e-5, 1e-3, 1.0, 1e30, 1e300};
+  int cleared = 0, cleared_failing = 0;
+  for (int trial = 0; trial < 1000000; ++trial) {
+    double y = random_double();
+    auto bits = static_cast<std::uint16_t>(gen());
+    switch (gen() % 6) {
+      case 0:  // the output is the reference rounded, the reference a little off it
+      case 1:
+        bits = to_bits(y);
+        y *= 1 + std::ldexp(static_cast<double>(gen() % 1024) - 512,
+                            -static_cast<int>((kBf16 ? 8 : 11) + gen() % 40));
+        break;
+      case 2: {  // the reference a midpoint of the output type, or one float or double step beside it
+        const double x = to_double(bits), next = to_double(static_cast<std::uint16_t>(bits + 1));
+        const double mid = (x + next) / 2;
+        const double steps[] = {mid, static_cast<double>(std::nextafter(static_cast<float>(mid), 0.0f)),
+                                static_cast<double>(std::nextafter(static_cast<float>(mid), INFINITY)),
+                                std::nextafter(mid, 0.0), std::nextafter(mid, INFINITY)};
+        y = steps[gen() % 5];
+        break;
+      }
+      case 3:
+        y = to_double(bits);
+        break;
+      default:
+        break;
+    }
+    const double x = to_double(bits);
+    const double d = std::fabs(x - y), ay = std::fabs(y);
+    double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
+    if (gen() % 4 == 0 && ay > 0 && std::isfinite(d / ay)) {  // the bound at, beside or past |x - y|
+      atol = 0;
+      const double steps[] = {d / ay,
+                              std::nextafter(d / ay, 0.0),
+                              std::nextafter(d / ay, INFINITY),
+                              d / ay * (1 + 0x1p-21),
+                              d / ay * (1 - 0x1p-21),
+                              d / ay * (1 + 0x1p-18),
+                              d / ay * (1 - 0x1p-18)};
+      rtol = steps[gen() % 7];
+    }
+    const double bound = atol + rtol * ay;
+    const auto near = [&](double v) {  // v, one step either side, inside and past the margins, unrelated
+      switch (gen() % 9) {
+        case 0:
+          return v;
+        case 1:
+          return std::nextafter(v, 0.0);
+        case 2:
+          return std::nextafter(v, INFINITY);
+        case 3:
+          return v * (1 + 0x1p-22);
+        case 4:
+          return v * (1 + 0x1p-19);
+        case 5:
+          return v * (1 + 0x1p-17);
+        case 6:
+          return v * (1 + 0x1p-23) + 0x1p-126;
+        case 7:
+          return v * 4;
+        default:
+          return std::exp2(exponent(gen));
+      }
+    };
+    const double ulp = kBf16 ? ulp_bf16_inline(x, y) : ulp_f16_inline(x, y);
+    const kernels::Screen screen{
+        atol,
+        rtol,
+        gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
+        near(d),
+        gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
+        gen() % 2 ? static_cast<double>(gen() % 4)
+                  : (std::isfinite(ulp) ? std::max(0.0, ulp + static_cast<double>(gen() % 3) - 1) : 1e9)};
+    const kernels::FloatScreen fs = kernels::float_screen(screen);
+    if (!fs.usable) continue;
+    const std::uint32_t alone = half_precheck_avx512_on<kBf16>(&bits, &y, 1, fs);
+    // The same pair in all 40 lanes: two full vectors and a masked tail of 8 in one block.
+    std::uint16_t outs[40];
+    double refs[40];
+    std::fill(std::begin(outs), std::end(outs), bits);
+    std::fill(std::begin(refs), std::end(refs), y);
+    ASSERT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 16, fs), alone) << x << " vs " << y;
+    ASSERT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 40, fs), alone) << x << " vs " << y;
+    std::int64_t counted = 0, counted40 = 0;
+    const std::uint32_t counting = half_precheck_counting_on<kBf16>(&bits, &y, 1, fs, &counted);
+    ASSERT_EQ(half_precheck_counting_on<kBf16>(outs, refs, 40, fs, &counted40), counting) << x << " vs " << y;
+    ASSERT_EQ(counted40, 40 * counted) << x << " vs " << y;
+    if (alone == 0) {  // what the plain form clears, the counting form clears without a failure
+      ASSERT_EQ(counting, 0u) << x << " vs " << y;
+      ASSERT_EQ(counted, 0) << x << " vs " << y;
+    }
+    if (counting != 0) {
+      ASSERT_EQ(counted, 0) << "an open block's failures are the screen's to count";
+      continue;
+    }
+    ++(counted != 0 ? cleared_failing : cleared);
+    using Out = std::conditional_t<kBf16, kernels::RawBF16, kernels::RawF16>;
+    constexpr auto kMode = kBf16 ? kernels::UlpMode::bf16 : kernels::UlpMode::f16;
+    const kernels::ScreenResult r =
+        kernels::screen_body<kMode>(Out{reinterpret_cast<const std::byte*>(&bits)},
+                                    kernels::Raw<double>{reinterpret_cast<const std::byte*>(&y)}, 1, screen);
+    ASSERT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << atol << " rtol " << rtol << " max_ulp "
+                                    << screen.max_ulp;
+    ASSERT_EQ(r.failures, counted) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
+    ASSERT_FALSE(r.nonfinite) << x << " vs " << y;
+  }
+  // The test exercises clearing, of passing and of failing elements, not only fall-backs.
+  EXPECT_GT(cleared, 500);
+  EXPECT_GT(cleared_failing, 200);
+}
+
+TEST(Prechecks, HalfPrecheckAvx512ClearsOnlyWhatTheScreenClears) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl") ||
+      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("f16c")) {
+    GTEST_SKIP() << "no AVX-512 (F/VL/DQ/BW) and F16C";
+  }
+  {
+    SCOPED_TRACE("float16");
+    expect_half_precheck_clears_only_what_the_screen_clears<false>();
+  }
+  {
+    SCOPED_TRACE("bfloat16");
+    expect_half_precheck_clears_only_what_the_screen_clears<true>();
+  }
+}
+
+// A block is open when any of its elements is: one element that the pre-check cannot clear, in
+// any position of a block of otherwise clear pairs, opens that block and no other.
+TEST(Prechecks, HalfPrecheckAvx512OpensTheBlockOfItsElement) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl") ||
+      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("f16c")) {
+    GTEST_SKIP() << "no AVX-512 (F/VL/DQ/BW) and F16C";
+  }
+  const kernels::Screen screen{1e-3, 1e-3, 1.0, 1e-2, 1e-2, 4.0};
+  const kernels::FloatScreen fs = kernels::float_screen(screen);
+  ASSERT_TRUE(fs.usable);
+  for (std::size_t n : {1u, 15u, 16u, 17u, 127u, 128u, 129u, 300u, 1024u}) {
+    std::vector<double> ref(n);
+    for (std::size_t i = 0; i < n; ++i) ref[i] = 0.25 + 0.001 * static_cast<double>(i % 97);
+    std::vector<std::uint16_t> f16(n), bf16(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      f16[i] = tensor::double_to_f16(ref[i]);
+      bf16[i] = tensor::double_to_bf16(ref[i]);
+    }
+    ASSERT_EQ(half_precheck_avx512_on<false>(f16.data(), ref.data(), n, fs), 0u) << n;
+    ASSERT_EQ(half_precheck_avx512_on<true>(bf16.data(), ref.data(), n, fs), 0u) << n;
+    // References that are float16 values themselves look like midpoints to the first pass (their
+    // low bits are zero); the exact test clears them.
+    std::vector<double> exact(n);
+    for (std::size_t i = 0; i < n; ++i) exact[i] = tensor::f16_to_double(f16[i]);
+    ASSERT_EQ(half_precheck_avx512_on<false>(f16.data(), exact.data(), n, fs), 0u) << n;
+    for (std::size_t bad = 0; bad < n; bad += 1 + n / 40) {
+      const double kept = ref[bad];
+      ref[bad] = kept * 1.5;  // beyond max_abs, the bound and max_rel
+      const std::uint32_t block = std::uint32_t{1} << (bad / kernels::kBlock);
+      EXPECT_EQ(half_precheck_avx512_on<false>(f16.data(), ref.data(), n, fs), block) << n << " at " << bad;
+      EXPECT_EQ(half_precheck_avx512_on<true>(bf16.data(), ref.data(), n, fs), block) << n << " at " << bad;
+      ref[bad] = std::numeric_limits<double>::quiet_NaN();
+      EXPECT_EQ(half_precheck_avx512_on<false>(f16.data(), ref.data(), n, fs), block)
+          << n << " NaN at " << bad;
+      EXPECT_EQ(half_precheck_avx512_on<true>(bf16.data(), ref.data(), n, fs), block)
+          << n << " NaN at " << bad;
+      ref[bad] = kept;
+    }
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace gpuemu::check
