@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "check/element_kernels.hpp"
+#include "check/float_precheck.hpp"
 
 // GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized
 // reports wherever they are inlined (GCC bug 105593, fixed in 13).

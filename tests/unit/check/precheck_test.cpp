@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "check/element_kernels.hpp"
+#include "check/float_precheck.hpp"
 #include "check/half_precheck_avx512.hpp"
 #include "check/ulp16.hpp"
 #include "tensor/half.hpp"

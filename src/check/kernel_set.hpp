@@ -1,0 +1,188 @@
+// Which compiled copy of each chunk kernel runs (internal to element_stats.cpp): every kernel of
+// element_kernels.hpp instantiated for the baseline target, AVX2 and AVX-512, and chosen per CPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "check/element_kernels.hpp"
+#include "check/element_stats.hpp"
+#include "check/float_precheck.hpp"
+#include "check/half_precheck_avx512.hpp"
+
+namespace gpuemu::check::kernels {
+
+// Every kernel three times: for the baseline x86-64 target (SSE2), for AVX2 and for AVX-512 (at
+// GCC's default 256-bit vector width, with mask registers), chosen once per process from the CPU
+// (no ifunc, so the static binary behaves the same). The bodies are always inlined, so each copy is
+// compiled, and vectorised, for its own target.
+enum class Isa { baseline, avx2, avx512 };
+
+inline Isa best_isa() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const Isa isa = [] {
+    __builtin_cpu_init();  // may run before libgcc's constructor when called from a static initializer
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
+      return Isa::avx512;
+    }
+    return __builtin_cpu_supports("avx2") ? Isa::avx2 : Isa::baseline;
+  }();
+  return isa;
+#else
+  return Isa::baseline;
+#endif
+}
+
+inline Isa chosen_isa(KernelChoice choice) {
+  const Isa best = best_isa();
+  switch (choice) {
+    case KernelChoice::fastest:
+      return best;
+    case KernelChoice::avx2:
+      return best == Isa::baseline ? Isa::baseline : Isa::avx2;
+    case KernelChoice::baseline:
+      return Isa::baseline;
+  }
+  return Isa::baseline;
+}
+
+#define GPUEMU_CHECK_KERNEL_PAIR(suffix, attributes)                                                \
+  template <UlpMode M, class Out, class Ref>                                                        \
+  attributes ScreenResult screen_##suffix(Out out, Ref ref, std::size_t n, const Screen& s) {       \
+    return kernels::screen_body<M>(out, ref, n, s);                                                 \
+  }                                                                                                 \
+  template <UlpMode M, class Out, class Ref>                                                        \
+  attributes ChunkMaxima reduce_##suffix(Out out, Ref ref, std::size_t n, double atol, double rtol, \
+                                         double threshold, double* ratios) {                        \
+    return kernels::reduce_body<M>(out, ref, n, atol, rtol, threshold, ratios);                     \
+  }                                                                                                 \
+  template <class Out, class Ref>                                                                   \
+  attributes std::uint32_t f32_precheck_##suffix(Out out, Ref ref, std::size_t n,                   \
+                                                 const kernels::FloatScreen& f) {                   \
+    return kernels::f32_precheck_body(out, ref, n, f);                                              \
+  }                                                                                                 \
+  template <class Out>                                                                              \
+  attributes std::uint32_t half_precheck_##suffix(Out out, Raw<double> ref, std::size_t n,          \
+                                                  const kernels::FloatScreen& f) {                  \
+    return kernels::half_precheck_body<true>(out, ref, n, f);                                       \
+  }
+
+GPUEMU_CHECK_KERNEL_PAIR(base, )
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GPUEMU_HAS_X86_KERNELS 1
+GPUEMU_CHECK_KERNEL_PAIR(avx2, [[gnu::target("avx2")]])
+GPUEMU_CHECK_KERNEL_PAIR(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq,avx512bw")]])
+#endif
+#undef GPUEMU_CHECK_KERNEL_PAIR
+
+#ifdef GPUEMU_HAS_X86_KERNELS
+// The float16 outputs' prepass (kernels::f16_prepass), where the CPU has F16C.
+#define GPUEMU_CHECK_F16_PREPASS(suffix, attributes)                                          \
+  template <class Ref>                                                                        \
+  attributes std::uint32_t f16_prepass_##suffix(const std::byte* out, Ref ref, std::size_t n, \
+                                                std::int32_t max_ulp, float* out_f) {         \
+    return kernels::f16_prepass(out, ref, n, max_ulp, out_f);                                 \
+  }
+GPUEMU_CHECK_F16_PREPASS(avx2, [[gnu::target("avx2,f16c")]])
+GPUEMU_CHECK_F16_PREPASS(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]])
+#undef GPUEMU_CHECK_F16_PREPASS
+
+// The AVX-512 copy of the 16-bit pre-check is written with intrinsics (half_precheck_avx512.hpp).
+template <class Out>
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t
+half_precheck_avx512_intrinsics(Out out, Raw<double> ref, std::size_t n, const kernels::FloatScreen& f) {
+  return kernels::half_precheck_avx512<std::is_same_v<Out, RawBF16>>(
+      out.p, reinterpret_cast<const double*>(ref.p), n, f);
+}
+template <class Out>
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t
+half_precheck_avx512_counting(Out out, Raw<double> ref, std::size_t n, const kernels::FloatScreen& f,
+                              std::int64_t* failures) {
+  return kernels::half_precheck_avx512<std::is_same_v<Out, RawBF16>, true>(
+      out.p, reinterpret_cast<const double*>(ref.p), n, f, failures);
+}
+
+inline bool has_f16c() {
+  static const bool f16c = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("f16c") != 0;
+  }();
+  return f16c;
+}
+#endif
+
+// The kernels for one kind of output/reference pair: the ULP mode and how each side is read.
+template <UlpMode M, class Out, class Ref>
+struct Kernels {
+  using OutSource = Out;
+  using RefSource = Ref;
+  ScreenResult (*screen)(Out, Ref, std::size_t, const Screen&) = &screen_base<M, Out, Ref>;
+  ChunkMaxima (*reduce)(Out, Ref, std::size_t, double, double, double, double*) = &reduce_base<M, Out, Ref>;
+  // A block pre-check in float lanes clears most blocks, and only the others go through the double
+  // screen: float32 outputs against float32 references (kernels::f32_precheck_body), bfloat16
+  // outputs against float64 references (kernels::half_precheck_body), and on AVX-512 float16 and
+  // bfloat16 outputs against float64 references (intrinsics, half_precheck_avx512.hpp). float32
+  // outputs against float64 references cannot use it: rounding the reference to float costs as
+  // much as the errors it would have to bound (2^-24), so no block cleared (measured 101 -> 149 us
+  // at 256 Ki elements).
+  static constexpr bool kF32Precheck =
+      M == UlpMode::f32 && std::is_same_v<Out, Raw<float>> && std::is_same_v<Ref, Raw<float>>;
+  static constexpr bool kBf16Precheck = std::is_same_v<Out, RawBF16> && std::is_same_v<Ref, Raw<double>>;
+  static constexpr bool kF16Precheck = std::is_same_v<Out, RawF16> && std::is_same_v<Ref, Raw<double>>;
+
+  std::uint32_t (*precheck)(Out, Ref, std::size_t, const kernels::FloatScreen&) = nullptr;
+  // The same pre-check, also clearing elements that surely fail (and adding up their failures),
+  // for chunks after one with failures; only the AVX-512 16-bit pre-check has it.
+  std::uint32_t (*counting_precheck)(Out, Ref, std::size_t, const kernels::FloatScreen&,
+                                     std::int64_t*) = nullptr;
+  // float16 outputs read in place on CPUs with F16C: the prepass decodes the chunk to float and runs
+  // the ULP test, then `screen_decoded` screens the floats against the reference. With the AVX-512
+  // pre-check, this is the path for chunks it leaves wholly open (the first ones, while the running
+  // maxima fill). (bfloat16 keeps its fused screen: the same prepass measured slower, 161 against
+  // 148 us at 256 Ki elements.)
+  static constexpr bool kF16Prepass = std::is_same_v<Out, RawF16>;
+  std::uint32_t (*prepass)(const std::byte*, Ref, std::size_t, std::int32_t, float*) = nullptr;
+  ScreenResult (*screen_decoded)(Raw<float>, Ref, std::size_t, const Screen&) = nullptr;
+
+  static Kernels select(KernelChoice choice) {
+    Kernels k;
+    if constexpr (kF32Precheck) k.precheck = &f32_precheck_base<Out, Ref>;
+    if constexpr (kBf16Precheck) k.precheck = &half_precheck_base<Out>;
+#ifdef GPUEMU_HAS_X86_KERNELS
+// Every kernel of one ISA copy (the functions GPUEMU_CHECK_KERNEL_PAIR and GPUEMU_CHECK_F16_PREPASS made).
+#define GPUEMU_CHECK_USE_ISA(suffix)                                              \
+  k.screen = &screen_##suffix<M, Out, Ref>;                                       \
+  k.reduce = &reduce_##suffix<M, Out, Ref>;                                       \
+  if constexpr (kF32Precheck) k.precheck = &f32_precheck_##suffix<Out, Ref>;      \
+  if constexpr (kBf16Precheck) k.precheck = &half_precheck_##suffix<Out>;         \
+  if constexpr (kF16Prepass) {                                                    \
+    if (has_f16c()) {                                                             \
+      k.prepass = &f16_prepass_##suffix<Ref>;                                     \
+      k.screen_decoded = &screen_##suffix<UlpMode::prescreened, Raw<float>, Ref>; \
+    }                                                                             \
+  }
+    switch (chosen_isa(choice)) {
+      case Isa::avx512:
+        GPUEMU_CHECK_USE_ISA(avx512)
+        if constexpr (kBf16Precheck || kF16Precheck) {
+          k.precheck = &half_precheck_avx512_intrinsics<Out>;
+          k.counting_precheck = &half_precheck_avx512_counting<Out>;
+        }
+        break;
+      case Isa::avx2:
+        GPUEMU_CHECK_USE_ISA(avx2)
+        break;
+      case Isa::baseline:
+        break;
+    }
+#undef GPUEMU_CHECK_USE_ISA
+#else
+    (void)choice;
+#endif
+    return k;
+  }
+};
+
+}  // namespace gpuemu::check::kernels
