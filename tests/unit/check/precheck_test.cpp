@@ -19,6 +19,31 @@
 #include "check/ulp16.hpp"
 #include "tensor/half.hpp"
 
+// A threshold for a pair whose own value is v: v itself, one step either side, inside and just past
+// the pre-checks' margins (2^-22 .. 2^-17 relative, the subnormal quantum), well beyond, or unrelated.
+double threshold_near(std::mt19937_64& gen, std::uniform_real_distribution<double>& exponent, double v) {
+  switch (gen() % 9) {
+    case 0:
+      return v;
+    case 1:
+      return std::nextafter(v, 0.0);
+    case 2:
+      return std::nextafter(v, INFINITY);
+    case 3:
+      return v * (1 + 0x1p-22);
+    case 4:
+      return v * (1 + 0x1p-19);
+    case 5:
+      return v * (1 + 0x1p-17);
+    case 6:
+      return v * (1 + 0x1p-23) + 0x1p-126;
+    case 7:
+      return v * 4;
+    default:
+      return std::exp2(exponent(gen));
+  }
+}
+
 namespace gpuemu::check {
 namespace {
 // The screen's bfloat16 ULP test rounds through float: it must flag every element whose exact
@@ -150,24 +175,7 @@ TEST(Prechecks, F32PrecheckClearsOnlyWhatTheScreenClears) {
     const double d = std::fabs(static_cast<double>(x) - y), ay = std::fabs(static_cast<double>(y));
     const double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
     const double bound = atol + rtol * ay;
-    const auto near = [&](double v) {  // v, one step either side, just beyond the margins, unrelated
-      switch (gen() % 7) {
-        case 0:
-          return v;
-        case 1:
-          return std::nextafter(v, 0.0);
-        case 2:
-          return std::nextafter(v, INFINITY);
-        case 3:
-          return v * (1 + 0x1p-19);
-        case 4:
-          return v * (1 + 0x1p-17);
-        case 5:
-          return v * 4;
-        default:
-          return std::exp2(exponent(gen));
-      }
-    };
+    const auto near = [&](double v) { return threshold_near(gen, exponent, v); };
     const kernels::Screen screen{atol,
                                  rtol,
                                  gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
@@ -187,123 +195,14 @@ TEST(Prechecks, F32PrecheckClearsOnlyWhatTheScreenClears) {
   EXPECT_GT(cleared, 5000);  // the test exercises clearing, not only fall-backs
 }
 
-TEST(Prechecks, Bf16PrecheckClearsOnlyWhatTheScreenClears) {
-  std::mt19937_64 gen(16);
-  std::uniform_real_distribution<double> exponent(-160.0, 130.0);
-  const auto random_double = [&] {
-    switch (gen() % 16) {
-      case 0:
-        return std::bit_cast<double>(static_cast<std::uint64_t>(gen()));  // any bits, NaN too
-      case 1:
-        return (gen() & 1 ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
-      case 2:
-        return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000)) * 1.0;  // float subnormal
-      case 3:
-        return (gen() & 1 ? -1.0 : 1.0) * std::exp2(-140.0 - static_cast<double>(gen() % 20));
-      case 4:
-        return (gen() & 1 ? -1.0 : 1.0) * FLT_MAX * (1 + std::exp2(-24.0 - static_cast<double>(gen() % 3)));
-      default:
-        return (gen() & 1 ? -1.0 : 1.0) * std::exp2(exponent(gen));
-    }
-  };
-  const double tolerances[] = {0, 1e-45, 1e-8, 1e-5, 1e-3, 1.0, 1e30, 1e300};
-  int cleared = 0;
-  for (int trial = 0; trial < 1000000; ++trial) {
-    double y = random_double();
-    std::uint16_t bits = static_cast<std::uint16_t>(gen());
-    switch (gen() % 6) {
-      case 0:  // the output is the reference rounded to bfloat16, the reference a little off it
-      case 1:
-        bits = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(y)) >> 16);
-        y *= 1 + std::ldexp(static_cast<double>(gen() % 1024) - 512, -static_cast<int>(8 + gen() % 40));
-        break;
-      case 2: {  // the reference a bfloat16 midpoint, or one float step either side of one
-        const double x = bf16_bits_to_double(bits), next = bf16_bits_to_double(bits + 1);
-        const double mid = (x + next) / 2;
-        const double steps[] = {mid, static_cast<double>(std::nextafter(static_cast<float>(mid), 0.0f)),
-                                static_cast<double>(std::nextafter(static_cast<float>(mid), INFINITY)),
-                                std::nextafter(mid, 0.0), std::nextafter(mid, INFINITY)};
-        y = steps[gen() % 5];
-        break;
-      }
-      case 3:
-        y = bf16_bits_to_double(bits);
-        break;
-      default:
-        break;
-    }
-    const double x = bf16_bits_to_double(bits);
-    const double d = std::fabs(x - y), ay = std::fabs(y);
-    const double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
-    const double bound = atol + rtol * ay;
-    const auto near = [&](double v) {  // v, one step either side, inside and past the margins, unrelated
-      switch (gen() % 9) {
-        case 0:
-          return v;
-        case 1:
-          return std::nextafter(v, 0.0);
-        case 2:
-          return std::nextafter(v, INFINITY);
-        case 3:
-          return v * (1 + 0x1p-22);
-        case 4:
-          return v * (1 + 0x1p-19);
-        case 5:
-          return v * (1 + 0x1p-17);
-        case 6:
-          return v * (1 + 0x1p-23) + 0x1p-126;
-        case 7:
-          return v * 4;
-        default:
-          return std::exp2(exponent(gen));
-      }
-    };
-    const double ulp = ulp_bf16_inline(x, y);
-    const kernels::Screen screen{
-        atol,
-        rtol,
-        gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
-        near(d),
-        gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
-        gen() % 2 ? static_cast<double>(gen() % 4)
-                  : (std::isfinite(ulp) ? std::max(0.0, ulp + static_cast<double>(gen() % 3) - 1) : 1e9)};
-    const kernels::RawBF16 out{reinterpret_cast<const std::byte*>(&bits)};
-    const kernels::Raw<double> ref{reinterpret_cast<const std::byte*>(&y)};
-    const kernels::FloatScreen fs = kernels::float_screen(screen);
-    if (!fs.usable || kernels::half_precheck_body<true>(out, ref, 1, fs) != 0) continue;
-    ++cleared;
-    const kernels::ScreenResult r = kernels::screen_body<kernels::UlpMode::bf16>(out, ref, 1, screen);
-    ASSERT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
-    ASSERT_EQ(r.failures, 0) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
-    ASSERT_FALSE(r.nonfinite) << x << " vs " << y;
-  }
-  // The test exercises clearing, not only fall-backs (fewer clear than for float32: max_abs near the
-  // pair's own difference never clears here, the reference being rounded to float).
-  EXPECT_GT(cleared, 500);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-template <bool kBf16>
-[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]] std::uint32_t half_precheck_avx512_on(
-    const std::uint16_t* out, const double* ref, std::size_t n, const kernels::FloatScreen& f) {
-  return kernels::half_precheck_avx512<kBf16>(reinterpret_cast<const std::byte*>(out), ref, n, f);
-}
-
-template <bool kBf16>
-[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t
-half_precheck_counting_on(const std::uint16_t* out, const double* ref, std::size_t n,
-                          const kernels::FloatScreen& f, std::int64_t* failures) {
-  return kernels::half_precheck_avx512<kBf16, true>(reinterpret_cast<const std::byte*>(out), ref, n, f,
-                                                    failures);
-}
-
-// The AVX-512 pre-check (both 16-bit types) clears an element only where the screen neither flags
-// it nor counts a failure or NaN/Inf, with every threshold at, beside and beyond the element's own
-// values; and it decides the same for an element alone (the masked tail), in every lane of a full
-// vector, and in a block of 16 + 16 + 8. Its counting form may also clear an element the screen
-// counts as a failure, and then must count the same failures.
-template <bool kBf16>
-void expect_half_precheck_clears_only_what_the_screen_clears() {
+// One million random 16-bit output/reference pairs (rounded outputs with references a little off,
+// midpoints and their float and double neighbours, subnormals, values beyond the largest finite
+// output and float, NaN/Inf, any bits), each with a Screen whose thresholds sit exactly at, one
+// step beside, inside and past the margins of, or far from the pair's own values, and tolerances
+// that put the bound at, beside or past |x - y|. `check(bits, y, screen)` runs each; it returns
+// false to stop.
+template <bool kBf16, class Check>
+void for_each_half_case(int trials, Check check) {
   std::mt19937_64 gen(kBf16 ? 1616 : 1610);
   std::uniform_real_distribution<double> exponent(kBf16 ? -160.0 : -30.0, kBf16 ? 130.0 : 17.0);
   const auto to_double = [](std::uint16_t bits) {
@@ -329,8 +228,7 @@ void expect_half_precheck_clears_only_what_the_screen_clears() {
     }
   };
   const double tolerances[] = {0, 1e-45, 1e-8, 1e-5, 1e-3, 1.0, 1e30, 1e300};
-  int cleared = 0, cleared_failing = 0;
-  for (int trial = 0; trial < 1000000; ++trial) {
+  for (int trial = 0; trial < trials; ++trial) {
     double y = random_double();
     auto bits = static_cast<std::uint16_t>(gen());
     switch (gen() % 6) {
@@ -370,28 +268,7 @@ void expect_half_precheck_clears_only_what_the_screen_clears() {
       rtol = steps[gen() % 7];
     }
     const double bound = atol + rtol * ay;
-    const auto near = [&](double v) {  // v, one step either side, inside and past the margins, unrelated
-      switch (gen() % 9) {
-        case 0:
-          return v;
-        case 1:
-          return std::nextafter(v, 0.0);
-        case 2:
-          return std::nextafter(v, INFINITY);
-        case 3:
-          return v * (1 + 0x1p-22);
-        case 4:
-          return v * (1 + 0x1p-19);
-        case 5:
-          return v * (1 + 0x1p-17);
-        case 6:
-          return v * (1 + 0x1p-23) + 0x1p-126;
-        case 7:
-          return v * 4;
-        default:
-          return std::exp2(exponent(gen));
-      }
-    };
+    const auto near = [&](double v) { return threshold_near(gen, exponent, v); };
     const double ulp = kBf16 ? ulp_bf16_inline(x, y) : ulp_f16_inline(x, y);
     const kernels::Screen screen{
         atol,
@@ -401,27 +278,78 @@ void expect_half_precheck_clears_only_what_the_screen_clears() {
         gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
         gen() % 2 ? static_cast<double>(gen() % 4)
                   : (std::isfinite(ulp) ? std::max(0.0, ulp + static_cast<double>(gen() % 3) - 1) : 1e9)};
+    if (!check(bits, y, screen)) return;
+  }
+}
+
+// The portable 16-bit pre-check (GCC's vectorisation; the AVX2 and baseline copies run it for
+// bfloat16) clears a pair only where the screen neither flags it nor counts a failure or NaN/Inf.
+TEST(Prechecks, Bf16PrecheckClearsOnlyWhatTheScreenClears) {
+  int cleared = 0;
+  for_each_half_case<true>(1000000, [&](std::uint16_t bits, double y, const kernels::Screen& screen) {
+    const kernels::RawBF16 out{reinterpret_cast<const std::byte*>(&bits)};
+    const kernels::Raw<double> ref{reinterpret_cast<const std::byte*>(&y)};
     const kernels::FloatScreen fs = kernels::float_screen(screen);
-    if (!fs.usable) continue;
+    if (!fs.usable || kernels::half_precheck_body<true>(out, ref, 1, fs) != 0) return true;
+    ++cleared;
+    const kernels::ScreenResult r = kernels::screen_body<kernels::UlpMode::bf16>(out, ref, 1, screen);
+    EXPECT_EQ(r.flagged_blocks, 0u) << bits << " vs " << y;
+    EXPECT_EQ(r.failures, 0) << bits << " vs " << y;
+    EXPECT_FALSE(r.nonfinite) << bits << " vs " << y;
+    return !testing::Test::HasFailure();
+  });
+  // The test exercises clearing, not only fall-backs (fewer clear than for float32: max_abs near the
+  // pair's own difference never clears here, the reference being rounded to float).
+  EXPECT_GT(cleared, 500);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <bool kBf16>
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]] std::uint32_t half_precheck_avx512_on(
+    const std::uint16_t* out, const double* ref, std::size_t n, const kernels::FloatScreen& f) {
+  return kernels::half_precheck_avx512<kBf16>(reinterpret_cast<const std::byte*>(out), ref, n, f);
+}
+
+template <bool kBf16>
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t
+half_precheck_counting_on(const std::uint16_t* out, const double* ref, std::size_t n,
+                          const kernels::FloatScreen& f, std::int64_t* failures) {
+  return kernels::half_precheck_avx512<kBf16, true>(reinterpret_cast<const std::byte*>(out), ref, n, f,
+                                                    failures);
+}
+
+// The AVX-512 pre-check (both 16-bit types) clears an element only where the screen neither flags
+// it nor counts a failure or NaN/Inf, with every threshold at, beside and beyond the element's own
+// values; and it decides the same for an element alone (the masked tail), in every lane of a full
+// vector, and in a block of 16 + 16 + 8. Its counting form may also clear an element the screen
+// counts as a failure, and then must count the same failures.
+template <bool kBf16>
+void expect_half_precheck_clears_only_what_the_screen_clears() {
+  int cleared = 0, cleared_failing = 0;
+  // One pair's checks; false on the first failure (EXPECT_* inside, so the loop can stop).
+  const auto check = [&](std::uint16_t bits, double y, const kernels::Screen& screen) {
+    const double x = kBf16 ? tensor::bf16_to_double(bits) : tensor::f16_to_double(bits);
+    const kernels::FloatScreen fs = kernels::float_screen(screen);
+    if (!fs.usable) return true;
     const std::uint32_t alone = half_precheck_avx512_on<kBf16>(&bits, &y, 1, fs);
     // The same pair in all 40 lanes: two full vectors and a masked tail of 8 in one block.
     std::uint16_t outs[40];
     double refs[40];
     std::fill(std::begin(outs), std::end(outs), bits);
     std::fill(std::begin(refs), std::end(refs), y);
-    ASSERT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 16, fs), alone) << x << " vs " << y;
-    ASSERT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 40, fs), alone) << x << " vs " << y;
+    EXPECT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 16, fs), alone) << x << " vs " << y;
+    EXPECT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 40, fs), alone) << x << " vs " << y;
     std::int64_t counted = 0, counted40 = 0;
     const std::uint32_t counting = half_precheck_counting_on<kBf16>(&bits, &y, 1, fs, &counted);
-    ASSERT_EQ(half_precheck_counting_on<kBf16>(outs, refs, 40, fs, &counted40), counting) << x << " vs " << y;
-    ASSERT_EQ(counted40, 40 * counted) << x << " vs " << y;
+    EXPECT_EQ(half_precheck_counting_on<kBf16>(outs, refs, 40, fs, &counted40), counting) << x << " vs " << y;
+    EXPECT_EQ(counted40, 40 * counted) << x << " vs " << y;
     if (alone == 0) {  // what the plain form clears, the counting form clears without a failure
-      ASSERT_EQ(counting, 0u) << x << " vs " << y;
-      ASSERT_EQ(counted, 0) << x << " vs " << y;
+      EXPECT_EQ(counting, 0u) << x << " vs " << y;
+      EXPECT_EQ(counted, 0) << x << " vs " << y;
     }
     if (counting != 0) {
-      ASSERT_EQ(counted, 0) << "an open block's failures are the screen's to count";
-      continue;
+      EXPECT_EQ(counted, 0) << "an open block's failures are the screen's to count";
+      return !testing::Test::HasFailure();
     }
     ++(counted != 0 ? cleared_failing : cleared);
     using Out = std::conditional_t<kBf16, kernels::RawBF16, kernels::RawF16>;
@@ -429,11 +357,13 @@ void expect_half_precheck_clears_only_what_the_screen_clears() {
     const kernels::ScreenResult r =
         kernels::screen_body<kMode>(Out{reinterpret_cast<const std::byte*>(&bits)},
                                     kernels::Raw<double>{reinterpret_cast<const std::byte*>(&y)}, 1, screen);
-    ASSERT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << atol << " rtol " << rtol << " max_ulp "
-                                    << screen.max_ulp;
-    ASSERT_EQ(r.failures, counted) << x << " vs " << y << " atol " << atol << " rtol " << rtol;
-    ASSERT_FALSE(r.nonfinite) << x << " vs " << y;
-  }
+    EXPECT_EQ(r.flagged_blocks, 0u) << x << " vs " << y << " atol " << screen.atol << " rtol " << screen.rtol
+                                    << " max_ulp " << screen.max_ulp;
+    EXPECT_EQ(r.failures, counted) << x << " vs " << y << " atol " << screen.atol << " rtol " << screen.rtol;
+    EXPECT_FALSE(r.nonfinite) << x << " vs " << y;
+    return !testing::Test::HasFailure();
+  };
+  for_each_half_case<kBf16>(1000000, check);
   // The test exercises clearing, of passing and of failing elements, not only fall-backs.
   EXPECT_GT(cleared, 500);
   EXPECT_GT(cleared_failing, 200);
