@@ -119,14 +119,15 @@ half_precheck_avx512(const std::byte* out, const double* ref, std::size_t n, con
     const __mmask16 finite_bound = _mm512_cmp_ps_mask(bound, flt_max, _CMP_LE_OQ);
     __mmask16 within;
     if constexpr (kCountFailures) {
-      // Within every statistic's threshold, and either within the bound or surely beyond it.
-      const __m512 limit =
-          _mm512_min_ps(max_abs, _mm512_min_ps(_mm512_mul_ps(thr, bound), _mm512_mul_ps(rel, ay)));
+      // Within every statistic's threshold, and either within the bound or surely beyond it: a lane
+      // surely beyond it takes Inf for the bound in the minimum.
       const __m512 d_lo = _mm512_sub_ps(_mm512_mul_ps(diff, down), _mm512_mul_ps(ay, ref_rounding_lo));
       const __m512 bound_hi = _mm512_add_ps(_mm512_add_ps(atol_up, _mm512_mul_ps(rtol_up, ay)), tiny);
       const __mmask16 beyond = _mm512_cmp_ps_mask(d_lo, bound_hi, _CMP_GT_OQ);
-      const __mmask16 inside = _mm512_cmp_ps_mask(d, bound, _CMP_LE_OQ);
-      within = _mm512_cmp_ps_mask(d, limit, _CMP_LE_OQ) & (inside | beyond);
+      const __m512 bound_unless_beyond = _mm512_mask_blend_ps(beyond, bound, _mm512_set1_ps(INFINITY));
+      const __m512 limit = _mm512_min_ps(_mm512_min_ps(max_abs, bound_unless_beyond),
+                                         _mm512_min_ps(_mm512_mul_ps(thr, bound), _mm512_mul_ps(rel, ay)));
+      within = _mm512_cmp_ps_mask(d, limit, _CMP_LE_OQ);
       failing = beyond;
     } else {
       const __m512 limit = _mm512_min_ps(_mm512_min_ps(max_abs, bound),
