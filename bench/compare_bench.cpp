@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "check/compare.hpp"
+#include "check/element_stats.hpp"
 #include "check/tolerance.hpp"
 #include "tensor/dtype.hpp"
 #include "tensor/tensor.hpp"
@@ -161,6 +162,24 @@ void run_row(const Row& row, bool quick) {
       quick);
 }
 
+// The element statistics alone (StatsAccumulator, the comparison's hot part) with one compiled copy
+// of the kernels forced: what a CPU without AVX-512 (AVX2) or without AVX2 (baseline) gets.
+void run_kernels_row(const Row& row, gpuemu::check::KernelChoice kernels, std::string_view label,
+                     bool quick) {
+  const Pair pair = make_pair(row);
+  const gpuemu::check::ElementRules rules{gpuemu::check::default_tolerance(row.out_dtype)};
+  time_against_memcpy(
+      fmt::format("breakdown: {}, statistics alone, {} kernels", row.name, label), row.elements,
+      pair.actual.at("out").data, pair.reference.at("out").data,
+      [&] {
+        gpuemu::check::StatsAccumulator stats(rules, kernels);
+        stats.add_output("out", pair.actual.at("out"), pair.reference.at("out"));
+        auto s = stats.finish();
+        clobber(&s);
+      },
+      quick);
+}
+
 // Where the comparison's time goes: decoding alone (Tensor::decode_range into doubles, which the
 // f16/bf16 path and every flagged chunk pay), against a memcpy of the tensor's own bytes.
 void run_decode_row(DType dtype, std::int64_t elements, bool quick) {
@@ -224,6 +243,17 @@ int main(int argc, char** argv) {
   const Row per_call{"breakdown: f32 vs f64, 64 elements (per-call cost)", DType::float32, DType::float64, 64,
                      0};
   if (wanted(per_call.name)) run_row(per_call, quick);
+  using gpuemu::check::KernelChoice;
+  for (const Row& row : rows) {
+    if (row.elements != mid || row.fail_fraction > 0 || row.ref_dtype != DType::float64) continue;
+    for (const auto& [kernels, label] :
+         {std::pair{KernelChoice::fastest, "fastest"}, std::pair{KernelChoice::avx2, "AVX2"},
+          std::pair{KernelChoice::baseline, "baseline"}}) {
+      if (wanted(fmt::format("breakdown: {}, statistics alone, {} kernels", row.name, label))) {
+        run_kernels_row(row, kernels, label, quick);
+      }
+    }
+  }
   for (DType dtype : {DType::float32, DType::float16, DType::bfloat16}) {
     if (wanted(fmt::format("breakdown: decode_range {}", gpuemu::tensor::dtype_name(dtype)))) {
       run_decode_row(dtype, mid, quick);
