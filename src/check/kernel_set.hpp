@@ -9,6 +9,7 @@
 #include "check/element_kernels.hpp"
 #include "check/element_stats.hpp"
 #include "check/float_precheck.hpp"
+#include "check/half_precheck_avx2.hpp"
 #include "check/half_precheck_avx512.hpp"
 
 namespace gpuemu::check::kernels {
@@ -64,8 +65,8 @@ inline Isa chosen_isa(KernelChoice choice) {
     return kernels::f32_precheck_body(out, ref, n, f);                                              \
   }                                                                                                 \
   template <class Out>                                                                              \
-  attributes std::uint32_t half_precheck_##suffix(Out out, Raw<double> ref, std::size_t n,          \
-                                                  const kernels::FloatScreen& f) {                  \
+  attributes std::uint32_t portable_half_precheck_##suffix(Out out, Raw<double> ref, std::size_t n, \
+                                                           const kernels::FloatScreen& f) {         \
     return kernels::half_precheck_body<true>(out, ref, n, f);                                       \
   }
 
@@ -89,20 +90,24 @@ GPUEMU_CHECK_F16_PREPASS(avx2, [[gnu::target("avx2,f16c")]])
 GPUEMU_CHECK_F16_PREPASS(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]])
 #undef GPUEMU_CHECK_F16_PREPASS
 
-// The AVX-512 copy of the 16-bit pre-check is written with intrinsics (half_precheck_avx512.hpp).
-template <class Out>
-[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t
-half_precheck_avx512_intrinsics(Out out, Raw<double> ref, std::size_t n, const kernels::FloatScreen& f) {
-  return kernels::half_precheck_avx512<std::is_same_v<Out, RawBF16>>(
-      out.p, reinterpret_cast<const double*>(ref.p), n, f);
-}
-template <class Out>
-[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t
-half_precheck_avx512_counting(Out out, Raw<double> ref, std::size_t n, const kernels::FloatScreen& f,
-                              std::int64_t* failures) {
-  return kernels::half_precheck_avx512<std::is_same_v<Out, RawBF16>, true>(
-      out.p, reinterpret_cast<const double*>(ref.p), n, f, failures);
-}
+// The 16-bit pre-check's copies written with intrinsics (half_precheck_avx512.hpp and
+// half_precheck_avx2.hpp), plain and counting, as Kernels holds them.
+#define GPUEMU_CHECK_HALF_PRECHECK(isa, attributes)                                                     \
+  template <class Out>                                                                                  \
+  attributes std::uint32_t half_precheck_##isa##_plain(Out out, Raw<double> ref, std::size_t n,         \
+                                                       const kernels::FloatScreen& f) {                 \
+    return kernels::half_precheck_##isa<std::is_same_v<Out, RawBF16>>(                                  \
+        out.p, reinterpret_cast<const double*>(ref.p), n, f);                                           \
+  }                                                                                                     \
+  template <class Out>                                                                                  \
+  attributes std::uint32_t half_precheck_##isa##_counting(                                              \
+      Out out, Raw<double> ref, std::size_t n, const kernels::FloatScreen& f, std::int64_t* failures) { \
+    return kernels::half_precheck_##isa<std::is_same_v<Out, RawBF16>, true>(                            \
+        out.p, reinterpret_cast<const double*>(ref.p), n, f, failures);                                 \
+  }
+GPUEMU_CHECK_HALF_PRECHECK(avx2, [[gnu::target("avx2,f16c,popcnt")]])
+GPUEMU_CHECK_HALF_PRECHECK(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]])
+#undef GPUEMU_CHECK_HALF_PRECHECK
 
 inline bool has_f16c() {
   static const bool f16c = [] {
@@ -121,9 +126,10 @@ struct Kernels {
   ScreenResult (*screen)(Out, Ref, std::size_t, const Screen&) = &screen_base<M, Out, Ref>;
   ChunkMaxima (*reduce)(Out, Ref, std::size_t, double, double, double, double*) = &reduce_base<M, Out, Ref>;
   // A block pre-check in float lanes clears most blocks, and only the others go through the double
-  // screen: float32 outputs against float32 references (kernels::f32_precheck_body), bfloat16
-  // outputs against float64 references (kernels::half_precheck_body), and on AVX-512 float16 and
-  // bfloat16 outputs against float64 references (intrinsics, half_precheck_avx512.hpp). float32
+  // screen: float32 outputs against float32 references (kernels::f32_precheck_body), and float16 and
+  // bfloat16 outputs against float64 references: with intrinsics on AVX-512 and on AVX2 with F16C
+  // (half_precheck_avx512.hpp, half_precheck_avx2.hpp), else for bfloat16 only, as GCC vectorises
+  // kernels::half_precheck_body. float32
   // outputs against float64 references cannot use it: rounding the reference to float costs as
   // much as the errors it would have to bound (2^-24), so no block cleared (measured 101 -> 149 us
   // at 256 Ki elements).
@@ -134,7 +140,7 @@ struct Kernels {
 
   std::uint32_t (*precheck)(Out, Ref, std::size_t, const kernels::FloatScreen&) = nullptr;
   // The same pre-check, also clearing elements that surely fail (and adding up their failures),
-  // for chunks after one with failures; only the AVX-512 16-bit pre-check has it.
+  // for chunks after one with failures; only the intrinsics copies of the 16-bit pre-check have it.
   std::uint32_t (*counting_precheck)(Out, Ref, std::size_t, const kernels::FloatScreen&,
                                      std::int64_t*) = nullptr;
   // float16 outputs read in place on CPUs with F16C: the prepass decodes the chunk to float and runs
@@ -149,30 +155,36 @@ struct Kernels {
   static Kernels select(KernelChoice choice) {
     Kernels k;
     if constexpr (kF32Precheck) k.precheck = &f32_precheck_base<Out, Ref>;
-    if constexpr (kBf16Precheck) k.precheck = &half_precheck_base<Out>;
+    if constexpr (kBf16Precheck) k.precheck = &portable_half_precheck_base<Out>;
 #ifdef GPUEMU_HAS_X86_KERNELS
 // Every kernel of one ISA copy (the functions GPUEMU_CHECK_KERNEL_PAIR and GPUEMU_CHECK_F16_PREPASS made).
-#define GPUEMU_CHECK_USE_ISA(suffix)                                              \
-  k.screen = &screen_##suffix<M, Out, Ref>;                                       \
-  k.reduce = &reduce_##suffix<M, Out, Ref>;                                       \
-  if constexpr (kF32Precheck) k.precheck = &f32_precheck_##suffix<Out, Ref>;      \
-  if constexpr (kBf16Precheck) k.precheck = &half_precheck_##suffix<Out>;         \
-  if constexpr (kF16Prepass) {                                                    \
-    if (has_f16c()) {                                                             \
-      k.prepass = &f16_prepass_##suffix<Ref>;                                     \
-      k.screen_decoded = &screen_##suffix<UlpMode::prescreened, Raw<float>, Ref>; \
-    }                                                                             \
+#define GPUEMU_CHECK_USE_ISA(suffix)                                               \
+  k.screen = &screen_##suffix<M, Out, Ref>;                                        \
+  k.reduce = &reduce_##suffix<M, Out, Ref>;                                        \
+  if constexpr (kF32Precheck) k.precheck = &f32_precheck_##suffix<Out, Ref>;       \
+  if constexpr (kBf16Precheck) k.precheck = &portable_half_precheck_##suffix<Out>; \
+  if constexpr (kF16Prepass) {                                                     \
+    if (has_f16c()) {                                                              \
+      k.prepass = &f16_prepass_##suffix<Ref>;                                      \
+      k.screen_decoded = &screen_##suffix<UlpMode::prescreened, Raw<float>, Ref>;  \
+    }                                                                              \
   }
     switch (chosen_isa(choice)) {
       case Isa::avx512:
         GPUEMU_CHECK_USE_ISA(avx512)
         if constexpr (kBf16Precheck || kF16Precheck) {
-          k.precheck = &half_precheck_avx512_intrinsics<Out>;
+          k.precheck = &half_precheck_avx512_plain<Out>;
           k.counting_precheck = &half_precheck_avx512_counting<Out>;
         }
         break;
       case Isa::avx2:
         GPUEMU_CHECK_USE_ISA(avx2)
+        if constexpr (kBf16Precheck || kF16Precheck) {
+          if (has_f16c()) {
+            k.precheck = &half_precheck_avx2_plain<Out>;
+            k.counting_precheck = &half_precheck_avx2_counting<Out>;
+          }
+        }
         break;
       case Isa::baseline:
         break;

@@ -11,10 +11,12 @@
 #include <limits>
 #include <random>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "check/element_kernels.hpp"
 #include "check/float_precheck.hpp"
+#include "check/half_precheck_avx2.hpp"
 #include "check/half_precheck_avx512.hpp"
 #include "check/ulp16.hpp"
 #include "tensor/half.hpp"
@@ -304,45 +306,74 @@ TEST(Prechecks, Bf16PrecheckClearsOnlyWhatTheScreenClears) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// The intrinsics copies of the 16-bit pre-check, plain (failures null) and counting.
+enum class Copy { avx2, avx512 };
+
 template <bool kBf16>
-[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]] std::uint32_t half_precheck_avx512_on(
-    const std::uint16_t* out, const double* ref, std::size_t n, const kernels::FloatScreen& f) {
-  return kernels::half_precheck_avx512<kBf16>(reinterpret_cast<const std::byte*>(out), ref, n, f);
+[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t avx512_precheck(
+    const std::uint16_t* out, const double* ref, std::size_t n, const kernels::FloatScreen& f,
+    std::int64_t* failures) {
+  const auto* bytes = reinterpret_cast<const std::byte*>(out);
+  return failures != nullptr ? kernels::half_precheck_avx512<kBf16, true>(bytes, ref, n, f, failures)
+                             : kernels::half_precheck_avx512<kBf16>(bytes, ref, n, f);
 }
 
 template <bool kBf16>
-[[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]] std::uint32_t
-half_precheck_counting_on(const std::uint16_t* out, const double* ref, std::size_t n,
-                          const kernels::FloatScreen& f, std::int64_t* failures) {
-  return kernels::half_precheck_avx512<kBf16, true>(reinterpret_cast<const std::byte*>(out), ref, n, f,
-                                                    failures);
+[[gnu::target("avx2,f16c,popcnt")]] std::uint32_t avx2_precheck(const std::uint16_t* out, const double* ref,
+                                                                std::size_t n, const kernels::FloatScreen& f,
+                                                                std::int64_t* failures) {
+  const auto* bytes = reinterpret_cast<const std::byte*>(out);
+  return failures != nullptr ? kernels::half_precheck_avx2<kBf16, true>(bytes, ref, n, f, failures)
+                             : kernels::half_precheck_avx2<kBf16>(bytes, ref, n, f);
 }
 
-// The AVX-512 pre-check (both 16-bit types) clears an element only where the screen neither flags
-// it nor counts a failure or NaN/Inf, with every threshold at, beside and beyond the element's own
-// values; and it decides the same for an element alone (the masked tail), in every lane of a full
-// vector, and in a block of 16 + 16 + 8. Its counting form may also clear an element the screen
-// counts as a failure, and then must count the same failures.
 template <bool kBf16>
-void expect_half_precheck_clears_only_what_the_screen_clears() {
+std::uint32_t precheck_on(Copy copy, const std::uint16_t* out, const double* ref, std::size_t n,
+                          const kernels::FloatScreen& f, std::int64_t* failures = nullptr) {
+  return copy == Copy::avx512 ? avx512_precheck<kBf16>(out, ref, n, f, failures)
+                              : avx2_precheck<kBf16>(out, ref, n, f, failures);
+}
+
+// The copies this CPU can run, with their names.
+std::vector<std::pair<Copy, const char*>> runnable_copies() {
+  __builtin_cpu_init();
+  std::vector<std::pair<Copy, const char*>> copies;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
+    copies.emplace_back(Copy::avx2, "AVX2");
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("f16c")) {
+    copies.emplace_back(Copy::avx512, "AVX-512");
+  }
+  return copies;
+}
+
+// The intrinsics pre-checks (both 16-bit types) clear an element only where the screen neither
+// flags it nor counts a failure or NaN/Inf, with every threshold at, beside and beyond the
+// element's own values; and they decide the same for an element alone (the tail), in every lane of
+// full vectors, and in a 45-element block (AVX-512: 16 + 16 + 13; AVX2: 5 x 8 + 5). Their counting
+// form may also clear an element the screen counts as a failure, and then must count the same
+// failures.
+template <bool kBf16>
+void expect_half_precheck_clears_only_what_the_screen_clears(Copy copy) {
   int cleared = 0, cleared_failing = 0;
   // One pair's checks; false on the first failure (EXPECT_* inside, so the loop can stop).
   const auto check = [&](std::uint16_t bits, double y, const kernels::Screen& screen) {
     const double x = kBf16 ? tensor::bf16_to_double(bits) : tensor::f16_to_double(bits);
     const kernels::FloatScreen fs = kernels::float_screen(screen);
     if (!fs.usable) return true;
-    const std::uint32_t alone = half_precheck_avx512_on<kBf16>(&bits, &y, 1, fs);
-    // The same pair in all 40 lanes: two full vectors and a masked tail of 8 in one block.
-    std::uint16_t outs[40];
-    double refs[40];
+    const std::uint32_t alone = precheck_on<kBf16>(copy, &bits, &y, 1, fs);
+    // The same pair in all 45 lanes of one block: full vectors and a tail.
+    std::uint16_t outs[45];
+    double refs[45];
     std::fill(std::begin(outs), std::end(outs), bits);
     std::fill(std::begin(refs), std::end(refs), y);
-    EXPECT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 16, fs), alone) << x << " vs " << y;
-    EXPECT_EQ(half_precheck_avx512_on<kBf16>(outs, refs, 40, fs), alone) << x << " vs " << y;
-    std::int64_t counted = 0, counted40 = 0;
-    const std::uint32_t counting = half_precheck_counting_on<kBf16>(&bits, &y, 1, fs, &counted);
-    EXPECT_EQ(half_precheck_counting_on<kBf16>(outs, refs, 40, fs, &counted40), counting) << x << " vs " << y;
-    EXPECT_EQ(counted40, 40 * counted) << x << " vs " << y;
+    EXPECT_EQ(precheck_on<kBf16>(copy, outs, refs, 16, fs), alone) << x << " vs " << y;
+    EXPECT_EQ(precheck_on<kBf16>(copy, outs, refs, 45, fs), alone) << x << " vs " << y;
+    std::int64_t counted = 0, counted45 = 0;
+    const std::uint32_t counting = precheck_on<kBf16>(copy, &bits, &y, 1, fs, &counted);
+    EXPECT_EQ(precheck_on<kBf16>(copy, outs, refs, 45, fs, &counted45), counting) << x << " vs " << y;
+    EXPECT_EQ(counted45, 45 * counted) << x << " vs " << y;
     if (alone == 0) {  // what the plain form clears, the counting form clears without a failure
       EXPECT_EQ(counting, 0u) << x << " vs " << y;
       EXPECT_EQ(counted, 0) << x << " vs " << y;
@@ -369,62 +400,58 @@ void expect_half_precheck_clears_only_what_the_screen_clears() {
   EXPECT_GT(cleared_failing, 200);
 }
 
-TEST(Prechecks, HalfPrecheckAvx512ClearsOnlyWhatTheScreenClears) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl") ||
-      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("f16c")) {
-    GTEST_SKIP() << "no AVX-512 (F/VL/DQ/BW) and F16C";
-  }
-  {
-    SCOPED_TRACE("float16");
-    expect_half_precheck_clears_only_what_the_screen_clears<false>();
-  }
-  {
-    SCOPED_TRACE("bfloat16");
-    expect_half_precheck_clears_only_what_the_screen_clears<true>();
+TEST(Prechecks, HalfPrecheckIntrinsicsClearOnlyWhatTheScreenClears) {
+  const auto copies = runnable_copies();
+  if (copies.empty()) GTEST_SKIP() << "neither AVX2 with F16C nor AVX-512";
+  for (const auto& [copy, name] : copies) {
+    SCOPED_TRACE(name);
+    {
+      SCOPED_TRACE("float16");
+      expect_half_precheck_clears_only_what_the_screen_clears<false>(copy);
+    }
+    {
+      SCOPED_TRACE("bfloat16");
+      expect_half_precheck_clears_only_what_the_screen_clears<true>(copy);
+    }
   }
 }
 
 // A block is open when any of its elements is: one element that the pre-check cannot clear, in
 // any position of a block of otherwise clear pairs, opens that block and no other.
-TEST(Prechecks, HalfPrecheckAvx512OpensTheBlockOfItsElement) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl") ||
-      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("f16c")) {
-    GTEST_SKIP() << "no AVX-512 (F/VL/DQ/BW) and F16C";
-  }
+TEST(Prechecks, HalfPrecheckIntrinsicsOpenTheBlockOfTheirElement) {
+  const auto copies = runnable_copies();
+  if (copies.empty()) GTEST_SKIP() << "neither AVX2 with F16C nor AVX-512";
   const kernels::Screen screen{1e-3, 1e-3, 1.0, 1e-2, 1e-2, 4.0};
   const kernels::FloatScreen fs = kernels::float_screen(screen);
   ASSERT_TRUE(fs.usable);
-  for (std::size_t n : {1u, 15u, 16u, 17u, 127u, 128u, 129u, 300u, 1024u}) {
-    std::vector<double> ref(n);
-    for (std::size_t i = 0; i < n; ++i) ref[i] = 0.25 + 0.001 * static_cast<double>(i % 97);
-    std::vector<std::uint16_t> f16(n), bf16(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      f16[i] = tensor::double_to_f16(ref[i]);
-      bf16[i] = tensor::double_to_bf16(ref[i]);
-    }
-    ASSERT_EQ(half_precheck_avx512_on<false>(f16.data(), ref.data(), n, fs), 0u) << n;
-    ASSERT_EQ(half_precheck_avx512_on<true>(bf16.data(), ref.data(), n, fs), 0u) << n;
-    // References that are float16 values themselves look like midpoints to the first pass (their
-    // low bits are zero); the exact test clears them.
-    std::vector<double> exact(n);
-    for (std::size_t i = 0; i < n; ++i) exact[i] = tensor::f16_to_double(f16[i]);
-    ASSERT_EQ(half_precheck_avx512_on<false>(f16.data(), exact.data(), n, fs), 0u) << n;
-    for (std::size_t bad = 0; bad < n; bad += 1 + n / 40) {
-      const double kept = ref[bad];
-      ref[bad] = kept * 1.5;  // beyond max_abs, the bound and max_rel
-      const std::uint32_t block = std::uint32_t{1} << (bad / kernels::kBlock);
-      EXPECT_EQ(half_precheck_avx512_on<false>(f16.data(), ref.data(), n, fs), block) << n << " at " << bad;
-      EXPECT_EQ(half_precheck_avx512_on<true>(bf16.data(), ref.data(), n, fs), block) << n << " at " << bad;
-      ref[bad] = std::numeric_limits<double>::quiet_NaN();
-      EXPECT_EQ(half_precheck_avx512_on<false>(f16.data(), ref.data(), n, fs), block)
-          << n << " NaN at " << bad;
-      EXPECT_EQ(half_precheck_avx512_on<true>(bf16.data(), ref.data(), n, fs), block)
-          << n << " NaN at " << bad;
-      ref[bad] = kept;
+  for (const auto& [copy, name] : copies) {
+    SCOPED_TRACE(name);
+    for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 127u, 128u, 129u, 300u, 1024u}) {
+      std::vector<double> ref(n);
+      for (std::size_t i = 0; i < n; ++i) ref[i] = 0.25 + 0.001 * static_cast<double>(i % 97);
+      std::vector<std::uint16_t> f16(n), bf16(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        f16[i] = tensor::double_to_f16(ref[i]);
+        bf16[i] = tensor::double_to_bf16(ref[i]);
+      }
+      ASSERT_EQ(precheck_on<false>(copy, f16.data(), ref.data(), n, fs), 0u) << n;
+      ASSERT_EQ(precheck_on<true>(copy, bf16.data(), ref.data(), n, fs), 0u) << n;
+      // References that are float16 values themselves look like midpoints to the first pass (their
+      // low bits are zero); the exact test clears them.
+      std::vector<double> exact(n);
+      for (std::size_t i = 0; i < n; ++i) exact[i] = tensor::f16_to_double(f16[i]);
+      ASSERT_EQ(precheck_on<false>(copy, f16.data(), exact.data(), n, fs), 0u) << n;
+      for (std::size_t bad = 0; bad < n; bad += 1 + n / 40) {
+        const double kept = ref[bad];
+        ref[bad] = kept * 1.5;  // beyond max_abs, the bound and max_rel
+        const std::uint32_t block = std::uint32_t{1} << (bad / kernels::kBlock);
+        EXPECT_EQ(precheck_on<false>(copy, f16.data(), ref.data(), n, fs), block) << n << " at " << bad;
+        EXPECT_EQ(precheck_on<true>(copy, bf16.data(), ref.data(), n, fs), block) << n << " at " << bad;
+        ref[bad] = std::numeric_limits<double>::quiet_NaN();
+        EXPECT_EQ(precheck_on<false>(copy, f16.data(), ref.data(), n, fs), block) << n << " NaN at " << bad;
+        EXPECT_EQ(precheck_on<true>(copy, bf16.data(), ref.data(), n, fs), block) << n << " NaN at " << bad;
+        ref[bad] = kept;
+      }
     }
   }
 }
