@@ -151,9 +151,8 @@ template <bool kBf16, bool kCountFailures = false>
     return _mm256_testz_si256(open, open) != 0;
   };
 
-  // The same block loop as half_precheck_avx512.hpp's. A shared generic driver cannot inline these
-  // target-specific lambdas, and calling them instead measured slower (bfloat16 with 1% failing: 88 -> 107
-  // us).
+  // The same block loop as half_precheck_avx512.hpp's: a shared generic driver cannot inline these
+  // target-specific lambdas, and calling them measured slower (bf16 1% failing 88 -> 107 us).
   std::uint32_t open = 0;
   std::int64_t cleared_failures = 0;
   for (std::size_t begin = 0; begin < n; begin += kBlock) {

@@ -196,9 +196,8 @@ half_precheck_avx512(const std::byte* out, const double* ref, std::size_t n, con
     return all_clear == 0xFFFF;
   };
 
-  // The same block loop as half_precheck_avx2.hpp's. A shared generic driver cannot inline these
-  // target-specific lambdas, and calling them instead measured slower (bfloat16 with 1% failing: 88 -> 107
-  // us).
+  // The same block loop as half_precheck_avx2.hpp's: a shared generic driver cannot inline these
+  // target-specific lambdas, and calling them measured slower (bf16 1% failing 88 -> 107 us).
   std::uint32_t open = 0;
   std::int64_t cleared_failures = 0;
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
