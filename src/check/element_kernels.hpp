@@ -234,6 +234,7 @@ template <UlpMode M, class Out, class Ref>
 struct ChunkMaxima {
   double max_abs = 0, max_rel = 0, max_ulp = 0, max_ratio = 0;
   std::size_t above_threshold = 0;
+  std::int64_t failures = 0;  // !(|out - ref| <= atol + rtol*|ref|), for screens that do not count
 };
 
 // Lanes of the running maxima: written element-wise so GCC vectorises them without reassociating a
@@ -251,6 +252,7 @@ template <UlpMode M, class Out, class Ref>
   double abs_l[kLanes] = {}, rel_l[kLanes] = {}, ratio_l[kLanes] = {};
   UlpInt ulp_l[kLanes] = {};
   std::size_t above = 0;
+  std::int64_t failures = 0;
   const std::size_t whole = n - n % kLanes;
   auto one = [&](std::size_t i, std::size_t lane) __attribute__((always_inline)) {
     const double x = out(i);
@@ -266,6 +268,7 @@ template <UlpMode M, class Out, class Ref>
     const double rel = d == 0 ? 0.0 : ay > 0 ? q_rel : INFINITY;
     ratios[i] = ratio;
     above += ratio > threshold ? 1 : 0;
+    failures += !(d <= bound) ? 1 : 0;
     abs_l[lane] = abs_l[lane] < d ? d : abs_l[lane];
     rel_l[lane] = rel_l[lane] < rel ? rel : rel_l[lane];
     ratio_l[lane] = ratio_l[lane] < ratio ? ratio : ratio_l[lane];  // a NaN ratio is never kept
@@ -291,7 +294,21 @@ template <UlpMode M, class Out, class Ref>
   }
   m.max_ulp = static_cast<double>(max_ulp);  // conversion is monotone: the max of the converted
   m.above_threshold = above;
+  m.failures = failures;
   return m;
+}
+
+// Whether some pair has NaN or Inf on either side, or a difference that overflows: the test that
+// screen_body folds into its pass, for screens that flag such pairs instead (wide_screen_avx512).
+template <class Out, class Ref>
+[[gnu::always_inline]] inline bool any_nonfinite(Out out, Ref ref, std::size_t n) {
+  bool nonfinite = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = out(i);
+    const double y = ref(i);
+    nonfinite |= !(std::fabs(x - y) + std::fabs(y) <= DBL_MAX);
+  }
+  return nonfinite;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -168,6 +168,60 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
       if (std::memcmp(out.p, ref.p, size * tensor::dtype_size(actual.dtype)) == 0) continue;
     }
     const Screen screen{atol, rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
+    // The flagged sub-blocks (bit s: elements from s * kSubBlock) in order, so the worst list sees
+    // elements in order: their maxima reduced, candidates offered; returns their failures.
+    const auto reduce_flagged = [&](std::uint32_t subs) {
+      std::int64_t failures = 0;
+      for (; subs != 0; subs &= subs - 1) {
+        const std::size_t begin = static_cast<std::size_t>(std::countr_zero(subs)) * kernels::kSubBlock;
+        const std::size_t count = std::min(kernels::kSubBlock, size - begin);
+        const Out block_out = out.shifted(begin);
+        const Ref block_ref = ref.shifted(begin);
+        double* block_ratios = ratios.data() + begin;
+        const ChunkMaxima m =
+            kind.reduce(block_out, block_ref, count, atol, rtol, worst_threshold(), block_ratios);
+        max_abs_ = std::max(max_abs_, m.max_abs);
+        max_rel_ = std::max(max_rel_, m.max_rel);
+        max_ulp_ = std::max(max_ulp_, m.max_ulp);
+        max_ratio_ = std::max(max_ratio_, m.max_ratio);
+        failures += m.failures;
+        if (m.above_threshold == 0) continue;
+        for (std::size_t i = 0; i < count; ++i) {
+          if (block_ratios[i] > worst_threshold()) {
+            const double x = block_out(i);
+            const double y = block_ref(i);
+            const double d = std::fabs(x - y);
+            const double ay = std::fabs(y);
+            const double rel = d == 0 ? 0.0 : ay > 0 ? d / ay : INFINITY;
+            offer_worst(
+                {block_ratios[i], output, first + static_cast<std::int64_t>(begin + i), x, y, d, rel});
+          }
+        }
+      }
+      return failures;
+    };
+    if constexpr (Kind::kWide) {
+      if (kind.wide_flag != nullptr) {
+        // The wide screen flags every pair with NaN/Inf, so only flagged sub-blocks can hold one.
+        const kernels::WideScreen wide = kernels::wide_screen(screen, kernels::wide_ulp_shift<Out>());
+        const ScreenResult r = wide.count_failures ? kind.wide_count(out, ref, size, wide)
+                                                   : kind.wide_flag(out, ref, size, wide);
+        bool nonfinite = false;
+        for (std::uint32_t subs = r.flagged_blocks; subs != 0 && !nonfinite; subs &= subs - 1) {
+          const std::size_t begin = static_cast<std::size_t>(std::countr_zero(subs)) * kernels::kSubBlock;
+          nonfinite = kind.nonfinite(out.shifted(begin), ref.shifted(begin),
+                                     std::min(kernels::kSubBlock, size - begin));
+        }
+        if (nonfinite) {
+          decode();
+          precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
+          continue;
+        }
+        const std::int64_t reduced_failures = reduce_flagged(r.flagged_blocks);
+        finite_failures_ += wide.count_failures ? r.failures : reduced_failures;
+        continue;
+      }
+    }
     const auto all_blocks = [&] {
       const std::size_t blocks = (size + kernels::kBlock - 1) / kernels::kBlock;
       return blocks == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << blocks) - 1;
@@ -248,31 +302,7 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
     }
     finite_failures_ += screened.failures;
     previous_failures = screened.failures;
-    for (std::uint32_t subs = screened.flagged_blocks; subs != 0; subs &= subs - 1) {
-      // Sub-blocks in order, so the worst list sees elements in order.
-      const std::size_t begin = static_cast<std::size_t>(std::countr_zero(subs)) * kernels::kSubBlock;
-      const std::size_t count = std::min(kernels::kSubBlock, size - begin);
-      const Out block_out = out.shifted(begin);
-      const Ref block_ref = ref.shifted(begin);
-      double* block_ratios = ratios.data() + begin;
-      const ChunkMaxima m =
-          kind.reduce(block_out, block_ref, count, atol, rtol, worst_threshold(), block_ratios);
-      max_abs_ = std::max(max_abs_, m.max_abs);
-      max_rel_ = std::max(max_rel_, m.max_rel);
-      max_ulp_ = std::max(max_ulp_, m.max_ulp);
-      max_ratio_ = std::max(max_ratio_, m.max_ratio);
-      if (m.above_threshold == 0) continue;
-      for (std::size_t i = 0; i < count; ++i) {
-        if (block_ratios[i] > worst_threshold()) {
-          const double x = block_out(i);
-          const double y = block_ref(i);
-          const double d = std::fabs(x - y);
-          const double ay = std::fabs(y);
-          const double rel = d == 0 ? 0.0 : ay > 0 ? d / ay : INFINITY;
-          offer_worst({block_ratios[i], output, first + static_cast<std::int64_t>(begin + i), x, y, d, rel});
-        }
-      }
-    }
+    reduce_flagged(screened.flagged_blocks);  // the screen counted every failure
   }
 }
 

@@ -11,6 +11,7 @@
 #include "check/float_precheck.hpp"
 #include "check/half_precheck_avx2.hpp"
 #include "check/half_precheck_avx512.hpp"
+#include "check/wide_screen_avx512.hpp"
 
 namespace gpuemu::check::kernels {
 
@@ -109,6 +110,23 @@ GPUEMU_CHECK_HALF_PRECHECK(avx2, [[gnu::target("avx2,f16c,popcnt")]])
 GPUEMU_CHECK_HALF_PRECHECK(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]])
 #undef GPUEMU_CHECK_HALF_PRECHECK
 
+// The wide screen (wide_screen_avx512.hpp), flagging only and counting failures too, and the NaN/Inf
+// test of the sub-blocks it flags.
+#define GPUEMU_CHECK_AVX512 [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]]
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX512 ScreenResult wide_flag_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w) {
+  return kernels::wide_screen_avx512<Out, Ref, false>(out, ref, n, w);
+}
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX512 ScreenResult wide_count_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w) {
+  return kernels::wide_screen_avx512<Out, Ref, true>(out, ref, n, w);
+}
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX512 bool any_nonfinite_avx512(Out out, Ref ref, std::size_t n) {
+  return kernels::any_nonfinite(out, ref, n);
+}
+#undef GPUEMU_CHECK_AVX512
+
 inline bool has_f16c() {
   static const bool f16c = [] {
     __builtin_cpu_init();
@@ -151,6 +169,14 @@ struct Kernels {
   static constexpr bool kF16Prepass = std::is_same_v<Out, RawF16>;
   std::uint32_t (*prepass)(const std::byte*, Ref, std::size_t, std::int32_t, float*) = nullptr;
   ScreenResult (*screen_decoded)(Raw<float>, Ref, std::size_t, const Screen&) = nullptr;
+  // On AVX-512 CPUs, contiguous float outputs against float32/float64 references take the wide
+  // screen instead of all of the above (wide_screen_avx512.hpp): flags per sub-block, failures
+  // counted by `wide_count` or, when `wide_flag` ran, by the reduction of the flagged sub-blocks,
+  // and NaN/Inf looked for in flagged sub-blocks only (`nonfinite`).
+  static constexpr bool kWide = !std::is_same_v<Out, Decoded> && !std::is_same_v<Ref, Decoded>;
+  ScreenResult (*wide_flag)(Out, Ref, std::size_t, const WideScreen&) = nullptr;
+  ScreenResult (*wide_count)(Out, Ref, std::size_t, const WideScreen&) = nullptr;
+  bool (*nonfinite)(Out, Ref, std::size_t) = nullptr;
 
   static Kernels select(KernelChoice choice) {
     Kernels k;
@@ -175,6 +201,11 @@ struct Kernels {
         if constexpr (kBf16Precheck || kF16Precheck) {
           k.precheck = &half_precheck_avx512_plain<Out>;
           k.counting_precheck = &half_precheck_avx512_counting<Out>;
+        }
+        if constexpr (kWide) {
+          k.wide_flag = &wide_flag_avx512<Out, Ref>;
+          k.wide_count = &wide_count_avx512<Out, Ref>;
+          k.nonfinite = &any_nonfinite_avx512<Out, Ref>;
         }
         break;
       case Isa::avx2:
