@@ -29,6 +29,11 @@ struct StatsAccumulator::Chunk {
 
 namespace {
 
+// The AVX-512 pre-check takes its counting form after a chunk with this many failures: a sub-block
+// holding a failure stays open in the plain form (then the wide screen reads it), and the counting
+// form costs about a fifth more per element.
+constexpr std::int64_t kCountingAfter = 2;
+
 using kernels::ChunkMaxima;
 using kernels::Decoded;
 using kernels::Kernels;
@@ -202,23 +207,37 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
     };
     if constexpr (Kind::kWide) {
       if (kind.wide_flag != nullptr) {
-        // The wide screen flags every pair with NaN/Inf, so only flagged sub-blocks can hold one.
-        const kernels::WideScreen wide = kernels::wide_screen(screen, kernels::wide_ulp_shift<Out>());
-        const ScreenResult r = wide.count_failures ? kind.wide_count(out, ref, size, wide)
-                                                   : kind.wide_flag(out, ref, size, wide);
-        bool nonfinite = false;
-        for (std::uint32_t subs = r.flagged_blocks; subs != 0 && !nonfinite; subs &= subs - 1) {
-          const std::size_t begin = static_cast<std::size_t>(std::countr_zero(subs)) * kernels::kSubBlock;
-          nonfinite = kind.nonfinite(out.shifted(begin), ref.shifted(begin),
-                                     std::min(kernels::kSubBlock, size - begin));
+        // The float-lane pre-check clears most sub-blocks once the maxima have settled; the wide
+        // screen flags, among the rest, every pair with NaN/Inf, so only flagged sub-blocks can
+        // hold one. After a chunk with failures the pre-check's counting form also clears
+        // sub-blocks whose failures are sure, and counts them.
+        const std::size_t subs = (size + kernels::kSubBlock - 1) / kernels::kSubBlock;
+        std::uint32_t open = subs == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << subs) - 1;
+        std::int64_t cleared_failures = 0;
+        if constexpr (Kind::kNarrow) {
+          const kernels::NarrowScreen narrow = kernels::narrow_screen(
+              screen, kernels::narrow_ulp_shift<Out>(), std::is_same_v<Out, kernels::Raw<float>>);
+          if (narrow.usable) {
+            const bool failing = previous_failures >= kCountingAfter;
+            open = (failing ? kind.narrow_counting : kind.narrow_plain)(out, ref, size, narrow,
+                                                                        &cleared_failures);
+          }
         }
-        if (nonfinite) {
+        const kernels::WideScreen wide = kernels::wide_screen(screen, kernels::wide_ulp_shift<Out>());
+        const ScreenResult r = open == 0             ? ScreenResult{}
+                               : wide.count_failures ? kind.wide_count(out, ref, size, wide, open)
+                                                     : kind.wide_flag(out, ref, size, wide, open);
+        if (r.flagged_blocks != 0 && kind.nonfinite(out, ref, size, r.flagged_blocks)) {
           decode();
           precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
+          previous_failures = 0;
           continue;
         }
         const std::int64_t reduced_failures = reduce_flagged(r.flagged_blocks);
-        finite_failures_ += wide.count_failures ? r.failures : reduced_failures;
+        const std::int64_t failures =
+            cleared_failures + (wide.count_failures ? r.failures : reduced_failures);
+        finite_failures_ += failures;
+        previous_failures = failures;
         continue;
       }
     }

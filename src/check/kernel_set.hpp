@@ -11,6 +11,7 @@
 #include "check/float_precheck.hpp"
 #include "check/half_precheck_avx2.hpp"
 #include "check/half_precheck_avx512.hpp"
+#include "check/narrow_precheck_avx512.hpp"
 #include "check/wide_screen_avx512.hpp"
 
 namespace gpuemu::check::kernels {
@@ -110,20 +111,32 @@ GPUEMU_CHECK_HALF_PRECHECK(avx2, [[gnu::target("avx2,f16c,popcnt")]])
 GPUEMU_CHECK_HALF_PRECHECK(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]])
 #undef GPUEMU_CHECK_HALF_PRECHECK
 
-// The wide screen (wide_screen_avx512.hpp), flagging only and counting failures too, and the NaN/Inf
-// test of the sub-blocks it flags.
-#define GPUEMU_CHECK_AVX512 [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]]
+// The wide screen (wide_screen_avx512.hpp), flagging only and counting failures too, its NaN/Inf
+// test of the sub-blocks it flags, and the float-lane pre-check (narrow_precheck_avx512.hpp).
+#define GPUEMU_CHECK_AVX512 [[gnu::target(GPUEMU_AVX512_TARGET)]]
 template <class Out, class Ref>
-GPUEMU_CHECK_AVX512 ScreenResult wide_flag_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w) {
-  return kernels::wide_screen_avx512<Out, Ref, false>(out, ref, n, w);
+GPUEMU_CHECK_AVX512 ScreenResult wide_flag_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w,
+                                                  std::uint32_t subs) {
+  return kernels::wide_screen_avx512<Out, Ref, false>(out, ref, n, w, subs);
 }
 template <class Out, class Ref>
-GPUEMU_CHECK_AVX512 ScreenResult wide_count_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w) {
-  return kernels::wide_screen_avx512<Out, Ref, true>(out, ref, n, w);
+GPUEMU_CHECK_AVX512 ScreenResult wide_count_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w,
+                                                   std::uint32_t subs) {
+  return kernels::wide_screen_avx512<Out, Ref, true>(out, ref, n, w, subs);
 }
 template <class Out, class Ref>
-GPUEMU_CHECK_AVX512 bool any_nonfinite_avx512(Out out, Ref ref, std::size_t n) {
-  return kernels::any_nonfinite(out, ref, n);
+GPUEMU_CHECK_AVX512 bool wide_nonfinite_copy_avx512(Out out, Ref ref, std::size_t n, std::uint32_t subs) {
+  return kernels::wide_nonfinite_avx512(out, ref, n, subs);
+}
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX512 std::uint32_t narrow_plain_avx512(Out out, Ref ref, std::size_t n, const NarrowScreen& f,
+                                                      std::int64_t* failures) {
+  return kernels::narrow_precheck_avx512<Out, Ref, false>(out, ref, n, f, failures);
+}
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX512 std::uint32_t narrow_counting_avx512(Out out, Ref ref, std::size_t n,
+                                                         const NarrowScreen& f, std::int64_t* failures) {
+  return kernels::narrow_precheck_avx512<Out, Ref, true>(out, ref, n, f, failures);
 }
 #undef GPUEMU_CHECK_AVX512
 
@@ -172,11 +185,18 @@ struct Kernels {
   // On AVX-512 CPUs, contiguous float outputs against float32/float64 references take the wide
   // screen instead of all of the above (wide_screen_avx512.hpp): flags per sub-block, failures
   // counted by `wide_count` or, when `wide_flag` ran, by the reduction of the flagged sub-blocks,
-  // and NaN/Inf looked for in flagged sub-blocks only (`nonfinite`).
+  // and NaN/Inf looked for in flagged sub-blocks only (`nonfinite`). 16-bit outputs, and float32
+  // outputs against float32 references, first take the float-lane pre-check
+  // (narrow_precheck_avx512.hpp), plain or, after a chunk with failures, counting.
   static constexpr bool kWide = !std::is_same_v<Out, Decoded> && !std::is_same_v<Ref, Decoded>;
-  ScreenResult (*wide_flag)(Out, Ref, std::size_t, const WideScreen&) = nullptr;
-  ScreenResult (*wide_count)(Out, Ref, std::size_t, const WideScreen&) = nullptr;
-  bool (*nonfinite)(Out, Ref, std::size_t) = nullptr;
+  static constexpr bool kNarrow =
+      kWide && (std::is_same_v<Out, RawF16> || std::is_same_v<Out, RawBF16> ||
+                (std::is_same_v<Out, Raw<float>> && std::is_same_v<Ref, Raw<float>>));
+  ScreenResult (*wide_flag)(Out, Ref, std::size_t, const WideScreen&, std::uint32_t) = nullptr;
+  ScreenResult (*wide_count)(Out, Ref, std::size_t, const WideScreen&, std::uint32_t) = nullptr;
+  bool (*nonfinite)(Out, Ref, std::size_t, std::uint32_t) = nullptr;
+  std::uint32_t (*narrow_plain)(Out, Ref, std::size_t, const NarrowScreen&, std::int64_t*) = nullptr;
+  std::uint32_t (*narrow_counting)(Out, Ref, std::size_t, const NarrowScreen&, std::int64_t*) = nullptr;
 
   static Kernels select(KernelChoice choice) {
     Kernels k;
@@ -198,14 +218,14 @@ struct Kernels {
     switch (chosen_isa(choice)) {
       case Isa::avx512:
         GPUEMU_CHECK_USE_ISA(avx512)
-        if constexpr (kBf16Precheck || kF16Precheck) {
-          k.precheck = &half_precheck_avx512_plain<Out>;
-          k.counting_precheck = &half_precheck_avx512_counting<Out>;
-        }
         if constexpr (kWide) {
           k.wide_flag = &wide_flag_avx512<Out, Ref>;
           k.wide_count = &wide_count_avx512<Out, Ref>;
-          k.nonfinite = &any_nonfinite_avx512<Out, Ref>;
+          k.nonfinite = &wide_nonfinite_copy_avx512<Out, Ref>;
+        }
+        if constexpr (kNarrow) {
+          k.narrow_plain = &narrow_plain_avx512<Out, Ref>;
+          k.narrow_counting = &narrow_counting_avx512<Out, Ref>;
         }
         break;
       case Isa::avx2:

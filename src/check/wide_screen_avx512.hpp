@@ -15,6 +15,8 @@
 
 #include "check/element_kernels.hpp"
 
+#define GPUEMU_AVX512_TARGET "avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt"
+
 // GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized
 // reports wherever they are inlined (GCC bug 105593, fixed in 13).
 #pragma GCC diagnostic push
@@ -32,7 +34,7 @@ namespace gpuemu::check::kernels {
 //   A NaN product (0 * Inf) has its sign set or a pattern above Inf, so the unsigned minimum
 //   ignores it, as std::min(a, NaN) does in screen_body.
 // - max_abs is capped at DBL_MAX, so a pair with NaN or Inf on either side (|x - y| is NaN or Inf)
-//   is always flagged; the caller looks for NaN/Inf in flagged sub-blocks only.
+//   is always flagged; the caller looks for NaN/Inf in flagged sub-blocks only (wide_nonfinite).
 // - ULPs: in double bit patterns, the grid of a narrower float type is every 2^shift patterns
 //   (shift 29 for float32, 42 float16, 45 bfloat16, 0 float64) and rounding to nearest in value is
 //   rounding to nearest in patterns between neighbours; where the grid is coarser (subnormals)
@@ -71,11 +73,70 @@ constexpr int wide_ulp_shift() {
   return 45;  // RawBF16
 }
 
-// Flags (bit b: the kSubBlock elements from b * kSubBlock) and, with kCountFailures, failures.
+// Sixteen pairs from element i on, exactly as doubles (x0/y0 elements i..i+7, x1/y1 the next
+// eight). kTail: only the lanes of `valid` are read, the others are zeros.
+template <class Out, class Ref, bool kTail>
+[[gnu::always_inline, gnu::target(GPUEMU_AVX512_TARGET)]] inline void load16(Out out, Ref ref, std::size_t i,
+                                                                             __mmask16 valid, __m512d& x0,
+                                                                             __m512d& x1, __m512d& y0,
+                                                                             __m512d& y1) {
+  const auto lo = static_cast<__mmask8>(valid), hi = static_cast<__mmask8>(valid >> 8);
+  if constexpr (std::is_same_v<Ref, Raw<double>>) {
+    const auto* y = reinterpret_cast<const double*>(ref.p) + i;
+    y0 = kTail ? _mm512_maskz_loadu_pd(lo, y) : _mm512_loadu_pd(y);
+    y1 = kTail ? _mm512_maskz_loadu_pd(hi, y + 8) : _mm512_loadu_pd(y + 8);
+  } else {
+    const auto* y = reinterpret_cast<const float*>(ref.p) + i;
+    y0 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(lo, y) : _mm256_loadu_ps(y));
+    y1 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(hi, y + 8) : _mm256_loadu_ps(y + 8));
+  }
+  if constexpr (std::is_same_v<Out, Raw<double>>) {
+    const auto* x = reinterpret_cast<const double*>(out.p) + i;
+    x0 = kTail ? _mm512_maskz_loadu_pd(lo, x) : _mm512_loadu_pd(x);
+    x1 = kTail ? _mm512_maskz_loadu_pd(hi, x + 8) : _mm512_loadu_pd(x + 8);
+  } else if constexpr (std::is_same_v<Out, Raw<float>>) {
+    const auto* x = reinterpret_cast<const float*>(out.p) + i;
+    x0 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(lo, x) : _mm256_loadu_ps(x));
+    x1 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(hi, x + 8) : _mm256_loadu_ps(x + 8));
+  } else {
+    const auto* x = out.p + 2 * i;
+    const __m256i h =
+        kTail ? _mm256_maskz_loadu_epi16(valid, x) : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+    __m512 f;
+    if constexpr (std::is_same_v<Out, RawF16>) {
+      f = _mm512_cvtph_ps(h);  // exact, subnormals and NaN/Inf included
+    } else {
+      f = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+    x0 = _mm512_cvtps_pd(_mm512_castps512_ps256(f));
+    x1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(f, 1));
+  }
+}
+
+// Calls body(i, valid) for every 16 elements of the sub-blocks in `subs` (bit b: the kSubBlock
+// elements from b * kSubBlock, within n), valid masking the last few; then done(b) per sub-block.
+template <class Body, class Done>
+[[gnu::always_inline, gnu::target(GPUEMU_AVX512_TARGET)]] inline void for_each_sub_block(std::uint32_t subs,
+                                                                                         std::size_t n,
+                                                                                         Body&& body,
+                                                                                         Done&& done) {
+  static_assert(kSubBlock % 16 == 0);
+  for (; subs != 0; subs &= subs - 1) {
+    const auto b = static_cast<std::size_t>(std::countr_zero(subs));
+    const std::size_t begin = b * kSubBlock;
+    if (begin >= n) break;
+    const std::size_t end = std::min(n, begin + kSubBlock);
+    std::size_t i = begin;
+    for (; i + 16 <= end; i += 16) body.template operator()<false>(i, __mmask16{0xFFFF});
+    if (i < end) body.template operator()<true>(i, static_cast<__mmask16>((1u << (end - i)) - 1));
+    done(b);
+  }
+}
+
+// Flags (bit b: sub-block b) among the sub-blocks in `subs`, and with kCountFailures their failures.
 template <class Out, class Ref, bool kCountFailures>
-[[gnu::always_inline, gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]] inline ScreenResult
-wide_screen_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w) {
-  static_assert(kSubBlock == 32, "two 16-element steps per sub-block");
+[[gnu::always_inline, gnu::target(GPUEMU_AVX512_TARGET)]] inline ScreenResult wide_screen_avx512(
+    Out out, Ref ref, std::size_t n, const WideScreen& w, std::uint32_t subs) {
   const __m512i magnitude = _mm512_set1_epi64(0x7FFF'FFFF'FFFF'FFFF);
   const __m512d atol = _mm512_set1_pd(w.atol);
   const __m512d rtol = _mm512_set1_pd(w.rtol);
@@ -84,12 +145,11 @@ wide_screen_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w) {
   const __m512i max_abs = _mm512_set1_epi64(static_cast<long long>(w.max_abs_bits));
   const __m512i ulp_limit = _mm512_set1_epi64(static_cast<long long>(w.ulp_limit));
   const __m512i minus_one = _mm512_set1_epi64(-1);
-  const auto* x_base = out.p;
-  const auto* y_base = ref.p;
+  __m512i failures = _mm512_setzero_si512();
+  __m512i flags = _mm512_setzero_si512();
 
   // Eight pairs: flags in the sign bits ORed into `flags`, failures counted per lane.
-  const auto eight = [&](__m512d x, __m512d y, __m512i & flags, __m512i & failures)
-      __attribute__((always_inline, target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw"))) {
+  const auto eight = [&](__m512d x, __m512d y) __attribute__((always_inline, target(GPUEMU_AVX512_TARGET))) {
     const __m512i d = _mm512_and_si512(_mm512_castpd_si512(_mm512_sub_pd(x, y)), magnitude);
     const __m512d ay = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(y), magnitude));
     const __m512d bound = _mm512_add_pd(atol, _mm512_mul_pd(rtol, ay));
@@ -106,64 +166,47 @@ wide_screen_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w) {
     const __m512i ulp_beyond = _mm512_sub_epi64(ulp_limit, patterns);    // negative past the limit
     flags = _mm512_ternarylogic_epi64(flags, beyond, ulp_beyond, 0xFE);  // a | b | c
   };
-  // Sixteen elements from i on; kTail: only the lanes of `valid` (the rest read as zeros, which
-  // neither fail nor raise anything).
-  const auto sixteen = [&]<bool kTail>(std::size_t i, __mmask16 valid, __m512i & flags, __m512i & failures)
-      __attribute__((always_inline, target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw"))) {
-    const auto lo = static_cast<__mmask8>(valid), hi = static_cast<__mmask8>(valid >> 8);
-    __m512d x0, x1, y0, y1;
-    if constexpr (std::is_same_v<Ref, Raw<double>>) {
-      const auto* y = reinterpret_cast<const double*>(y_base) + i;
-      y0 = kTail ? _mm512_maskz_loadu_pd(lo, y) : _mm512_loadu_pd(y);
-      y1 = kTail ? _mm512_maskz_loadu_pd(hi, y + 8) : _mm512_loadu_pd(y + 8);
-    } else {
-      const auto* y = reinterpret_cast<const float*>(y_base) + i;
-      y0 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(lo, y) : _mm256_loadu_ps(y));
-      y1 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(hi, y + 8) : _mm256_loadu_ps(y + 8));
-    }
-    if constexpr (std::is_same_v<Out, Raw<double>>) {
-      const auto* x = reinterpret_cast<const double*>(x_base) + i;
-      x0 = kTail ? _mm512_maskz_loadu_pd(lo, x) : _mm512_loadu_pd(x);
-      x1 = kTail ? _mm512_maskz_loadu_pd(hi, x + 8) : _mm512_loadu_pd(x + 8);
-    } else if constexpr (std::is_same_v<Out, Raw<float>>) {
-      const auto* x = reinterpret_cast<const float*>(x_base) + i;
-      x0 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(lo, x) : _mm256_loadu_ps(x));
-      x1 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(hi, x + 8) : _mm256_loadu_ps(x + 8));
-    } else {
-      const auto* x = x_base + 2 * i;
-      const __m256i h = kTail ? _mm256_maskz_loadu_epi16(valid, x)
-                              : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
-      __m512 f;
-      if constexpr (std::is_same_v<Out, RawF16>) {
-        f = _mm512_cvtph_ps(h);  // exact, subnormals and NaN/Inf included
-      } else {
-        f = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-      }
-      x0 = _mm512_cvtps_pd(_mm512_castps512_ps256(f));
-      x1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(f, 1));
-    }
-    eight(x0, y0, flags, failures);
-    eight(x1, y1, flags, failures);
-  };
-
   ScreenResult result;
-  __m512i failures = _mm512_setzero_si512();
-  for (std::size_t begin = 0; begin < n; begin += kSubBlock) {
-    __m512i flags = _mm512_setzero_si512();
-    const std::size_t end = std::min(n, begin + kSubBlock);
-    std::size_t i = begin;
-    for (; i + 16 <= end; i += 16) sixteen.template operator()<false>(i, 0xFFFF, flags, failures);
-    if (i < end) {
-      sixteen.template operator()<true>(i, static_cast<__mmask16>((1u << (end - i)) - 1), flags, failures);
-    }
-    result.flagged_blocks |= _mm512_movepi64_mask(flags) != 0 ? std::uint32_t{1} << (begin / kSubBlock) : 0;
-  }
+  for_each_sub_block(
+      subs, n,
+      [&]<bool kTail>(std::size_t i, __mmask16 valid)
+          __attribute__((always_inline, target(GPUEMU_AVX512_TARGET))) {
+            __m512d x0, x1, y0, y1;
+            load16<Out, Ref, kTail>(out, ref, i, valid, x0, x1, y0, y1);
+            eight(x0, y0);
+            eight(x1, y1);
+          },
+      [&](std::size_t b) __attribute__((always_inline, target(GPUEMU_AVX512_TARGET))) {
+        result.flagged_blocks |= _mm512_movepi64_mask(flags) != 0 ? std::uint32_t{1} << b : 0;
+        flags = _mm512_setzero_si512();
+      });
   if constexpr (kCountFailures) {
     alignas(64) std::int64_t lanes[8];  // not _mm512_reduce_add_epi64: GCC 12 warns inside it
     _mm512_store_si512(lanes, failures);
     for (const std::int64_t lane : lanes) result.failures += lane;
   }
   return result;
+}
+
+// Whether some pair of the sub-blocks in `subs` has NaN or Inf on either side (or a difference
+// that overflows, which the reduction would handle too): those chunks take the precise pass.
+template <class Out, class Ref>
+[[gnu::always_inline, gnu::target(GPUEMU_AVX512_TARGET)]] inline bool wide_nonfinite_avx512(
+    Out out, Ref ref, std::size_t n, std::uint32_t subs) {
+  const __m512i magnitude = _mm512_set1_epi64(0x7FFF'FFFF'FFFF'FFFF);
+  __m512i largest = _mm512_setzero_si512();
+  for_each_sub_block(
+      subs, n,
+      [&]<bool kTail>(std::size_t i, __mmask16 valid)
+          __attribute__((always_inline, target(GPUEMU_AVX512_TARGET))) {
+            __m512d x0, x1, y0, y1;
+            load16<Out, Ref, kTail>(out, ref, i, valid, x0, x1, y0, y1);
+            const __m512i d0 = _mm512_and_si512(_mm512_castpd_si512(_mm512_sub_pd(x0, y0)), magnitude);
+            const __m512i d1 = _mm512_and_si512(_mm512_castpd_si512(_mm512_sub_pd(x1, y1)), magnitude);
+            largest = _mm512_max_epu64(largest, _mm512_max_epu64(d0, d1));
+          },
+      [](std::size_t) {});
+  return _mm512_cmpge_epu64_mask(largest, _mm512_set1_epi64(0x7FF0'0000'0000'0000)) != 0;
 }
 
 }  // namespace gpuemu::check::kernels
