@@ -174,13 +174,22 @@ struct ScreenResult {
 // the screen flag more elements than the division in the precise pass would, never fewer.
 constexpr double kSlack = 1.0 - 1e-12;
 
+// Below this, a product's or quotient's rounding error is no longer relative (it reaches the
+// subnormal range), so kSlack does not cover it: screens treat such thresholds as 0, and
+// screen_body flags every pair whose difference is not 0 but below it.
+constexpr double kTiny = 0x1p-1000;
+
+[[gnu::always_inline]] inline double tiny_as_zero(double threshold) {
+  return threshold < kTiny ? 0.0 : threshold;
+}
+
 // Screens one chunk. A chunk with no flagged and no non-finite element changes nothing but the
 // failure count, which the screen counts exactly (the same expression as the precise pass; no
 // floating-point contraction in this module). Flags accumulate without branches, so it vectorises.
 template <UlpMode M, class Out, class Ref>
 [[gnu::always_inline]] inline ScreenResult screen_body(Out out, Ref ref, std::size_t n, const Screen& s) {
-  const double thr = s.worst_threshold * kSlack;
-  const double rel = s.max_rel * kSlack;
+  const double thr = tiny_as_zero(s.worst_threshold * kSlack);
+  const double rel = tiny_as_zero(s.max_rel * kSlack);
   // max_ulp is a rounded double above 2^53; comparing against its truncation can only flag an
   // element whose distance converts to at most max_ulp, which the precise pass then leaves alone.
   const auto max_ulp32 = static_cast<std::uint32_t>(std::min(s.max_ulp, 4294967295.0));
@@ -208,7 +217,7 @@ template <UlpMode M, class Out, class Ref>
       failures += !(d <= bound) ? 1 : 0;
       // d above any of max_abs, thr*bound, rel*ay: one comparison with their minimum. std::min(a, b)
       // returns a when b is NaN (inf * 0), as the separate comparison d > NaN would not flag.
-      bool flag = d > std::min(std::min(s.max_abs, thr * bound), rel * ay);
+      bool flag = (d > std::min(std::min(s.max_abs, thr * bound), rel * ay)) | ((d > 0) & (d < kTiny));
       if constexpr (M == UlpMode::absolute) flag |= d > s.max_ulp;
       flagged |= flag ? 1 : 0;
       if constexpr (M == UlpMode::f32) {

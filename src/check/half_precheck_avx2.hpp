@@ -1,5 +1,5 @@
 // The block pre-check for float16 and bfloat16 outputs against float64 references on CPUs with AVX2
-// and F16C but no AVX-512 (internal to element_stats.cpp): half_precheck_avx512's tests, 8 lanes.
+// and F16C but no AVX-512 (internal to element_stats.cpp): half_precheck_body's tests, 8 lanes.
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -16,9 +16,26 @@
 
 namespace gpuemu::check::kernels {
 
-// The same tests, margins and midpoint handling as half_precheck_avx512 (read its comment), with
-// vector masks in place of mask registers: every test gives all-ones lanes where the element is not
-// clear, ORed into one accumulator per block. The 16-bit ULP tests run in 16-bit lanes and are
+// The tests of half_precheck_body (float_precheck.hpp), written out so they run independently and
+// are ANDed at the end (GCC's vectorisation chains them); the screen sees only the blocks this
+// returns (bit b: block b). Where the form differs:
+//  - the thresholds are tested as one compare of d against min(max_abs, bound, thr * bound,
+//    rel * |ref|); the lane must also have |float(ref)| >= FLT_MIN and a bound <= FLT_MAX (so NaN
+//    fails), which leaves no NaN among the minimum's operands;
+//  - the ULP test clears a lane only when output and rounded reference have the same sign, so the
+//    distance is the difference of their magnitude bits;
+//  - float16 rounds float(ref) with vcvtps2ph (nearest even): the two roundings give the direct one
+//    except when the float lands exactly on a float16 midpoint from a value that was not one. Those
+//    lanes stay open: for a normal float16 result its low 13 bits are 0x1000, for a subnormal one
+//    its low 12 bits are zero. The first pass takes the second test for all (one test), and only
+//    blocks it leaves open take both.
+// kCountFailures (for outputs that fail): a lane also clears when it surely fails, that is when
+//   d_lo = fl(|x - fy|) (1 - 2^-20) - 2^-22 |fy| <= |x - y|
+// exceeds bound_hi = (atol_up + rtol_up |fy|) + 2^-126 >= atol + rtol |y| (atol_up and rtol_up
+// carry 2^-19, FloatScreen); such a lane changes no statistic, and the failures of the blocks that
+// clear are added to *failures (docs/performance.md, benchmark (b), item 10).
+// Vector masks stand in for mask registers: every test gives all-ones lanes where the element is
+// not clear, ORed into one accumulator per block. The 16-bit ULP tests run in 16-bit lanes and are
 // widened once. The last few elements of a chunk go through zero-padded copies.
 template <bool kBf16, bool kCountFailures = false>
 [[gnu::always_inline, gnu::target("avx2,f16c,popcnt")]] inline std::uint32_t half_precheck_avx2(
@@ -99,7 +116,7 @@ template <bool kBf16, bool kCountFailures = false>
       const __m128i distance =
           _mm_abs_epi16(_mm_sub_epi16(_mm_and_si128(h, magnitude16), _mm_and_si128(hy, magnitude16)));
       const __m128i ulp_open = _mm_or_si128(other_sign, _mm_cmpgt_epi16(distance, max_ulp16));
-      // Midpoint candidates, as in half_precheck_avx512: low 12 bits zero in the first pass, the
+      // Midpoint candidates (see above): low 12 bits zero in the first pass, the
       // exact pattern (low 13 bits 0x1000 for a normal float16 result) in the second.
       __m256i midpoint =
           _mm256_cmpeq_epi32(_mm256_and_si256(y_bits, _mm256_set1_epi32(0xFFF)), _mm256_setzero_si256());
@@ -151,7 +168,7 @@ template <bool kBf16, bool kCountFailures = false>
     return _mm256_testz_si256(open, open) != 0;
   };
 
-  // The same block loop as half_precheck_avx512.hpp's: a shared generic driver cannot inline these
+  // The block loop is spelled out here: a shared generic driver cannot inline these
   // target-specific lambdas, and calling them measured slower (bf16 1% failing 88 -> 107 us).
   std::uint32_t open = 0;
   std::int64_t cleared_failures = 0;

@@ -10,7 +10,6 @@
 #include "check/element_stats.hpp"
 #include "check/float_precheck.hpp"
 #include "check/half_precheck_avx2.hpp"
-#include "check/half_precheck_avx512.hpp"
 #include "check/narrow_precheck_avx512.hpp"
 #include "check/wide_screen_avx512.hpp"
 
@@ -89,11 +88,10 @@ GPUEMU_CHECK_KERNEL_PAIR(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq,a
     return kernels::f16_prepass(out, ref, n, max_ulp, out_f);                                 \
   }
 GPUEMU_CHECK_F16_PREPASS(avx2, [[gnu::target("avx2,f16c")]])
-GPUEMU_CHECK_F16_PREPASS(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw")]])
 #undef GPUEMU_CHECK_F16_PREPASS
 
-// The 16-bit pre-check's copies written with intrinsics (half_precheck_avx512.hpp and
-// half_precheck_avx2.hpp), plain and counting, as Kernels holds them.
+// The AVX2 copy of the 16-bit pre-check written with intrinsics (half_precheck_avx2.hpp), plain and
+// counting, as Kernels holds them.
 #define GPUEMU_CHECK_HALF_PRECHECK(isa, attributes)                                                     \
   template <class Out>                                                                                  \
   attributes std::uint32_t half_precheck_##isa##_plain(Out out, Raw<double> ref, std::size_t n,         \
@@ -108,7 +106,6 @@ GPUEMU_CHECK_F16_PREPASS(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx51
         out.p, reinterpret_cast<const double*>(ref.p), n, f, failures);                                 \
   }
 GPUEMU_CHECK_HALF_PRECHECK(avx2, [[gnu::target("avx2,f16c,popcnt")]])
-GPUEMU_CHECK_HALF_PRECHECK(avx512, [[gnu::target("avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt")]])
 #undef GPUEMU_CHECK_HALF_PRECHECK
 
 // The wide screen (wide_screen_avx512.hpp), flagging only and counting failures too, its NaN/Inf
@@ -156,14 +153,13 @@ struct Kernels {
   using RefSource = Ref;
   ScreenResult (*screen)(Out, Ref, std::size_t, const Screen&) = &screen_base<M, Out, Ref>;
   ChunkMaxima (*reduce)(Out, Ref, std::size_t, double, double, double, double*) = &reduce_base<M, Out, Ref>;
-  // A block pre-check in float lanes clears most blocks, and only the others go through the double
-  // screen: float32 outputs against float32 references (kernels::f32_precheck_body), and float16 and
-  // bfloat16 outputs against float64 references: with intrinsics on AVX-512 and on AVX2 with F16C
-  // (half_precheck_avx512.hpp, half_precheck_avx2.hpp), else for bfloat16 only, as GCC vectorises
-  // kernels::half_precheck_body. float32
-  // outputs against float64 references cannot use it: rounding the reference to float costs as
-  // much as the errors it would have to bound (2^-24), so no block cleared (measured 101 -> 149 us
-  // at 256 Ki elements).
+  // On AVX2 and baseline CPUs, a block pre-check in float lanes clears most blocks, and only the
+  // others go through the double screen: float32 outputs against float32 references
+  // (kernels::f32_precheck_body), and float16 and bfloat16 outputs against float64 references: with
+  // intrinsics on AVX2 with F16C (half_precheck_avx2.hpp), else for bfloat16 only, as GCC
+  // vectorises kernels::half_precheck_body. float32 outputs against float64 references cannot use
+  // it: rounding the reference to float costs as much as the errors it would have to bound
+  // (2^-24), so no block cleared (measured 101 -> 149 us at 256 Ki elements).
   static constexpr bool kF32Precheck =
       M == UlpMode::f32 && std::is_same_v<Out, Raw<float>> && std::is_same_v<Ref, Raw<float>>;
   static constexpr bool kBf16Precheck = std::is_same_v<Out, RawBF16> && std::is_same_v<Ref, Raw<double>>;
@@ -174,11 +170,11 @@ struct Kernels {
   // for chunks after one with failures; only the intrinsics copies of the 16-bit pre-check have it.
   std::uint32_t (*counting_precheck)(Out, Ref, std::size_t, const kernels::FloatScreen&,
                                      std::int64_t*) = nullptr;
-  // float16 outputs read in place on CPUs with F16C: the prepass decodes the chunk to float and runs
-  // the ULP test, then `screen_decoded` screens the floats against the reference. With the AVX-512
-  // pre-check, this is the path for chunks it leaves wholly open (the first ones, while the running
-  // maxima fill). (bfloat16 keeps its fused screen: the same prepass measured slower, 161 against
-  // 148 us at 256 Ki elements.)
+  // float16 outputs read in place on AVX2 CPUs with F16C: the prepass decodes the chunk to float
+  // and runs the ULP test, then `screen_decoded` screens the floats against the reference; with
+  // the pre-check, this is the path for chunks it leaves wholly open (the first ones, while the
+  // running maxima fill). (bfloat16 keeps its fused screen: the same prepass measured slower, 161
+  // against 148 us at 256 Ki elements.)
   static constexpr bool kF16Prepass = std::is_same_v<Out, RawF16>;
   std::uint32_t (*prepass)(const std::byte*, Ref, std::size_t, std::int32_t, float*) = nullptr;
   ScreenResult (*screen_decoded)(Raw<float>, Ref, std::size_t, const Screen&) = nullptr;
@@ -217,7 +213,9 @@ struct Kernels {
   }
     switch (chosen_isa(choice)) {
       case Isa::avx512:
-        GPUEMU_CHECK_USE_ISA(avx512)
+        // Only decoded sources take the generic screen here; raw ones the wide screen.
+        if constexpr (!kWide) k.screen = &screen_avx512<M, Out, Ref>;
+        k.reduce = &reduce_avx512<M, Out, Ref>;
         if constexpr (kWide) {
           k.wide_flag = &wide_flag_avx512<Out, Ref>;
           k.wide_count = &wide_count_avx512<Out, Ref>;

@@ -19,11 +19,13 @@
 #include "check/float_precheck.hpp"
 #include "check/wide_screen_avx512.hpp"
 
-// GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized
-// reports wherever they are inlined (GCC bug 105593, fixed in 13).
+// GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized (or,
+// inlined into a test, -Wuninitialized) reports wherever they are inlined (GCC bug 105593, fixed
+// in 13).
 #pragma GCC diagnostic push
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace gpuemu::check::kernels {
@@ -45,8 +47,9 @@ namespace gpuemu::check::kernels {
 //   subtracts exactly, so the terms for the reference's rounding go, and max_abs is tested exactly:
 //   the many pairs that tie it (a kernel one ULP off) still clear.
 // - Comparisons are on bit patterns as signed integers: a negative threshold (or -0, or a NaN with
-//   its sign set) clears nothing; max_abs is at most FLT_MAX (1 - 2^-20), so NaN and Inf never
-//   clear. A threshold of +Inf (rel or thr Inf) is left out.
+//   its sign set) clears nothing. ay is clamped to FLT_MAX (NaN and Inf too), so the max_abs
+//   threshold is a number at most FLT_MAX (1 - 2^-20), below the pattern of a NaN or Inf diff:
+//   NaN and Inf never clear. A threshold of +Inf (rel or thr Inf) is left out.
 // - ULPs: in float bit patterns, float16's grid is every 2^13 patterns and bfloat16's every 2^16
 //   (float32's every pattern), coarser below float16's normal range. fy is within half a pattern
 //   of y, so |bits(fy) - bits(x)| <= (max_ulp + 1/2) 2^shift - 1 means that y itself rounds
@@ -145,6 +148,7 @@ template <class Out, class Ref, bool kCountFailures>
   constexpr bool kExact = std::is_same_v<Out, Raw<float>>;  // float32 against float32
   static_assert(!kExact || std::is_same_v<Ref, Raw<float>>);
   const __m512i magnitude = _mm512_set1_epi32(0x7FFF'FFFF);
+  const __m512i largest = _mm512_set1_epi32(std::bit_cast<std::int32_t>(FLT_MAX));
   const __m512 a1 = _mm512_set1_ps(f.a1), b1 = _mm512_set1_ps(f.b1);
   const __m512 a23 = _mm512_set1_ps(f.a23), b23 = _mm512_set1_ps(f.b23);
   const __m512 a2 = _mm512_set1_ps(f.a2), b2 = _mm512_set1_ps(f.b2);
@@ -186,7 +190,10 @@ template <class Out, class Ref, bool kCountFailures>
       }
     }
     const __m512i y_bits = _mm512_castps_si512(y);
-    const __m512 ay = _mm512_castsi512_ps(_mm512_and_si512(y_bits, magnitude));
+    // |fy|, with NaN and Inf as FLT_MAX: the thresholds stay numbers, and max_abs's below a NaN's
+    // pattern (float32 against float32 tests the constant max_abs, so needs no clamp).
+    __m512 ay = _mm512_castsi512_ps(_mm512_and_si512(y_bits, magnitude));
+    if constexpr (!kExact) ay = _mm512_castsi512_ps(_mm512_min_epu32(_mm512_castps_si512(ay), largest));
     const __m512i diff = _mm512_and_si512(_mm512_castps_si512(_mm512_sub_ps(x, y)), magnitude);
     const __m512i t1 = kExact ? _mm512_castps_si512(a1) : _mm512_castps_si512(_mm512_fmadd_ps(b1, ay, a1));
     __m512i t23 = _mm512_castps_si512(_mm512_fmadd_ps(b23, ay, a23));

@@ -17,11 +17,13 @@
 
 #define GPUEMU_AVX512_TARGET "avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt"
 
-// GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized
-// reports wherever they are inlined (GCC bug 105593, fixed in 13).
+// GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized (or,
+// inlined into a test, -Wuninitialized) reports wherever they are inlined (GCC bug 105593, fixed
+// in 13).
 #pragma GCC diagnostic push
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace gpuemu::check::kernels {
@@ -41,8 +43,12 @@ namespace gpuemu::check::kernels {
 //   each step spans more patterns. So |bits(y) - bits(x)| < (max_ulp + 1/2) 2^shift means that y
 //   rounds within max_ulp steps of x. Pairs of opposite signs (also +0 against -0) differ by at
 //   least 2^52 patterns and are flagged; max_ulp is capped so that the limit stays below 2^51.
+// - thr * bound and rel * |y| are rounded toward zero (embedded rounding), so a product in the
+//   subnormal range, whose rounding error is absolute rather than relative, still never exceeds
+//   the exact one; thr and rel below 2^-1000 count as 0 (a quotient below DBL_MIN that the
+//   precise pass compares with them has such an error itself).
 // - failures: only when the worst list's threshold is 1 or more. Below 1 every failing element
-//   is flagged (|x - y| > bound >= fl(thr * bound)), and the reduction counts them.
+//   is flagged (|x - y| > bound >= thr * bound), and the reduction counts them.
 struct WideScreen {
   double atol, rtol, thr, rel;
   std::uint64_t max_abs_bits;
@@ -55,8 +61,8 @@ inline WideScreen wide_screen(const Screen& s, int shift) {
   WideScreen w{};
   w.atol = s.atol;
   w.rtol = s.rtol;
-  w.thr = s.worst_threshold * kSlack;
-  w.rel = s.max_rel * kSlack;
+  w.thr = tiny_as_zero(s.worst_threshold * kSlack);
+  w.rel = tiny_as_zero(s.max_rel * kSlack);
   w.max_abs_bits = std::bit_cast<std::uint64_t>(std::min(s.max_abs, DBL_MAX));
   const double cap = static_cast<double>(std::uint64_t{1} << (51 - shift));
   const auto ulp = static_cast<std::uint64_t>(std::min(s.max_ulp, cap));
@@ -157,9 +163,10 @@ template <class Out, class Ref, bool kCountFailures>
       const __mmask8 failing = _mm512_cmpgt_epu64_mask(d, _mm512_castpd_si512(bound));
       failures = _mm512_mask_sub_epi64(failures, failing, failures, minus_one);
     }
-    const __m512i limit =
-        _mm512_min_epu64(_mm512_min_epu64(max_abs, _mm512_castpd_si512(_mm512_mul_pd(thr, bound))),
-                         _mm512_castpd_si512(_mm512_mul_pd(rel, ay)));
+    constexpr int kDown = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    const __m512i limit = _mm512_min_epu64(
+        _mm512_min_epu64(max_abs, _mm512_castpd_si512(_mm512_mul_round_pd(thr, bound, kDown))),
+        _mm512_castpd_si512(_mm512_mul_round_pd(rel, ay, kDown)));
     const __m512i beyond = _mm512_sub_epi64(limit, d);  // negative where d > limit
     const __m512i patterns =
         _mm512_abs_epi64(_mm512_sub_epi64(_mm512_castpd_si512(y), _mm512_castpd_si512(x)));
