@@ -156,7 +156,19 @@ void expect_matches_reference(const std::vector<std::pair<Tensor, Tensor>>& outp
 
 // Random cases: every float output dtype against float64/float32/its own dtype, every layout, sizes
 // around the 1024-element chunk, value patterns that exercise each path of the kernels.
-enum class Pattern { rounding, rare_failures, nonfinite, ties, growing, huge, zeros, identical };
+enum class Pattern {
+  rounding,
+  rare_failures,
+  nonfinite,
+  ties,
+  growing,
+  huge,
+  zeros,
+  identical,
+  signed_zeros,  // -0 against +0: equal values whose bit patterns are far apart
+  tiny,          // subnormal doubles and floats: thresholds whose products fall below DBL_MIN
+  wide_errors,   // errors of many ULPs, past the screens' ULP caps, and sign flips
+};
 
 std::vector<double> make_reference(std::mt19937_64& gen, std::size_t n, Pattern pattern) {
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -166,6 +178,8 @@ std::vector<double> make_reference(std::mt19937_64& gen, std::size_t n, Pattern 
     ref[i] = pattern == Pattern::ties ? 0.5 * static_cast<double>(1 + gen() % 3) : normal(gen) * scale;
     if (pattern == Pattern::huge && gen() % 50 == 0) ref[i] = (gen() % 2 ? 1 : -1) * DBL_MAX;
     if (pattern == Pattern::zeros && gen() % 3 == 0) ref[i] = 0.0;
+    if (pattern == Pattern::signed_zeros && gen() % 2 == 0) ref[i] = gen() % 2 ? 0.0 : -0.0;
+    if (pattern == Pattern::tiny) ref[i] = normal(gen) * (gen() % 2 ? 1e-310 : 1e-40);
   }
   return ref;
 }
@@ -201,6 +215,15 @@ std::vector<double> make_output(std::mt19937_64& gen, std::vector<double>& ref, 
         if (i % 97 == 0) ref[i] = i % 2 ? INFINITY : NAN;
         out[i] = i >= 2048 && i % 300 == 0 ? ref[i] * 1.5 : ref[i];
         break;
+      case Pattern::signed_zeros:
+        if (ref[i] == 0.0) out[i] = gen() % 3 == 0 ? 1e-30 : -ref[i];
+        break;
+      case Pattern::tiny:
+        out[i] = gen() % 2 ? ref[i] : ref[i] + normal(gen) * 1e-312;
+        break;
+      case Pattern::wide_errors:
+        out[i] = ref[i] * (gen() % 4 == 0 ? -1.0 : 1.0 + static_cast<double>(gen() % 300) / 100.0);
+        break;
       case Pattern::rounding:
         break;
     }
@@ -214,7 +237,8 @@ TEST(ElementStats, KernelsMatchThePlainDefinitions) {
   const std::size_t sizes[] = {1, 7, 129, 1023, 1024, 1025, 2048 + 37, 5000};  // blocks are 128, chunks 1024
   const Pattern patterns[] = {Pattern::rounding, Pattern::rare_failures, Pattern::nonfinite,
                               Pattern::ties,     Pattern::growing,       Pattern::huge,
-                              Pattern::zeros,    Pattern::identical};
+                              Pattern::zeros,    Pattern::identical,     Pattern::signed_zeros,
+                              Pattern::tiny,     Pattern::wide_errors};
   int trial = 0;
   for (DType out_dtype : out_dtypes) {
     for (Pattern pattern : patterns) {
@@ -250,13 +274,19 @@ TEST(ElementStats, KernelsMatchThePlainDefinitions) {
   }
 }
 
-// Long float16/bfloat16 outputs against float64 references, where the pre-check clears most blocks
-// once the maxima have settled: every kernel copy must still give the plain pass's statistics.
-TEST(ElementStats, HalfOutputsAgainstDoublesMatchThePlainDefinitionsOverManyChunks) {
+// Long outputs where the pre-checks clear most blocks once the maxima have settled (float16 and
+// bfloat16 against float64 and float32 references, float32 against float32), and the wide screen
+// runs alone (float32 against float64), failing after a while or not: every kernel copy must still
+// give the plain pass's statistics.
+TEST(ElementStats, LongOutputsMatchThePlainDefinitionsOverManyChunks) {
   std::mt19937_64 gen(20261124);
   int trial = 0;
-  for (DType out_dtype : {DType::float16, DType::bfloat16}) {
-    for (Pattern pattern : {Pattern::rounding, Pattern::rare_failures, Pattern::ties, Pattern::growing}) {
+  const std::pair<DType, DType> kinds[] = {
+      {DType::float16, DType::float64},  {DType::bfloat16, DType::float64}, {DType::float16, DType::float32},
+      {DType::bfloat16, DType::float32}, {DType::float32, DType::float32},  {DType::float32, DType::float64}};
+  for (const auto& [out_dtype, ref_dtype] : kinds) {
+    for (Pattern pattern : {Pattern::rounding, Pattern::rare_failures, Pattern::ties, Pattern::growing,
+                            Pattern::signed_zeros, Pattern::wide_errors}) {
       for (std::size_t n : {16u, 17u, 130u, 4096u + 5u, 30000u}) {
         ++trial;
         std::vector<double> ref = make_reference(gen, n, pattern);
@@ -264,12 +294,13 @@ TEST(ElementStats, HalfOutputsAgainstDoublesMatchThePlainDefinitionsOverManyChun
         ElementRules rules;
         rules.tolerance = trial % 4 == 0 ? ToleranceSpec{0, 0} : default_tolerance(out_dtype);
         const tensor::Shape shape = {static_cast<std::int64_t>(n)};
-        SCOPED_TRACE(testing::Message() << "trial " << trial << " " << tensor::dtype_name(out_dtype) << ", "
-                                        << n << " elements, pattern " << static_cast<int>(pattern));
+        SCOPED_TRACE(testing::Message() << "trial " << trial << " " << tensor::dtype_name(out_dtype) << " vs "
+                                        << tensor::dtype_name(ref_dtype) << ", " << n << " elements, pattern "
+                                        << static_cast<int>(pattern));
         for (KernelChoice kernels : {KernelChoice::fastest, KernelChoice::avx2, KernelChoice::baseline}) {
-          expect_matches_reference({{Tensor::from_doubles(out_dtype, shape, out),
-                                     Tensor::from_doubles(DType::float64, shape, ref)}},
-                                   rules, kernels);
+          expect_matches_reference(
+              {{Tensor::from_doubles(out_dtype, shape, out), Tensor::from_doubles(ref_dtype, shape, ref)}},
+              rules, kernels);
         }
         if (testing::Test::HasFailure()) return;
       }

@@ -144,6 +144,29 @@ TEST(WideScreen, FlagsWhatThePlainScreenFlags) {
 #undef GPUEMU_CASE
 }
 
+// A product in the subnormal range rounds by up to half a quantum: thr * bound = 4.7 quanta rounds
+// to 5 to nearest, the difference of 5 quanta is above it, and the pair's ratio 5/3 is above thr
+// (and its relative error above max_rel): the screen must flag it, so it rounds toward zero.
+TEST(WideScreen, FlagsPairsBeyondSubnormalProducts) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512";
+  const double quantum = std::ldexp(1.0, -1074);
+  const double y = 3 * quantum, x = 8 * quantum;  // bound = rtol * |y| = 3 quanta, d = 5 quanta
+  const double threshold = 4.7 / 3;
+  for (bool by_ratio : {true, false}) {
+    kernels::Screen screen{0.0,
+                           1.0,
+                           by_ratio ? threshold / kernels::kSlack : 100.0,
+                           1.0,
+                           by_ratio ? 100.0 : threshold / kernels::kSlack,
+                           1e9};
+    const testing_cases::Needed need = testing_cases::needed(x, y, tensor::ulp_distance_f64(x, y), screen);
+    ASSERT_TRUE(need.flag);
+    const kernels::WideScreen w = kernels::wide_screen(screen, 0);
+    const auto r = wide_on<Raw<double>, Raw<double>, true>(&x, &y, 1, w);
+    EXPECT_EQ(r.flagged_blocks, 1u) << (by_ratio ? "thr * bound" : "rel * |y|");
+  }
+}
+
 // One pair beyond max_abs, a NaN, or an Inf, anywhere in a run of quiet pairs, flags its sub-block
 // and no other; only the sub-blocks asked for are screened.
 TEST(WideScreen, FlagsTheSubBlockOfItsPair) {
