@@ -93,6 +93,31 @@ bool readable_in_place(const tensor::Tensor& t) {
                                t.dtype == DType::float16 || t.dtype == DType::bfloat16);
 }
 
+// One chunk's element sources, where its elements sit in their output, and its ratios' buffer.
+template <class Out, class Ref>
+struct ChunkSources {
+  Out out;
+  Ref ref;
+  std::size_t output;  // index into outputs_
+  std::int64_t first;  // row-major index of element 0
+  std::size_t size;
+  double* ratios;
+};
+
+// What the AVX-512 path keeps from chunk to chunk: the screens of the last statistics (they change
+// only when a flagged piece raises one) and the last chunk's failures.
+struct WideState {
+  Screen screen{-1, -1, -1, -1, -1, -1};  // matches no real Screen
+  kernels::NarrowScreen narrow{};
+  kernels::WideScreen wide{};
+  std::int64_t previous_failures = 0;
+};
+
+bool same_screen(const Screen& a, const Screen& b) {
+  return a.atol == b.atol && a.rtol == b.rtol && a.worst_threshold == b.worst_threshold &&
+         a.max_abs == b.max_abs && a.max_rel == b.max_rel && a.max_ulp == b.max_ulp;
+}
+
 }  // namespace
 
 void StatsAccumulator::add_output(const std::string& name, const tensor::Tensor& actual,
@@ -157,6 +182,7 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
   const double rtol = rules_.tolerance.rtol;
   const std::int64_t n = actual.numel();
   std::int64_t previous_failures = 0;  // in the chunk before (0 after one with NaN/Inf)
+  WideState wide_state;
   for (std::int64_t first = 0; first < n; first += static_cast<std::int64_t>(kChunk)) {
     const auto size = static_cast<std::size_t>(std::min<std::int64_t>(kChunk, n - first));
     const auto decode = [&] {
@@ -173,71 +199,13 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
       if (std::memcmp(out.p, ref.p, size * tensor::dtype_size(actual.dtype)) == 0) continue;
     }
     const Screen screen{atol, rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
-    // The flagged sub-blocks (bit s: elements from s * kSubBlock) in order, so the worst list sees
-    // elements in order: their maxima reduced, candidates offered; returns their failures.
-    const auto reduce_flagged = [&](std::uint32_t subs) {
-      std::int64_t failures = 0;
-      for (; subs != 0; subs &= subs - 1) {
-        const std::size_t begin = static_cast<std::size_t>(std::countr_zero(subs)) * kernels::kSubBlock;
-        const std::size_t count = std::min(kernels::kSubBlock, size - begin);
-        const Out block_out = out.shifted(begin);
-        const Ref block_ref = ref.shifted(begin);
-        double* block_ratios = ratios.data() + begin;
-        const ChunkMaxima m =
-            kind.reduce(block_out, block_ref, count, atol, rtol, worst_threshold(), block_ratios);
-        max_abs_ = std::max(max_abs_, m.max_abs);
-        max_rel_ = std::max(max_rel_, m.max_rel);
-        max_ulp_ = std::max(max_ulp_, m.max_ulp);
-        max_ratio_ = std::max(max_ratio_, m.max_ratio);
-        failures += m.failures;
-        if (m.above_threshold == 0) continue;
-        for (std::size_t i = 0; i < count; ++i) {
-          if (block_ratios[i] > worst_threshold()) {
-            const double x = block_out(i);
-            const double y = block_ref(i);
-            const double d = std::fabs(x - y);
-            const double ay = std::fabs(y);
-            const double rel = d == 0 ? 0.0 : ay > 0 ? d / ay : INFINITY;
-            offer_worst(
-                {block_ratios[i], output, first + static_cast<std::int64_t>(begin + i), x, y, d, rel});
-          }
-        }
-      }
-      return failures;
-    };
+    const ChunkSources<Out, Ref> chunk{out, ref, output, first, size, ratios.data()};
     if constexpr (Kind::kWide) {
       if (kind.wide_flag != nullptr) {
-        // The float-lane pre-check clears most sub-blocks once the maxima have settled; the wide
-        // screen flags, among the rest, every pair with NaN/Inf, so only flagged sub-blocks can
-        // hold one. After a chunk with failures the pre-check's counting form also clears
-        // sub-blocks whose failures are sure, and counts them.
-        const std::size_t subs = (size + kernels::kSubBlock - 1) / kernels::kSubBlock;
-        std::uint32_t open = subs == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << subs) - 1;
-        std::int64_t cleared_failures = 0;
-        if constexpr (Kind::kNarrow) {
-          const kernels::NarrowScreen narrow = kernels::narrow_screen(
-              screen, kernels::narrow_ulp_shift<Out>(), std::is_same_v<Out, kernels::Raw<float>>);
-          if (narrow.usable) {
-            const bool failing = previous_failures >= kCountingAfter;
-            open = (failing ? kind.narrow_counting : kind.narrow_plain)(out, ref, size, narrow,
-                                                                        &cleared_failures);
-          }
-        }
-        const kernels::WideScreen wide = kernels::wide_screen(screen, kernels::wide_ulp_shift<Out>());
-        const ScreenResult r = open == 0             ? ScreenResult{}
-                               : wide.count_failures ? kind.wide_count(out, ref, size, wide, open)
-                                                     : kind.wide_flag(out, ref, size, wide, open);
-        if (r.flagged_blocks != 0 && kind.nonfinite(out, ref, size, r.flagged_blocks)) {
+        if (!wide_chunk(kind, chunk, wide_state)) {
           decode();
           precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
-          previous_failures = 0;
-          continue;
         }
-        const std::int64_t reduced_failures = reduce_flagged(r.flagged_blocks);
-        const std::int64_t failures =
-            cleared_failures + (wide.count_failures ? r.failures : reduced_failures);
-        finite_failures_ += failures;
-        previous_failures = failures;
         continue;
       }
     }
@@ -321,8 +289,87 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
     }
     finite_failures_ += screened.failures;
     previous_failures = screened.failures;
-    reduce_flagged(screened.flagged_blocks);  // the screen counted every failure
+    reduce_pieces(kind, chunk, screened.flagged_blocks,
+                  kernels::kSubBlock);  // the screen counted every failure
   }
+}
+
+template <class Kind, class Sources>
+std::int64_t StatsAccumulator::reduce_pieces(const Kind& kind, const Sources& chunk, std::uint64_t pieces,
+                                             std::size_t piece) {
+  const double atol = rules_.tolerance.atol;
+  const double rtol = rules_.tolerance.rtol;
+  std::int64_t failures = 0;
+  for (; pieces != 0; pieces &= pieces - 1) {  // in order, so the worst list sees elements in order
+    const std::size_t begin = static_cast<std::size_t>(std::countr_zero(pieces)) * piece;
+    if (begin >= chunk.size) break;
+    const std::size_t count = std::min(piece, chunk.size - begin);
+    const auto out = chunk.out.shifted(begin);
+    const auto ref = chunk.ref.shifted(begin);
+    double* ratios = chunk.ratios + begin;
+    const kernels::ChunkMaxima m = kind.reduce(out, ref, count, atol, rtol, worst_threshold(), ratios);
+    max_abs_ = std::max(max_abs_, m.max_abs);
+    max_rel_ = std::max(max_rel_, m.max_rel);
+    max_ulp_ = std::max(max_ulp_, m.max_ulp);
+    max_ratio_ = std::max(max_ratio_, m.max_ratio);
+    failures += m.failures;
+    if (m.above_threshold == 0) continue;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (ratios[i] > worst_threshold()) {
+        const double x = out(i);
+        const double y = ref(i);
+        const double d = std::fabs(x - y);
+        const double ay = std::fabs(y);
+        const double rel = d == 0 ? 0.0 : ay > 0 ? d / ay : INFINITY;
+        offer_worst(
+            {ratios[i], chunk.output, chunk.first + static_cast<std::int64_t>(begin + i), x, y, d, rel});
+      }
+    }
+  }
+  return failures;
+}
+
+// The float-lane pre-check clears most sub-blocks once the maxima have settled; the wide screen
+// flags, among the rest, every pair with NaN/Inf, so only flagged pieces can hold one. After a
+// chunk with failures the pre-check's counting form also clears sub-blocks whose failures are sure,
+// and counts them.
+template <class Kind, class Sources, class State>
+bool StatsAccumulator::wide_chunk(const Kind& kind, const Sources& chunk, State& state) {
+  using Out = typename Kind::OutSource;
+  const Screen screen{
+      rules_.tolerance.atol, rules_.tolerance.rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
+  if (!same_screen(screen, state.screen)) {
+    state.screen = screen;
+    state.wide = kernels::wide_screen(screen, kernels::wide_ulp_shift<Out>());
+    if constexpr (Kind::kNarrow) {
+      state.narrow = kernels::narrow_screen(screen, kernels::narrow_ulp_shift<Out>(),
+                                            std::is_same_v<Out, kernels::Raw<float>>);
+    }
+  }
+  const std::size_t subs = (chunk.size + kernels::kSubBlock - 1) / kernels::kSubBlock;
+  std::uint32_t open = subs == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << subs) - 1;
+  std::int64_t cleared_failures = 0;
+  if constexpr (Kind::kNarrow) {
+    if (state.narrow.usable) {
+      const bool failing = state.previous_failures >= kCountingAfter;
+      open = (failing ? kind.narrow_counting : kind.narrow_plain)(chunk.out, chunk.ref, chunk.size,
+                                                                  state.narrow, &cleared_failures);
+    }
+  }
+  const kernels::WideScreen& wide = state.wide;
+  const kernels::WideResult r = open == 0 ? kernels::WideResult{}
+                                : wide.count_failures
+                                    ? kind.wide_count(chunk.out, chunk.ref, chunk.size, wide, open)
+                                    : kind.wide_flag(chunk.out, chunk.ref, chunk.size, wide, open);
+  if (r.flagged != 0 && kind.nonfinite(chunk.out, chunk.ref, chunk.size, r.flagged)) {
+    state.previous_failures = 0;
+    return false;
+  }
+  const std::int64_t reduced_failures = reduce_pieces(kind, chunk, r.flagged, kernels::kPiece);
+  const std::int64_t failures = cleared_failures + (wide.count_failures ? r.failures : reduced_failures);
+  finite_failures_ += failures;
+  state.previous_failures = failures;
+  return true;
 }
 
 void StatsAccumulator::precise_chunk(const Chunk& chunk) {

@@ -68,6 +68,14 @@ class StatsAccumulator {
   template <class Kind>
   void scan(const Kind& kind, std::size_t output, const tensor::Tensor& actual,
             const tensor::Tensor& expected);
+  // The pieces of a chunk (bit p: `piece` elements from p * piece) reduced in order; returns their
+  // failures. Sources is element_stats.cpp's view of one chunk.
+  template <class Kind, class Sources>
+  std::int64_t reduce_pieces(const Kind& kind, const Sources& chunk, std::uint64_t pieces, std::size_t piece);
+  // One chunk through the AVX-512 pre-check and wide screen; false when it holds NaN/Inf and must
+  // take the precise pass instead.
+  template <class Kind, class Sources, class WideState>
+  bool wide_chunk(const Kind& kind, const Sources& chunk, WideState& state);
   void precise_chunk(const Chunk& chunk);
   void offer_worst(const Candidate& candidate);
   double worst_threshold() const { return worst_count_ < kWorst ? 0.0 : worst_[kWorst - 1].ratio; }

@@ -112,18 +112,18 @@ GPUEMU_CHECK_HALF_PRECHECK(avx2, [[gnu::target("avx2,f16c,popcnt")]])
 // test of the sub-blocks it flags, and the float-lane pre-check (narrow_precheck_avx512.hpp).
 #define GPUEMU_CHECK_AVX512 [[gnu::target(GPUEMU_AVX512_TARGET)]]
 template <class Out, class Ref>
-GPUEMU_CHECK_AVX512 ScreenResult wide_flag_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w,
-                                                  std::uint32_t subs) {
+GPUEMU_CHECK_AVX512 WideResult wide_flag_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w,
+                                                std::uint32_t subs) {
   return kernels::wide_screen_avx512<Out, Ref, false>(out, ref, n, w, subs);
 }
 template <class Out, class Ref>
-GPUEMU_CHECK_AVX512 ScreenResult wide_count_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w,
-                                                   std::uint32_t subs) {
+GPUEMU_CHECK_AVX512 WideResult wide_count_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w,
+                                                 std::uint32_t subs) {
   return kernels::wide_screen_avx512<Out, Ref, true>(out, ref, n, w, subs);
 }
 template <class Out, class Ref>
-GPUEMU_CHECK_AVX512 bool wide_nonfinite_copy_avx512(Out out, Ref ref, std::size_t n, std::uint32_t subs) {
-  return kernels::wide_nonfinite_avx512(out, ref, n, subs);
+GPUEMU_CHECK_AVX512 bool wide_nonfinite_copy_avx512(Out out, Ref ref, std::size_t n, std::uint64_t pieces) {
+  return kernels::wide_nonfinite_avx512(out, ref, n, pieces);
 }
 template <class Out, class Ref>
 GPUEMU_CHECK_AVX512 std::uint32_t narrow_plain_avx512(Out out, Ref ref, std::size_t n, const NarrowScreen& f,
@@ -179,18 +179,18 @@ struct Kernels {
   std::uint32_t (*prepass)(const std::byte*, Ref, std::size_t, std::int32_t, float*) = nullptr;
   ScreenResult (*screen_decoded)(Raw<float>, Ref, std::size_t, const Screen&) = nullptr;
   // On AVX-512 CPUs, contiguous float outputs against float32/float64 references take the wide
-  // screen instead of all of the above (wide_screen_avx512.hpp): flags per sub-block, failures
-  // counted by `wide_count` or, when `wide_flag` ran, by the reduction of the flagged sub-blocks,
-  // and NaN/Inf looked for in flagged sub-blocks only (`nonfinite`). 16-bit outputs, and float32
+  // screen instead of all of the above (wide_screen_avx512.hpp): flags per 16-element piece, failures
+  // counted by `wide_count` or, when `wide_flag` ran, by the reduction of the flagged pieces, and
+  // NaN/Inf looked for in flagged pieces only (`nonfinite`). 16-bit outputs, and float32
   // outputs against float32 references, first take the float-lane pre-check
   // (narrow_precheck_avx512.hpp), plain or, after a chunk with failures, counting.
   static constexpr bool kWide = !std::is_same_v<Out, Decoded> && !std::is_same_v<Ref, Decoded>;
   static constexpr bool kNarrow =
       kWide && (std::is_same_v<Out, RawF16> || std::is_same_v<Out, RawBF16> ||
                 (std::is_same_v<Out, Raw<float>> && std::is_same_v<Ref, Raw<float>>));
-  ScreenResult (*wide_flag)(Out, Ref, std::size_t, const WideScreen&, std::uint32_t) = nullptr;
-  ScreenResult (*wide_count)(Out, Ref, std::size_t, const WideScreen&, std::uint32_t) = nullptr;
-  bool (*nonfinite)(Out, Ref, std::size_t, std::uint32_t) = nullptr;
+  WideResult (*wide_flag)(Out, Ref, std::size_t, const WideScreen&, std::uint32_t) = nullptr;
+  WideResult (*wide_count)(Out, Ref, std::size_t, const WideScreen&, std::uint32_t) = nullptr;
+  bool (*nonfinite)(Out, Ref, std::size_t, std::uint64_t) = nullptr;
   std::uint32_t (*narrow_plain)(Out, Ref, std::size_t, const NarrowScreen&, std::int64_t*) = nullptr;
   std::uint32_t (*narrow_counting)(Out, Ref, std::size_t, const NarrowScreen&, std::int64_t*) = nullptr;
 

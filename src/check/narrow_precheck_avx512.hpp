@@ -3,10 +3,6 @@
 // float lanes, so that only the rest go through the wide screen (wide_screen_avx512.hpp).
 #pragma once
 
-#if defined(__x86_64__) && defined(__GNUC__)
-
-#include <immintrin.h>
-
 #include <algorithm>
 #include <bit>
 #include <cfloat>
@@ -18,15 +14,6 @@
 #include "check/element_kernels.hpp"
 #include "check/float_precheck.hpp"
 #include "check/wide_screen_avx512.hpp"
-
-// GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized (or,
-// inlined into a test, -Wuninitialized) reports wherever they are inlined (GCC bug 105593, fixed
-// in 13).
-#pragma GCC diagnostic push
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
 
 namespace gpuemu::check::kernels {
 
@@ -139,6 +126,23 @@ constexpr int narrow_ulp_shift() {
   if constexpr (std::is_same_v<Out, RawF16>) return 13;
   return 16;  // RawBF16
 }
+
+}  // namespace gpuemu::check::kernels
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+
+// GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized (or,
+// inlined into a test, -Wuninitialized) reports wherever they are inlined (GCC bug 105593, fixed
+// in 13).
+#pragma GCC diagnostic push
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace gpuemu::check::kernels {
 
 // The sub-blocks (bit b: the kSubBlock elements from b * kSubBlock) that stay open; with
 // kCountFailures the failures of the sub-blocks that clear are added to *failures.

@@ -2,10 +2,6 @@
 // float32, float16 and bfloat16 outputs against float64/float32 references, in double lanes.
 #pragma once
 
-#if defined(__x86_64__) && defined(__GNUC__)
-
-#include <immintrin.h>
-
 #include <algorithm>
 #include <bit>
 #include <cfloat>
@@ -14,17 +10,6 @@
 #include <type_traits>
 
 #include "check/element_kernels.hpp"
-
-#define GPUEMU_AVX512_TARGET "avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt"
-
-// GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized (or,
-// inlined into a test, -Wuninitialized) reports wherever they are inlined (GCC bug 105593, fixed
-// in 13).
-#pragma GCC diagnostic push
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
 
 namespace gpuemu::check::kernels {
 
@@ -78,6 +63,35 @@ constexpr int wide_ulp_shift() {
   if constexpr (std::is_same_v<Out, RawF16>) return 42;
   return 45;  // RawBF16
 }
+
+// The wide screen flags pieces of this many elements: a pair that raises a statistic costs the
+// reduction that many elements (most flagged pairs are such records).
+constexpr std::size_t kPiece = 16;
+
+// What the wide screen found: bit p of `flagged` for the kPiece elements from p * kPiece.
+struct WideResult {
+  std::uint64_t flagged = 0;
+  std::int64_t failures = 0;  // counted when asked to
+};
+
+}  // namespace gpuemu::check::kernels
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+
+#define GPUEMU_AVX512_TARGET "avx2,f16c,avx512f,avx512vl,avx512dq,avx512bw,popcnt"
+
+// GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized (or,
+// inlined into a test, -Wuninitialized) reports wherever they are inlined (GCC bug 105593, fixed
+// in 13).
+#pragma GCC diagnostic push
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace gpuemu::check::kernels {
 
 // Sixteen pairs from element i on, exactly as doubles (x0/y0 elements i..i+7, x1/y1 the next
 // eight). kTail: only the lanes of `valid` are read, the others are zeros.
@@ -139,9 +153,9 @@ template <class Body, class Done>
   }
 }
 
-// Flags (bit b: sub-block b) among the sub-blocks in `subs`, and with kCountFailures their failures.
+// Flags (per piece) among the sub-blocks in `subs`, and with kCountFailures their failures.
 template <class Out, class Ref, bool kCountFailures>
-[[gnu::always_inline, gnu::target(GPUEMU_AVX512_TARGET)]] inline ScreenResult wide_screen_avx512(
+[[gnu::always_inline, gnu::target(GPUEMU_AVX512_TARGET)]] inline WideResult wide_screen_avx512(
     Out out, Ref ref, std::size_t n, const WideScreen& w, std::uint32_t subs) {
   const __m512i magnitude = _mm512_set1_epi64(0x7FFF'FFFF'FFFF'FFFF);
   const __m512d atol = _mm512_set1_pd(w.atol);
@@ -173,7 +187,8 @@ template <class Out, class Ref, bool kCountFailures>
     const __m512i ulp_beyond = _mm512_sub_epi64(ulp_limit, patterns);    // negative past the limit
     flags = _mm512_ternarylogic_epi64(flags, beyond, ulp_beyond, 0xFE);  // a | b | c
   };
-  ScreenResult result;
+  static_assert(kPiece == 16, "one piece per 16-element step");
+  WideResult result;
   for_each_sub_block(
       subs, n,
       [&]<bool kTail>(std::size_t i, __mmask16 valid)
@@ -182,11 +197,10 @@ template <class Out, class Ref, bool kCountFailures>
             load16<Out, Ref, kTail>(out, ref, i, valid, x0, x1, y0, y1);
             eight(x0, y0);
             eight(x1, y1);
+            result.flagged |= _mm512_movepi64_mask(flags) != 0 ? std::uint64_t{1} << (i / kPiece) : 0;
+            flags = _mm512_setzero_si512();
           },
-      [&](std::size_t b) __attribute__((always_inline, target(GPUEMU_AVX512_TARGET))) {
-        result.flagged_blocks |= _mm512_movepi64_mask(flags) != 0 ? std::uint32_t{1} << b : 0;
-        flags = _mm512_setzero_si512();
-      });
+      [](std::size_t) {});
   if constexpr (kCountFailures) {
     alignas(64) std::int64_t lanes[8];  // not _mm512_reduce_add_epi64: GCC 12 warns inside it
     _mm512_store_si512(lanes, failures);
@@ -195,24 +209,26 @@ template <class Out, class Ref, bool kCountFailures>
   return result;
 }
 
-// Whether some pair of the sub-blocks in `subs` has NaN or Inf on either side (or a difference
-// that overflows, which the reduction would handle too): those chunks take the precise pass.
+// Whether some pair of the pieces in `pieces` has NaN or Inf on either side (or a difference that
+// overflows, which the reduction would handle too): those chunks take the precise pass.
 template <class Out, class Ref>
 [[gnu::always_inline, gnu::target(GPUEMU_AVX512_TARGET)]] inline bool wide_nonfinite_avx512(
-    Out out, Ref ref, std::size_t n, std::uint32_t subs) {
+    Out out, Ref ref, std::size_t n, std::uint64_t pieces) {
   const __m512i magnitude = _mm512_set1_epi64(0x7FFF'FFFF'FFFF'FFFF);
   __m512i largest = _mm512_setzero_si512();
-  for_each_sub_block(
-      subs, n,
-      [&]<bool kTail>(std::size_t i, __mmask16 valid)
-          __attribute__((always_inline, target(GPUEMU_AVX512_TARGET))) {
-            __m512d x0, x1, y0, y1;
-            load16<Out, Ref, kTail>(out, ref, i, valid, x0, x1, y0, y1);
-            const __m512i d0 = _mm512_and_si512(_mm512_castpd_si512(_mm512_sub_pd(x0, y0)), magnitude);
-            const __m512i d1 = _mm512_and_si512(_mm512_castpd_si512(_mm512_sub_pd(x1, y1)), magnitude);
-            largest = _mm512_max_epu64(largest, _mm512_max_epu64(d0, d1));
-          },
-      [](std::size_t) {});
+  for (; pieces != 0; pieces &= pieces - 1) {
+    const std::size_t i = static_cast<std::size_t>(std::countr_zero(pieces)) * kPiece;
+    if (i >= n) break;
+    __m512d x0, x1, y0, y1;
+    if (i + 16 <= n) {
+      load16<Out, Ref, false>(out, ref, i, 0xFFFF, x0, x1, y0, y1);
+    } else {
+      load16<Out, Ref, true>(out, ref, i, static_cast<__mmask16>((1u << (n - i)) - 1), x0, x1, y0, y1);
+    }
+    const __m512i d0 = _mm512_and_si512(_mm512_castpd_si512(_mm512_sub_pd(x0, y0)), magnitude);
+    const __m512i d1 = _mm512_and_si512(_mm512_castpd_si512(_mm512_sub_pd(x1, y1)), magnitude);
+    largest = _mm512_max_epu64(largest, _mm512_max_epu64(d0, d1));
+  }
   return _mm512_cmpge_epu64_mask(largest, _mm512_set1_epi64(0x7FF0'0000'0000'0000)) != 0;
 }
 

@@ -38,10 +38,9 @@ std::uint32_t all_sub_blocks(std::size_t n) {
 
 // The wide screen over the sub-blocks `subs` (all of them by default).
 template <class Out, class Ref, bool kCount>
-[[gnu::target(GPUEMU_AVX512_TARGET)]] kernels::ScreenResult wide_on(const void* out, const void* ref,
-                                                                    std::size_t n,
-                                                                    const kernels::WideScreen& w,
-                                                                    std::uint32_t subs = ~std::uint32_t{0}) {
+[[gnu::target(GPUEMU_AVX512_TARGET)]] kernels::WideResult wide_on(const void* out, const void* ref,
+                                                                  std::size_t n, const kernels::WideScreen& w,
+                                                                  std::uint32_t subs = ~std::uint32_t{0}) {
   return kernels::wide_screen_avx512<Out, Ref, kCount>(Out{static_cast<const std::byte*>(out)},
                                                        Ref{static_cast<const std::byte*>(ref)}, n, w,
                                                        subs & all_sub_blocks(n));
@@ -49,8 +48,10 @@ template <class Out, class Ref, bool kCount>
 
 template <class Out, class Ref>
 [[gnu::target(GPUEMU_AVX512_TARGET)]] bool nonfinite_on(const void* out, const void* ref, std::size_t n) {
+  const std::size_t pieces = (n + kernels::kPiece - 1) / kernels::kPiece;
   return kernels::wide_nonfinite_avx512(Out{static_cast<const std::byte*>(out)},
-                                        Ref{static_cast<const std::byte*>(ref)}, n, all_sub_blocks(n));
+                                        Ref{static_cast<const std::byte*>(ref)}, n,
+                                        pieces == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << pieces) - 1);
 }
 
 struct Tally {
@@ -75,33 +76,33 @@ bool check_pair(X x, Y y, const kernels::Screen& screen, Tally& tally) {
   const double xd = out(0), yd = ref(0);
   const testing_cases::Needed need = testing_cases::needed(xd, yd, ulp_in<Out>(xd, yd), screen);
   const kernels::WideScreen w = kernels::wide_screen(screen, kernels::wide_ulp_shift<Out>());
-  const kernels::ScreenResult counted = wide_on<Out, Ref, true>(&x, &y, 1, w);
-  const kernels::ScreenResult flagged = wide_on<Out, Ref, false>(&x, &y, 1, w);
+  const kernels::WideResult counted = wide_on<Out, Ref, true>(&x, &y, 1, w);
+  const kernels::WideResult flagged = wide_on<Out, Ref, false>(&x, &y, 1, w);
   const bool has_nonfinite = !std::isfinite(xd) || !std::isfinite(yd);
   ::testing::Message what;
   what << xd << " vs " << yd << " atol " << screen.atol << " rtol " << screen.rtol << " thr "
        << screen.worst_threshold << " max_abs " << screen.max_abs << " max_rel " << screen.max_rel
        << " max_ulp " << screen.max_ulp;
-  EXPECT_EQ(counted.flagged_blocks, flagged.flagged_blocks) << what;
+  EXPECT_EQ(counted.flagged, flagged.flagged) << what;
   if (need.flag) {
-    EXPECT_EQ(flagged.flagged_blocks, 1u) << what;
+    EXPECT_EQ(flagged.flagged, 1u) << what;
   }
   if (!has_nonfinite) {
     EXPECT_EQ(counted.failures, need.fails ? 1 : 0) << what;
   }
   if (!w.count_failures && need.fails) {
-    EXPECT_EQ(flagged.flagged_blocks, 1u) << what;
+    EXPECT_EQ(flagged.flagged, 1u) << what;
   }
   const bool nonfinite = nonfinite_on<Out, Ref>(&x, &y, 1);
   EXPECT_EQ(nonfinite, has_nonfinite || !(std::fabs(xd - yd) <= DBL_MAX)) << what;
   std::vector<X> xs(45, x);
   std::vector<Y> ys(45, y);
-  const kernels::ScreenResult many = wide_on<Out, Ref, true>(xs.data(), ys.data(), 45, w);
-  EXPECT_EQ(many.flagged_blocks, flagged.flagged_blocks != 0 ? 3u : 0u) << what;
+  const kernels::WideResult many = wide_on<Out, Ref, true>(xs.data(), ys.data(), 45, w);
+  EXPECT_EQ(many.flagged, flagged.flagged != 0 ? 7u : 0u) << what;  // pieces of 16
   if (!has_nonfinite) {
     EXPECT_EQ(many.failures, 45 * counted.failures) << what;
   }
-  ++(flagged.flagged_blocks != 0 ? tally.flagged : tally.quiet);
+  ++(flagged.flagged != 0 ? tally.flagged : tally.quiet);
   return !::testing::Test::HasFailure();
 }
 
@@ -163,13 +164,13 @@ TEST(WideScreen, FlagsPairsBeyondSubnormalProducts) {
     ASSERT_TRUE(need.flag);
     const kernels::WideScreen w = kernels::wide_screen(screen, 0);
     const auto r = wide_on<Raw<double>, Raw<double>, true>(&x, &y, 1, w);
-    EXPECT_EQ(r.flagged_blocks, 1u) << (by_ratio ? "thr * bound" : "rel * |y|");
+    EXPECT_EQ(r.flagged, 1u) << (by_ratio ? "thr * bound" : "rel * |y|");
   }
 }
 
-// One pair beyond max_abs, a NaN, or an Inf, anywhere in a run of quiet pairs, flags its sub-block
-// and no other; only the sub-blocks asked for are screened.
-TEST(WideScreen, FlagsTheSubBlockOfItsPair) {
+// One pair beyond max_abs, a NaN, or an Inf, anywhere in a run of quiet pairs, flags its piece and
+// no other; only the sub-blocks asked for are screened.
+TEST(WideScreen, FlagsThePieceOfItsPair) {
   if (!has_avx512()) GTEST_SKIP() << "no AVX-512";
   const kernels::Screen screen{1e-3, 1e-3, 0.5, 1e-2, 1e-2, 4.0};
   const kernels::WideScreen w = kernels::wide_screen(screen, kernels::wide_ulp_shift<Raw<float>>());
@@ -181,15 +182,16 @@ TEST(WideScreen, FlagsTheSubBlockOfItsPair) {
       out[i] = static_cast<float>(ref[i]);
     }
     const auto flags_of = [&](std::uint32_t subs) {
-      return wide_on<Raw<float>, Raw<double>, false>(out.data(), ref.data(), n, w, subs).flagged_blocks;
+      return wide_on<Raw<float>, Raw<double>, false>(out.data(), ref.data(), n, w, subs).flagged;
     };
     ASSERT_EQ(flags_of(~0u), 0u) << n;
     for (std::size_t bad = 0; bad < n; bad += 1 + n / 50) {
       const std::uint32_t sub = std::uint32_t{1} << (bad / kernels::kSubBlock);
+      const std::uint64_t piece = std::uint64_t{1} << (bad / kernels::kPiece);
       for (double value : {ref[bad] * 1.5, double{NAN}, double{INFINITY}}) {
         const double kept = ref[bad];
         ref[bad] = value;
-        EXPECT_EQ(flags_of(~0u), sub) << n << " at " << bad << ": " << value;
+        EXPECT_EQ(flags_of(~0u), piece) << n << " at " << bad << ": " << value;
         const bool nonfinite = nonfinite_on<Raw<float>, Raw<double>>(out.data(), ref.data(), n);
         EXPECT_EQ(nonfinite, !std::isfinite(value)) << n << " at " << bad;
         EXPECT_EQ(flags_of(~sub), 0u) << n << " at " << bad;
