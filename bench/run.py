@@ -32,7 +32,7 @@ PARTS = "abcdef"
 
 
 def bench_compare(quick: bool) -> list[Row]:
-    """(b): the C++ benchmark's rows; the first three are the headline (f32 output vs f64 reference)."""
+    """(b): the C++ benchmark's rows; the 0.5x target applies to every row but the breakdown ones."""
     binary = Path(os.environ.get("GPUEMU_BENCH_COMPARE") or REPO / "build-bench" / "bench" / "bench_compare")
     if not binary.exists():
         return [Row("(b) comparison vs memcpy", "not run", "", None, ">= 0.5x", None,
