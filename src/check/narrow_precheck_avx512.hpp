@@ -133,14 +133,7 @@ constexpr int narrow_ulp_shift() {
 
 #include <immintrin.h>
 
-// GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized (or,
-// inlined into a test, -Wuninitialized) reports wherever they are inlined (GCC bug 105593, fixed
-// in 13).
-#pragma GCC diagnostic push
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+GPUEMU_AVX512_WARNINGS_OFF
 
 namespace gpuemu::check::kernels {
 
@@ -233,6 +226,6 @@ template <class Out, class Ref, bool kCountFailures>
 
 }  // namespace gpuemu::check::kernels
 
-#pragma GCC diagnostic pop
+GPUEMU_AVX512_WARNINGS_ON
 
 #endif

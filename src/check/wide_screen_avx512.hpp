@@ -84,12 +84,17 @@ struct WideResult {
 
 // GCC 12's AVX-512 intrinsics start from an "undefined" register that -Wmaybe-uninitialized (or,
 // inlined into a test, -Wuninitialized) reports wherever they are inlined (GCC bug 105593, fixed
-// in 13).
-#pragma GCC diagnostic push
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+// in 13): the headers that call them put their code between these two.
+#if defined(__clang__)
+#define GPUEMU_AVX512_WARNINGS_OFF _Pragma("GCC diagnostic push")
+#else
+#define GPUEMU_AVX512_WARNINGS_OFF                                                           \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
 #endif
+#define GPUEMU_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
+
+GPUEMU_AVX512_WARNINGS_OFF
 
 namespace gpuemu::check::kernels {
 
@@ -234,6 +239,6 @@ template <class Out, class Ref>
 
 }  // namespace gpuemu::check::kernels
 
-#pragma GCC diagnostic pop
+GPUEMU_AVX512_WARNINGS_ON
 
 #endif

@@ -44,6 +44,34 @@ inline double threshold_near(std::mt19937_64& gen, std::uniform_real_distributio
   }
 }
 
+// A Screen for a pair with difference d, reference magnitude ay and ULP distance ulp: the worst
+// list's threshold, max_abs and max_rel near the pair's own ratio, difference and relative error
+// (sometimes 0), max_ulp at, beside or far from its distance.
+inline kernels::Screen screen_near(std::mt19937_64& gen, std::uniform_real_distribution<double>& exponent,
+                                   double atol, double rtol, double d, double ay, double ulp) {
+  const double bound = atol + rtol * ay;
+  const auto near = [&](double v) { return threshold_near(gen, exponent, v); };
+  const double thr = gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack);
+  const double max_abs = near(d);
+  const double max_rel = gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack);
+  const double max_ulp =
+      gen() % 2 ? static_cast<double>(gen() % 4)
+                : (std::isfinite(ulp) ? std::max(0.0, ulp + static_cast<double>(gen() % 3) - 1) : 1e9);
+  return {atol, rtol, thr, max_abs, max_rel, max_ulp};
+}
+
+// Whether this CPU runs the AVX-512 kernels (wide_screen_avx512.hpp, narrow_precheck_avx512.hpp).
+inline bool has_avx512() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
+
 // One million random 16-bit output/reference pairs (rounded outputs with references a little off,
 // midpoints and their float and double neighbours, subnormals, values beyond the largest finite
 // output and float, NaN/Inf, any bits), each with a Screen whose thresholds sit exactly at, one
@@ -116,18 +144,8 @@ void for_each_half_case(int trials, Check check) {
                               d / ay * (1 - 0x1p-18)};
       rtol = steps[gen() % 7];
     }
-    const double bound = atol + rtol * ay;
-    const auto near = [&](double v) { return threshold_near(gen, exponent, v); };
     const double ulp = kBf16 ? ulp_bf16_inline(x, y) : ulp_f16_inline(x, y);
-    const kernels::Screen screen{
-        atol,
-        rtol,
-        gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
-        near(d),
-        gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
-        gen() % 2 ? static_cast<double>(gen() % 4)
-                  : (std::isfinite(ulp) ? std::max(0.0, ulp + static_cast<double>(gen() % 3) - 1) : 1e9)};
-    if (!check(bits, y, screen)) return;
+    if (!check(bits, y, screen_near(gen, exponent, atol, rtol, d, ay, ulp))) return;
   }
 }
 
@@ -201,18 +219,8 @@ void for_each_float_case(int trials, Check check) {
     const double xd = x;
     const double d = std::fabs(xd - y), ay = std::fabs(y);
     const double atol = tolerances[gen() % 8], rtol = tolerances[gen() % 8];
-    const double bound = atol + rtol * ay;
-    const auto near = [&](double v) { return threshold_near(gen, exponent, v); };
     const double ulp = sizeof(T) == 4 ? tensor::ulp_distance_f32(xd, y) : tensor::ulp_distance_f64(xd, y);
-    const kernels::Screen screen{
-        atol,
-        rtol,
-        gen() % 8 == 0 ? 0.0 : near(d / bound / kernels::kSlack),
-        near(d),
-        gen() % 8 == 0 ? 0.0 : near(d / ay / kernels::kSlack),
-        gen() % 2 ? static_cast<double>(gen() % 4)
-                  : (std::isfinite(ulp) ? std::max(0.0, ulp + static_cast<double>(gen() % 3) - 1) : 1e9)};
-    if (!check(x, y, screen)) return;
+    if (!check(x, y, screen_near(gen, exponent, atol, rtol, d, ay, ulp))) return;
   }
 }
 

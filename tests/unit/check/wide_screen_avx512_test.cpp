@@ -23,13 +23,7 @@ namespace {
 using kernels::Raw;
 using kernels::RawBF16;
 using kernels::RawF16;
-
-bool has_avx512() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("f16c");
-}
+using testing_cases::has_avx512;
 
 std::uint32_t all_sub_blocks(std::size_t n) {
   const std::size_t subs = (n + kernels::kSubBlock - 1) / kernels::kSubBlock;
