@@ -307,19 +307,6 @@ template <UlpMode M, class Out, class Ref>
   return m;
 }
 
-// Whether some pair has NaN or Inf on either side, or a difference that overflows: the test that
-// screen_body folds into its pass, for screens that flag such pairs instead (wide_screen_avx512).
-template <class Out, class Ref>
-[[gnu::always_inline]] inline bool any_nonfinite(Out out, Ref ref, std::size_t n) {
-  bool nonfinite = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double x = out(i);
-    const double y = ref(i);
-    nonfinite |= !(std::fabs(x - y) + std::fabs(y) <= DBL_MAX);
-  }
-  return nonfinite;
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 // The float16 screen's first half, for CPUs with F16C (its callers are compiled with it): decodes
 // the chunk's outputs to float with vcvtph2ps (exact) into `out_f`, for the screen to read as

@@ -202,7 +202,7 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
     const ChunkSources<Out, Ref> chunk{out, ref, output, first, size, ratios.data()};
     if constexpr (Kind::kWide) {
       if (kind.wide_flag != nullptr) {
-        if (!wide_chunk(kind, chunk, wide_state)) {
+        if (!wide_chunk(kind, chunk, screen, wide_state)) {
           decode();
           precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
         }
@@ -334,10 +334,9 @@ std::int64_t StatsAccumulator::reduce_pieces(const Kind& kind, const Sources& ch
 // chunk with failures the pre-check's counting form also clears sub-blocks whose failures are sure,
 // and counts them.
 template <class Kind, class Sources, class State>
-bool StatsAccumulator::wide_chunk(const Kind& kind, const Sources& chunk, State& state) {
+bool StatsAccumulator::wide_chunk(const Kind& kind, const Sources& chunk, const Screen& screen,
+                                  State& state) {
   using Out = typename Kind::OutSource;
-  const Screen screen{
-      rules_.tolerance.atol, rules_.tolerance.rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
   if (!same_screen(screen, state.screen)) {
     state.screen = screen;
     state.wide = kernels::wide_screen(screen, kernels::wide_ulp_shift<Out>());

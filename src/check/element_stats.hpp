@@ -15,6 +15,10 @@
 
 namespace gpuemu::check {
 
+namespace kernels {
+struct Screen;  // element_kernels.hpp: the running statistics a chunk is screened against
+}
+
 struct ElementRules {
   ToleranceSpec tolerance;
   bool check_nan = true;
@@ -75,7 +79,7 @@ class StatsAccumulator {
   // One chunk through the AVX-512 pre-check and wide screen; false when it holds NaN/Inf and must
   // take the precise pass instead.
   template <class Kind, class Sources, class WideState>
-  bool wide_chunk(const Kind& kind, const Sources& chunk, WideState& state);
+  bool wide_chunk(const Kind& kind, const Sources& chunk, const kernels::Screen& screen, WideState& state);
   void precise_chunk(const Chunk& chunk);
   void offer_worst(const Candidate& candidate);
   double worst_threshold() const { return worst_count_ < kWorst ? 0.0 : worst_[kWorst - 1].ratio; }

@@ -109,7 +109,7 @@ GPUEMU_CHECK_HALF_PRECHECK(avx2, [[gnu::target("avx2,f16c,popcnt")]])
 #undef GPUEMU_CHECK_HALF_PRECHECK
 
 // The wide screen (wide_screen_avx512.hpp), flagging only and counting failures too, its NaN/Inf
-// test of the sub-blocks it flags, and the float-lane pre-check (narrow_precheck_avx512.hpp).
+// test of the pieces it flags, and the float-lane pre-check (narrow_precheck_avx512.hpp).
 #define GPUEMU_CHECK_AVX512 [[gnu::target(GPUEMU_AVX512_TARGET)]]
 template <class Out, class Ref>
 GPUEMU_CHECK_AVX512 WideResult wide_flag_avx512(Out out, Ref ref, std::size_t n, const WideScreen& w,
