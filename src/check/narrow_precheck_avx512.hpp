@@ -177,14 +177,7 @@ template <class Out, class Ref, bool kCountFailures>
       const auto* p = reinterpret_cast<const float*>(x_base) + i;
       x = kTail ? _mm512_maskz_loadu_ps(valid, p) : _mm512_loadu_ps(p);
     } else {
-      const auto* p = x_base + 2 * i;
-      const __m256i h = kTail ? _mm256_maskz_loadu_epi16(valid, p)
-                              : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-      if constexpr (std::is_same_v<Out, RawF16>) {
-        x = _mm512_cvtph_ps(h);
-      } else {
-        x = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-      }
+      x = load_half16<Out, kTail>(x_base + 2 * i, valid);
     }
     const __m512i y_bits = _mm512_castps_si512(y);
     // |fy|, with NaN and Inf as FLT_MAX: the thresholds stay numbers, and max_abs's below a NaN's

@@ -98,6 +98,20 @@ GPUEMU_AVX512_WARNINGS_OFF
 
 namespace gpuemu::check::kernels {
 
+// Sixteen stored float16 (Out RawF16) or bfloat16 outputs from p on as floats, exactly (subnormals
+// and NaN/Inf included). kTail: only the lanes of `valid` are read, the others are zeros.
+template <class Out, bool kTail>
+[[gnu::always_inline, gnu::target(GPUEMU_AVX512_TARGET)]] inline __m512 load_half16(const std::byte* p,
+                                                                                    __mmask16 valid) {
+  const __m256i h =
+      kTail ? _mm256_maskz_loadu_epi16(valid, p) : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  if constexpr (std::is_same_v<Out, RawF16>) {
+    return _mm512_cvtph_ps(h);
+  } else {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+}
+
 // Sixteen pairs from element i on, exactly as doubles (x0/y0 elements i..i+7, x1/y1 the next
 // eight). kTail: only the lanes of `valid` are read, the others are zeros.
 template <class Out, class Ref, bool kTail>
@@ -124,15 +138,7 @@ template <class Out, class Ref, bool kTail>
     x0 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(lo, x) : _mm256_loadu_ps(x));
     x1 = _mm512_cvtps_pd(kTail ? _mm256_maskz_loadu_ps(hi, x + 8) : _mm256_loadu_ps(x + 8));
   } else {
-    const auto* x = out.p + 2 * i;
-    const __m256i h =
-        kTail ? _mm256_maskz_loadu_epi16(valid, x) : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
-    __m512 f;
-    if constexpr (std::is_same_v<Out, RawF16>) {
-      f = _mm512_cvtph_ps(h);  // exact, subnormals and NaN/Inf included
-    } else {
-      f = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    }
+    const __m512 f = load_half16<Out, kTail>(out.p + 2 * i, valid);
     x0 = _mm512_cvtps_pd(_mm512_castps512_ps256(f));
     x1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(f, 1));
   }

@@ -72,6 +72,20 @@ inline bool has_avx512() {
 #endif
 }
 
+// The first kSpecials kinds of value both generators draw: any bits (NaN too), +-Inf, a float
+// subnormal.
+constexpr std::uint64_t kSpecials = 3;
+inline double special_double(std::mt19937_64& gen, std::uint64_t pick) {
+  switch (pick) {
+    case 0:
+      return std::bit_cast<double>(static_cast<std::uint64_t>(gen()));
+    case 1:
+      return (gen() & 1 ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
+    default:
+      return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000)) * 1.0;
+  }
+}
+
 // One million random 16-bit output/reference pairs (rounded outputs with references a little off,
 // midpoints and their float and double neighbours, subnormals, values beyond the largest finite
 // output and float, NaN/Inf, any bits), each with a Screen whose thresholds sit exactly at, one
@@ -87,13 +101,9 @@ void for_each_half_case(int trials, Check check) {
   };
   const auto to_bits = [](double v) { return kBf16 ? tensor::double_to_bf16(v) : tensor::double_to_f16(v); };
   const auto random_double = [&] {
-    switch (gen() % 16) {
-      case 0:
-        return std::bit_cast<double>(static_cast<std::uint64_t>(gen()));  // any bits, NaN too
-      case 1:
-        return (gen() & 1 ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
-      case 2:
-        return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000)) * 1.0;  // float subnormal
+    const std::uint64_t pick = gen() % 16;
+    if (pick < kSpecials) return special_double(gen, pick);
+    switch (pick) {
       case 3:  // float16 subnormals and float32 values near FLT_MIN
         return (gen() & 1 ? -1.0 : 1.0) *
                std::exp2((kBf16 ? -140.0 : -14.0) - static_cast<double>(gen() % 20));
@@ -176,13 +186,9 @@ void for_each_float_case(int trials, Check check) {
   std::uniform_real_distribution<double> exponent(sizeof(T) == 4 ? -160.0 : -1080.0,
                                                   sizeof(T) == 4 ? 130.0 : 1024.0);
   const auto random_double = [&] {
-    switch (gen() % 16) {
-      case 0:
-        return std::bit_cast<double>(static_cast<std::uint64_t>(gen()));  // any bits, NaN too
-      case 1:
-        return (gen() & 1 ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
-      case 2:
-        return std::bit_cast<float>(static_cast<std::uint32_t>(gen() % 0x800000)) * 1.0;  // float subnormal
+    const std::uint64_t pick = gen() % 16;
+    if (pick < kSpecials) return special_double(gen, pick);
+    switch (pick) {
       case 3:
         return (gen() & 1 ? -1.0 : 1.0) * (gen() % 2 ? FLT_MAX : DBL_MAX) *
                (1 - std::exp2(-static_cast<double>(gen() % 30)));
