@@ -39,10 +39,11 @@ def test_action_metadata_matches_the_schema():
     jsonschema.validate(action(), json.loads(SCHEMA.read_text()))
 
 
-def test_action_is_a_docker_action_built_from_the_dockerfile():
+def test_action_runs_the_prebuilt_image_of_its_release():
     runs = action()["runs"]
-    assert runs == {"using": "docker", "image": "Dockerfile"}
-    assert (REPO / runs["image"]).is_file()
+    assert set(runs) == {"using", "image"} and runs["using"] == "docker"
+    # Pinned by a full version tag: a workflow that pins the action by tag or SHA pins the image too.
+    assert re.fullmatch(r"docker://ghcr\.io/skelf/gpuemu-action:v1\.\d+\.\d+", runs["image"]), runs["image"]
 
 
 def test_action_inputs_and_outputs_are_the_ones_the_entrypoint_and_gpuemu_use():
@@ -433,12 +434,17 @@ def example_workflows():
     return sorted(WORKFLOWS.glob("*.yml"))
 
 
+def repository_workflows():
+    return sorted((REPO / ".github" / "workflows").glob("*.yml"))
+
+
 def test_there_are_example_workflows():
     names = {p.stem for p in example_workflows()}
     assert {"pre-merge", "nightly", "sharded", "publish", "release"} <= names
 
 
-@pytest.mark.parametrize("workflow", example_workflows(), ids=lambda p: p.name)
+@pytest.mark.parametrize("workflow", example_workflows() + repository_workflows(),
+                         ids=lambda p: str(p.relative_to(REPO)))
 def test_example_workflow_passes_actionlint(workflow):
     actionlint = actionlint_path()
     if actionlint is None:
