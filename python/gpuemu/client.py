@@ -27,6 +27,14 @@ from gpuemu.wire_results import (
 __all__ = ["Client", "MINIMIZE_STRATEGIES"]
 
 # python-api strategy names -> the daemon's (and `gpuemu minimize --strategy`).
+# The longest wait the transport can express: pynng takes timeouts as a C int of milliseconds
+# (24.8 days). Longer requests are refused here rather than overflowing inside pynng.
+MAX_TIMEOUT_MS = 2**31 - 1
+# The daemon's limits for these fields (docs/protocol.md); checked here so a wrong value is a
+# ValueError naming the argument before anything is sent.
+MAX_FUZZ_ITERATIONS = 1_000_000
+MAX_CALIBRATE_ITERATIONS = 100_000
+MAX_MINIMIZE_ITERS = 100_000
 MINIMIZE_STRATEGIES = {"binary-search-dims": "dims", "binary-search-values": "values", "dims": "dims",
                        "values": "values", "all": "all"}
 
@@ -43,10 +51,8 @@ class Client:
 
     def __init__(self, socket_path: str | None = None, timeout_ms: int = 30000, *, config: str | None = None,
                  inline: bool | None = None):
-        if int(timeout_ms) <= 0:
-            raise ValueError(f"timeout_ms must be > 0, got {timeout_ms}")
+        self.timeout_ms = _bounded_int("timeout_ms", timeout_ms, 1, MAX_TIMEOUT_MS)
         self.socket_path = str(socket_path or default_socket_path())
-        self.timeout_ms = int(timeout_ms)
         self.inline = inline
         self._config_arg = config
         self._transport = NngTransport(self.socket_path, self.timeout_ms)
@@ -170,8 +176,9 @@ class Client:
         here: a script path or module:function that replaces it for this request) and the reference.
         batch_sizes, seq_lengths and hidden_dims are accepted for compatibility; shapes come from
         the op's schema."""
+        iterations = _bounded_int("iterations", iterations, 0, MAX_FUZZ_ITERATIONS)
         seed = generate_seed() if seed is None else seed
-        fields: dict[str, Any] = {"op": op_name, "seed": seed_to_wire(seed), "iterations": int(iterations),
+        fields: dict[str, Any] = {"op": op_name, "seed": seed_to_wire(seed), "iterations": iterations,
                                   "fail_fast": bool(fail_fast)}
         for key, value in (("batch_sizes", batch_sizes), ("seq_lengths", seq_lengths), ("hidden_dims", hidden_dims),
                            ("dtypes", dtypes), ("layouts", layouts)):
@@ -184,8 +191,9 @@ class Client:
         return fuzz_results(reply, op_name)
 
     def _long_timeout(self, iterations: int) -> int:
-        # A fuzz request does many cases: allow timeout_ms per 10 cases, at least timeout_ms.
-        return self.timeout_ms * max(1, (int(iterations) + 9) // 10)
+        # A fuzz request does many cases: allow timeout_ms per 10 cases, at least timeout_ms, and at
+        # most what the transport can wait for (pynng takes a C int of milliseconds).
+        return min(MAX_TIMEOUT_MS, self.timeout_ms * max(1, (iterations + 9) // 10))
 
     def reproduce(self, seed: int, op: str | None = None, run_op: Callable | None = None) -> ReproduceResult:
         """Re-run a stored failure. When its op runs only on the client (`needs_client`), pass run_op:
@@ -216,12 +224,13 @@ class Client:
         name = MINIMIZE_STRATEGIES.get(strategy or "binary-search-dims")
         if name is None:
             raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(MINIMIZE_STRATEGIES)}")
+        max_iters = _bounded_int("max_iters", max_iters, 1, MAX_MINIMIZE_ITERS)
         if run_op is not None:
             from gpuemu.client_minimize import minimize_client_side
 
-            return minimize_client_side(self, seed, run_op, name, int(max_iters), op)
+            return minimize_client_side(self, seed, run_op, name, max_iters, op)
         reply, tensors = self._request("minimize", _with_op({"seed": seed_to_wire(seed), "strategy": name,
-                                                             "max_iters": int(max_iters)}, op),
+                                                             "max_iters": max_iters}, op),
                                        timeout_ms=self._long_timeout(max_iters))
         minimized = reply.get("minimized") or {}
         original = reply.get("original") or {}
@@ -261,7 +270,8 @@ class Client:
     def calibrate(self, op_name: str, dtype: str | None = None, iterations: int = 50, seed: int | None = None,
                   against: str | None = None) -> list[dict[str, Any]]:
         """Fit tolerances from a trusted implementation (as `gpuemu calibrate`): one row per dtype."""
-        fields: dict[str, Any] = {"op": op_name, "iterations": int(iterations)}
+        iterations = _bounded_int("iterations", iterations, 2, MAX_CALIBRATE_ITERATIONS)
+        fields: dict[str, Any] = {"op": op_name, "iterations": iterations}
         if dtype is not None:
             fields["dtype"] = dtype
         if seed is not None:
@@ -338,6 +348,13 @@ def _wire(arr: Any, dtype: str | None) -> Any:
     if a.dtype != np.float32 or not a.size or np.any(np.ascontiguousarray(a).view(np.uint32) & np.uint32(0xFFFF)):
         return arr
     return (a, "bfloat16")
+
+
+def _bounded_int(name: str, value: Any, low: int, high: int) -> int:
+    """`value` as an int in [low, high], or a ValueError naming the argument and the range."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= int(value) <= high:
+        raise ValueError(f"{name} must be an integer from {low:_} to {high:_}, got {value!r}")
+    return int(value)
 
 
 def _with_op(fields: dict, op: str | None) -> dict:
