@@ -11,6 +11,7 @@ from gpuemu.errors import (
     RequestTimeoutError,
     ValidationError,
 )
+from gpuemu.frameworks import case_dtype
 from gpuemu.fuzzing import (
     SeededFuzzer,
     fuzz_dtypes,
@@ -39,6 +40,7 @@ from gpuemu.values import describe_values, generate_tensor
 __all__ = [
     "Client",
     "validate_op",
+    "case_dtype",
     "ClientError",
     "DaemonError",
     "DaemonNotRunningError",

@@ -20,6 +20,8 @@ __all__ = [
     "to_bf16_bits",
     "from_bf16_bits",
     "round_to_dtype",
+    "ml_bfloat16",
+    "is_ml_bfloat16",
 ]
 
 # Canonical names in the order of tensor::DType (whose numbers are persisted).
@@ -67,6 +69,27 @@ _INT_RANGE = {
     "uint8": (0, 255),
     "bool": (0, 1),
 }
+
+
+def ml_bfloat16() -> np.dtype:
+    """numpy's bfloat16 dtype from ml_dtypes (the one JAX and TensorFlow use).
+
+    Imported here, on first use, so that code which never meets a bfloat16 array (and old
+    installs without ml_dtypes) keeps working; a missing package is an error naming the fix.
+    """
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise ImportError(
+            "bfloat16 numpy arrays need the ml_dtypes package: pip install ml_dtypes (a dependency of "
+            "gpuemu), or set [project] numpy_bfloat16 = \"float32\" in gpuemu.toml for float32 arrays"
+        ) from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def is_ml_bfloat16(dtype) -> bool:
+    """True for ml_dtypes' bfloat16 (checked by name: no import of ml_dtypes needed)."""
+    return np.dtype(dtype).name == "bfloat16"
 
 
 def canonical_dtype(name: str) -> str:
@@ -119,6 +142,8 @@ def to_bf16_bits(arr) -> np.ndarray:
     payload kept), overflow gives +-Inf.
     """
     a = np.asarray(arr)
+    if is_ml_bfloat16(a.dtype):  # already bfloat16: its bits, exactly
+        return a.view(np.uint16)
     if a.dtype == np.float64 or a.dtype.kind in "iub":
         x = a.astype(np.float64)
         finite_small = np.abs(x) < _BF16_OVERFLOW  # False for NaN and +-Inf too
@@ -154,6 +179,8 @@ def to_bf16_bits(arr) -> np.ndarray:
 def from_bf16_bits(bits) -> np.ndarray:
     """bfloat16 bit patterns to float32, exactly (bfloat16 is the top half of a float32)."""
     b = np.asarray(bits)
+    if is_ml_bfloat16(b.dtype):
+        return b.astype(np.float32)
     if b.dtype != np.uint16:
         if b.dtype.kind not in "iu" or (b.size and (b.min() < 0 or b.max() > 0xFFFF)):
             raise ValueError("bfloat16 bit patterns must be uint16 values in [0, 65535]")

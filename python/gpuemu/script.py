@@ -51,14 +51,7 @@ def clear_registered() -> None:
     _registered_role = None
 
 
-def read_request(stream: IO[str] | None = None) -> tuple[dict[str, np.ndarray], dict, str]:
-    """Reads one request and returns (inputs, kwargs, case_dtype).
-
-    Inputs are numpy arrays with the request's real strides (a strided or transposed case is a
-    view into its storage buffer, not a copy); bfloat16 arrives as exact float32 because numpy
-    has no bfloat16. case_dtype is the dtype the case is run at; when an older engine leaves it
-    out, it is the first floating input's dtype, else "float32".
-    """
+def _parse_request(stream: IO[str] | None) -> dict:
     stream = sys.stdin if stream is None else stream
     text = stream.read()
     try:
@@ -70,16 +63,44 @@ def read_request(stream: IO[str] | None = None) -> tuple[dict[str, np.ndarray], 
     raw_inputs = request.get("inputs", {})
     if not isinstance(raw_inputs, dict):
         raise ValueError("gpuemu.script: request 'inputs' must be an object of tensors")
-    inputs = {name: tensors.decode_tensor(obj) for name, obj in raw_inputs.items()}
     kwargs = request.get("kwargs") or {}
     if not isinstance(kwargs, dict):
         raise ValueError("gpuemu.script: request 'kwargs' must be an object")
-    case_dtype = request.get("dtype")
-    if not isinstance(case_dtype, str):
-        case_dtype = next((str(obj.get("dtype")) for obj in raw_inputs.values()
-                           if isinstance(obj, dict) and str(obj.get("dtype", "")).startswith(("float", "bfloat"))),
-                          "float32")
-    return inputs, kwargs, case_dtype
+    if not isinstance(request.get("dtype"), str):
+        request["dtype"] = next((str(obj.get("dtype")) for obj in raw_inputs.values()
+                                 if isinstance(obj, dict) and str(obj.get("dtype", "")).startswith(("float", "bfloat"))),
+                                "float32")
+    request["kwargs"] = kwargs
+    return request
+
+
+def _storages(raw_inputs: dict) -> dict[str, tuple[np.ndarray, str]]:
+    """{name: (storage view, dtype)}: bfloat16 as its uint16 bits, strided cases as strided views."""
+    return {name: tensors.decode_tensor_storage(obj) for name, obj in raw_inputs.items()}
+
+
+def request_settings(request: dict, role: str = "op") -> "AdapterSettings":
+    """The frameworks.AdapterSettings a cold request asks for: its "framework", "device" and
+    "numpy_bfloat16" fields (absent: numpy, auto, float32 — what engines before adapters meant)."""
+    from gpuemu.frameworks import AdapterSettings
+
+    defaults = AdapterSettings(role=role)
+    return AdapterSettings(framework=str(request.get("framework") or defaults.framework),
+                           device=str(request.get("device") or defaults.device),
+                           numpy_bfloat16=str(request.get("numpy_bfloat16") or defaults.numpy_bfloat16), role=role)
+
+
+def read_request(stream: IO[str] | None = None) -> tuple[dict[str, np.ndarray], dict, str]:
+    """Reads one request and returns (inputs, kwargs, case_dtype) as numpy arrays in the older form.
+
+    Inputs are numpy arrays with the request's real strides (a strided or transposed case is a
+    view into its storage buffer, not a copy); bfloat16 arrives as exact float32. case_dtype is
+    the dtype the case is run at; when an older engine leaves it out, it is the first floating
+    input's dtype, else "float32". run_once() instead converts the inputs to the request's framework.
+    """
+    request = _parse_request(stream)
+    inputs = {name: tensors.decode_tensor(obj) for name, obj in request.get("inputs", {}).items()}
+    return inputs, request["kwargs"], request["dtype"]
 
 
 def output_dtype(arr: np.ndarray, case_dtype: str | None, role: str = "op") -> str | None:
@@ -136,10 +157,18 @@ def write_output(out: Any, dtype: str | None = None, stream: IO[str] | None = No
 
 
 def run_once(fn: Fn, role: str = "op", stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
-    """Reads one request, calls fn(inputs, **kwargs) and writes the reply (the body of main)."""
-    inputs, kwargs, case_dtype = read_request(stdin)
-    out = fn(inputs, **kwargs)
-    reply = encode_outputs(out, case_dtype=case_dtype, role=role)
+    """Reads one request, converts its inputs to the request's framework, calls fn(inputs, **kwargs)
+    and writes the reply: the body of main, through the same frameworks.Converter as the warm worker."""
+    from gpuemu.frameworks import Converter
+
+    request = _parse_request(stdin)
+    converter = Converter(request_settings(request, role))
+    op, case_dtype = str(request.get("op") or ""), request["dtype"]
+    inputs = converter.inputs(_storages(request.get("inputs", {})), op)
+    out = converter.call(fn, inputs, request["kwargs"], case_dtype)
+    encoded = {name: tensors.encode_tensor(arr, converter.wire_dtype(arr, case_dtype))
+               for name, arr in converter.outputs(out, op)}
+    reply = encoded["out"] if list(encoded) == ["out"] and not isinstance(out, Mapping) else {"outputs": encoded}
     stream = sys.stdout if stdout is None else stdout
     stream.write(json.dumps(reply, separators=(",", ":")))
     stream.write("\n")

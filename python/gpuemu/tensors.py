@@ -3,8 +3,10 @@
 """Encode and decode tensors: {"shape", "strides", "dtype", "data"} and raw little-endian buffers.
 
 Strides are in elements. A decoded tensor is a numpy view over the storage buffer with exactly
-those strides (so a strided or transposed layout reaches the script as that layout), except for
-bfloat16: numpy has no bfloat16, so bfloat16 storage decodes exactly to a new float32 array.
+those strides (so a strided or transposed layout reaches the script as that layout). bfloat16:
+decode_storage gives its 16-bit patterns (uint16, still a view), which gpuemu.frameworks turns
+into each framework's bfloat16; decode_raw gives exact float32 (today's numpy form). Encoding
+accepts ml_dtypes bfloat16 arrays and stores their bits unchanged.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.dtypes import canonical_dtype, from_bf16_bits, storage_dtype, to_bf16_bits
+from gpuemu.dtypes import canonical_dtype, from_bf16_bits, is_ml_bfloat16, storage_dtype, to_bf16_bits
 
 __all__ = [
     "numpy_dtype",
     "decode_tensor",
     "decode_raw",
+    "decode_storage",
+    "decode_tensor_storage",
     "encode_tensor",
     "encode_raw",
     "encode_view",
@@ -61,6 +65,20 @@ def _as_int_list(value: Any, what: str) -> list[int]:
 
 def decode_raw(dtype: str, shape, strides, buffer) -> np.ndarray:
     """A numpy view with the given shape and element strides over a little-endian storage buffer.
+
+    strides None means contiguous row-major. The view is writable exactly when the buffer is.
+    bfloat16 decodes to a new float32 array holding the exact values.
+    Raises ValueError as decode_storage does.
+    """
+    name = canonical_dtype(dtype)
+    out = decode_storage(name, shape, strides, buffer)
+    if name == "bfloat16":
+        return from_bf16_bits(np.ascontiguousarray(out))
+    return out
+
+
+def decode_storage(dtype: str, shape, strides, buffer) -> np.ndarray:
+    """decode_raw without any conversion: bfloat16 stays its uint16 bit patterns, as a view.
 
     strides None means contiguous row-major. The view is writable exactly when the buffer is.
     Raises ValueError naming the problem for unknown dtypes, negative sizes or strides, buffers
@@ -105,15 +123,12 @@ def decode_raw(dtype: str, shape, strides, buffer) -> np.ndarray:
         out = np.lib.stride_tricks.as_strided(
             flat, shape=dims, strides=[s * store.itemsize for s in steps], writeable=not view.readonly
         )
-    if name == "bfloat16":
-        return from_bf16_bits(np.ascontiguousarray(out))
     if not store.isnative:  # only on big-endian hosts
         return out.astype(store.newbyteorder("="))
     return out
 
 
-def decode_tensor(obj: dict) -> np.ndarray:
-    """Decode the script-protocol form {"shape", "strides"?, "dtype", "data": base64}."""
+def _tensor_bytes(obj: dict) -> bytearray:
     if not isinstance(obj, dict):
         raise ValueError(f"a tensor must be a JSON object with shape, dtype and data, got {type(obj).__name__}")
     missing = [key for key in ("shape", "dtype", "data") if key not in obj]
@@ -126,11 +141,27 @@ def decode_tensor(obj: dict) -> np.ndarray:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError) as err:
         raise ValueError(f"tensor data is not valid base64: {err}") from None
-    return decode_raw(obj["dtype"], obj["shape"], obj.get("strides"), bytearray(raw))
+    return bytearray(raw)
+
+
+def decode_tensor(obj: dict) -> np.ndarray:
+    """Decode the script-protocol form {"shape", "strides"?, "dtype", "data": base64}."""
+    raw = _tensor_bytes(obj)  # first: it explains a malformed object
+    return decode_raw(obj["dtype"], obj["shape"], obj.get("strides"), raw)
+
+
+def decode_tensor_storage(obj: dict) -> tuple[np.ndarray, str]:
+    """(storage view, canonical dtype) of the script-protocol form, as decode_storage gives it."""
+    raw = _tensor_bytes(obj)
+    return decode_storage(obj["dtype"], obj["shape"], obj.get("strides"), raw), canonical_dtype(obj["dtype"])
 
 
 def _storage_bytes(arr, dtype: str | None) -> tuple[str, np.ndarray]:
     a = np.asarray(arr)
+    if is_ml_bfloat16(a.dtype):  # ml_dtypes bfloat16: its bits go as they are (or cast on request)
+        name = "bfloat16" if dtype is None else canonical_dtype(dtype)
+        stored = to_bf16_bits(a) if name == "bfloat16" else a.astype(storage_dtype(name))
+        return name, np.asarray(stored, order="C")
     if dtype is None:
         if a.dtype == np.bool_:
             name = "bool"

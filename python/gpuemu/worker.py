@@ -13,17 +13,24 @@ Loading:
                       ``if __name__ == "__main__"`` block does not run) and takes the function
                       it passed to ``gpuemu.script.serve(fn)``, else its top-level ``run``.
 
-Each case: fn(inputs: dict[str, ndarray], **kwargs) -> ndarray | dict[str, ndarray].
+Tensors: --framework numpy|pytorch|jax|tensorflow (default numpy), --device auto|cpu|cuda and
+--numpy-bfloat16 ml_dtypes|float32 decide what fn receives and may return; every conversion goes
+through gpuemu.frameworks.Converter (the one conversion point, shared with cold scripts and the
+client).
+
+Each case: fn(inputs: dict[str, tensor], **kwargs) -> tensor | dict[str, tensor].
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import os
 import re
 import sys
+import time
 import traceback
 from typing import Any, Callable
 
@@ -31,12 +38,25 @@ from gpuemu import _frames
 
 Fn = Callable[..., Any]
 
-__all__ = ["main", "serve_frames", "load_callable", "load_script", "decode_inputs", "encode_outputs"]
+__all__ = ["main", "serve_frames", "load_callable", "load_script", "decode_inputs", "decode_storages",
+           "encode_outputs", "encode_items"]
 
 
 def _error_text(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# A framework module the user's code imports -> the gpuemu extra that installs it.
+_EXTRAS = {"torch": "torch", "triton": "triton", "jax": "jax", "jaxlib": "jax", "tensorflow": "tensorflow",
+           "ml_dtypes": "jax"}
+
+
+def _install_hint(exc: BaseException) -> str:
+    """"; install it with: pip install 'gpuemu[torch]'" when the code failed to import a framework."""
+    missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    extra = _EXTRAS.get(str(missing).partition(".")[0]) if missing else None
+    return f"; install it with: pip install 'gpuemu[{extra}]'" if extra else ""
 
 
 def load_callable(spec: str) -> Fn:
@@ -85,10 +105,20 @@ def load_script(path: str) -> tuple[Fn, str | None]:
 
 
 def decode_inputs(header: dict, payload: bytearray, mapped: Any = None) -> dict:
-    """{name: ndarray view} for a call frame's "tensors": writable views into the payload, or
-    read-only views of the shared-memory segment an entry names (`mapped`: a
-    segments.MappedSegments that keeps the mappings between calls)."""
+    """{name: ndarray view} for a call frame's "tensors" in numpy's older form (bfloat16 as exact
+    float32): decode_storages, then each view as decode_raw gives it."""
+    from gpuemu.dtypes import from_bf16_bits
+
+    return {name: from_bf16_bits(np_view) if dtype == "bfloat16" else np_view
+            for name, (np_view, dtype) in decode_storages(header, payload, mapped).items()}
+
+
+def decode_storages(header: dict, payload: bytearray, mapped: Any = None) -> dict:
+    """{name: (storage view, dtype)} for a call frame's "tensors": writable views into the payload,
+    or read-only views of the shared-memory segment an entry names (`mapped`: a
+    segments.MappedSegments that keeps the mappings between calls). bfloat16 stays uint16 bits."""
     from gpuemu import segments, tensors
+    from gpuemu.dtypes import canonical_dtype
 
     view = memoryview(payload)
     inputs = {}
@@ -102,31 +132,30 @@ def decode_inputs(header: dict, payload: bytearray, mapped: Any = None) -> dict:
             source, where = mapped.view(path), f"segment {path}"
         if offset < 0 or nbytes < 0 or offset + nbytes > source.nbytes:
             raise _frames.FrameError(f"tensor {entry.get('name')!r} lies outside {where}")
-        inputs[entry["name"]] = tensors.decode_raw(
-            entry["dtype"], entry["shape"], entry.get("strides"), source[offset : offset + nbytes]
-        )
+        view = tensors.decode_storage(entry["dtype"], entry["shape"], entry.get("strides"),
+                                      source[offset : offset + nbytes])
+        inputs[entry["name"]] = (view, canonical_dtype(entry["dtype"]))
     return inputs
 
 
-def encode_outputs(out: Any, case_dtype: str | None, role: str) -> tuple[list, list]:
-    """(tensor entries, buffers) for fn's return value, with the wire dtypes cold mode uses."""
-    import numpy as np
+def encode_outputs(out: Any, case_dtype: str | None, role: str, converter: Any = None, op: str = "") -> tuple[list, list]:
+    """(tensor entries, buffers) for fn's return value, with the wire dtypes cold mode uses.
 
-    from gpuemu import script as helpers
+    converter: the worker's frameworks.Converter (default: numpy with bfloat16 as float32)."""
+    from gpuemu import frameworks
+
+    if converter is None:
+        converter = frameworks.Converter(frameworks.AdapterSettings(role=role))
+    return encode_items(converter.outputs(out, op), case_dtype, converter)
+
+
+def encode_items(items: list, case_dtype: str | None, converter: Any) -> tuple[list, list]:
+    """(tensor entries, buffers) for [(name, numpy array)] of a converter."""
     from gpuemu import tensors
 
-    if isinstance(out, dict):
-        if not out:
-            raise ValueError("gpuemu.worker: the function returned an empty dict of outputs")
-        items = [(str(name), value) for name, value in out.items()]
-    else:
-        items = [("out", out)]
     entries, buffers, offset = [], [], 0
-    for name, value in items:
-        arr = np.asarray(value)
-        if arr.dtype == object:
-            raise TypeError(f"gpuemu.worker: output {name!r} is not a numeric array (got {type(value).__name__})")
-        header, raw = tensors.encode_view(arr, helpers.output_dtype(arr, case_dtype, role))
+    for name, arr in items:
+        header, raw = tensors.encode_view(arr, converter.wire_dtype(arr, case_dtype))
         entries.append({**header, "name": name, "offset": offset, "nbytes": raw.nbytes})
         buffers.append(raw)
         offset += raw.nbytes
@@ -155,20 +184,46 @@ def _flush_user_output() -> None:
             pass
 
 
-def serve_frames(fn: Fn, frames_in, frames_out: int, role: str) -> int:
-    """Serves call frames until the input ends; returns the process exit status."""
-    from gpuemu import segments
+class _Converters:
+    """The worker's Converter, and one per other framework a call frame names: a call may carry
+    "framework", "device" and "numpy_bfloat16" (each overrides the worker's flag for that call)."""
 
+    KEYS = ("framework", "device", "numpy_bfloat16")
+
+    def __init__(self, base: Any):
+        self.base = base
+        self.made: dict = {}
+
+    def for_call(self, header: dict) -> Any:
+        from gpuemu import frameworks
+
+        asked = {key: str(header[key]) for key in self.KEYS if header.get(key)}
+        if not asked or all(getattr(self.base.requested, k) == v for k, v in asked.items()):
+            return self.base
+        key = tuple(sorted(asked.items()))
+        if key not in self.made:  # a failure (not installed) is this call's error, and the next call's
+            self.made[key] = frameworks.Converter(dataclasses.replace(self.base.requested, **asked))
+        return self.made[key]
+
+
+def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any = None) -> int:
+    """Serves call frames until the input ends; returns the process exit status.
+
+    converter: a frameworks.Converter (default: numpy, bfloat16 as float32, this role)."""
+    from gpuemu import frameworks, segments
+
+    if converter is None:
+        converter = frameworks.Converter(frameworks.AdapterSettings(role=role))
     mapped = segments.MappedSegments()
     lent = segments.LentSegments() if segments.available() else None
     try:
-        return _serve(fn, frames_in, frames_out, role, mapped, lent)
+        return _serve(fn, frames_in, frames_out, _Converters(converter), mapped, lent)
     finally:
         if lent is not None:
             lent.close()
 
 
-def _serve(fn: Fn, frames_in, frames_out: int, role: str, mapped: Any, lent: Any) -> int:
+def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, mapped: Any, lent: Any) -> int:
     while True:
         try:
             frame = _frames.read_frame(frames_in)
@@ -184,21 +239,34 @@ def _serve(fn: Fn, frames_in, frames_out: int, role: str, mapped: Any, lent: Any
         if kind != "call":
             _frames.write_frame(frames_out, {"type": "error", "error": f"unknown frame type {kind!r}", "traceback": ""})
             continue
+        elapsed = convert = 0
         try:
             if lent is not None:
                 lent.release(header.get("released") or [])
-            inputs = decode_inputs(header, payload, mapped)
-            kwargs = header.get("kwargs") or {}
-            out = fn(inputs, **kwargs)
-            entries, buffers = encode_outputs(out, header.get("dtype"), role)
+            converter = converters.for_call(header)
+            op, dtype = str(header.get("op") or ""), header.get("dtype")
+            started = time.perf_counter_ns()
+            inputs = converter.inputs(decode_storages(header, payload, mapped), op)
+            called = time.perf_counter_ns()
+            convert = called - started
+            try:
+                out = converter.call(fn, inputs, header.get("kwargs") or {}, dtype)
+            finally:
+                elapsed = time.perf_counter_ns() - called  # the user's time (with the device synchronize)
+            returned = time.perf_counter_ns()
+            entries, buffers = encode_items(converter.outputs(out, op), dtype, converter)
+            convert += time.perf_counter_ns() - returned
+            del inputs, out  # framework tensors over the payload: nothing of ours keeps them past the call
             buffers = _move_to_segment(entries, buffers, lent if header.get("segments") else None)
         except Exception as exc:  # the case fails, the worker lives on
             tb = traceback.format_exc()
             _flush_user_output()
-            _frames.write_frame(frames_out, {"type": "error", "error": _error_text(exc), "traceback": tb})
+            _frames.write_frame(frames_out, {"type": "error", "error": _error_text(exc), "traceback": tb,
+                                             "elapsed_ns": elapsed})
             continue
         _flush_user_output()
-        _frames.write_frame(frames_out, {"type": "result", "tensors": entries}, buffers)
+        _frames.write_frame(frames_out, {"type": "result", "tensors": entries, "elapsed_ns": elapsed,
+                                         "convert_ns": convert}, buffers)
 
 
 def _claim_stdio() -> tuple[Any, int]:
@@ -219,6 +287,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     which.add_argument("--script", metavar="PATH")
     parser.add_argument("--role", choices=("op", "reference"), default="op")
     parser.add_argument("--path", action="append", default=[], help="prepended to sys.path (repeatable)")
+    parser.add_argument("--framework", default="numpy", help="numpy, pytorch, jax or tensorflow")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--numpy-bfloat16", dest="numpy_bfloat16", default="float32", help="ml_dtypes or float32")
     return parser.parse_args(argv)
 
 
@@ -230,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import numpy  # noqa: F401  (gpuemu's own dependency: missing means no case can run)
 
-        from gpuemu import script, tensors  # noqa: F401
+        from gpuemu import frameworks, script, tensors  # noqa: F401
     except ImportError as exc:
         _frames.write_frame(
             frames_out,
@@ -238,22 +309,34 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     role = args.role
+    load_started = time.perf_counter_ns()  # importing the framework and the user's code is the user's time
+    try:
+        # Before the user's module, so a framework that is not installed is one error naming the
+        # pip extra (kind environment: the run stops) rather than the module's ImportError per case.
+        converter = frameworks.Converter(frameworks.AdapterSettings(
+            framework=args.framework, device=args.device, numpy_bfloat16=args.numpy_bfloat16, role=args.role))
+    except (ImportError, ValueError, TypeError) as exc:  # not installed, no such GPU, bad flag: no case can run
+        _frames.write_frame(frames_out, {"type": "fatal", "kind": "environment", "error": _error_text(exc),
+                                         "traceback": traceback.format_exc()})
+        return 2
     try:
         if args.callable is not None:
             fn = load_callable(args.callable)
         else:
             fn, registered_role = load_script(args.script)
-            role = registered_role or role
+            if registered_role and registered_role != role:
+                role = registered_role
+                converter = frameworks.Converter(dataclasses.replace(converter.settings, role=role))
     except BaseException as exc:  # noqa: BLE001  (any failure to load is reported, then we exit)
         _flush_user_output()
-        _frames.write_frame(
-            frames_out, {"type": "fatal", "kind": "load", "error": _error_text(exc), "traceback": traceback.format_exc()}
-        )
+        _frames.write_frame(frames_out, {"type": "fatal", "kind": "load", "error": _error_text(exc) + _install_hint(exc),
+                                         "traceback": traceback.format_exc()})
         return 2
     _flush_user_output()
+    load_ns = time.perf_counter_ns() - load_started
     _frames.write_frame(frames_out, {"type": "ready", "protocol": _frames.VERSION, "pid": os.getpid(),
-                                     "python": sys.version.split()[0]})
-    return serve_frames(fn, frames_in, frames_out, role)
+                                     "python": sys.version.split()[0], "load_ns": load_ns, **converter.describe()})
+    return serve_frames(fn, frames_in, frames_out, role, converter)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,106 @@
+# The one conversion point (DESIGN section 8): every path that calls a user's op or reference (warm
+# worker, cold script, the client) turns gpuemu storage into framework tensors and back here.
+"""Converter: inputs to the callable's framework, the call with its framework's idioms, outputs back."""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from gpuemu.dtypes import DTYPE_NAMES, canonical_dtype
+from gpuemu.frameworks.errors import AdapterError
+from gpuemu.frameworks.foreign import to_numpy_any
+from gpuemu.frameworks.settings import AdapterSettings
+
+__all__ = ["Converter", "case_dtype"]
+
+_CASE_DTYPE: contextvars.ContextVar[str | None] = contextvars.ContextVar("gpuemu_case_dtype", default=None)
+
+
+def case_dtype() -> str | None:
+    """The dtype of the case being run ("float16", "bfloat16", ...) while gpuemu calls an op or a
+    reference, else None. It is the dtype the op is expected to return."""
+    return _CASE_DTYPE.get()
+
+
+def _subject(op: str, kind: str, name: str) -> str:
+    return f"op '{op}': {kind} '{name}'" if op else f"{kind} '{name}'"
+
+
+class Converter:
+    """Converts one callable's inputs and outputs; made once per worker (or client op), used per case.
+
+    Making it imports the framework (FrameworkNotInstalledError naming the pip extra) and picks the
+    device, so a missing framework or GPU is one error before any case runs.
+    """
+
+    def __init__(self, settings: AdapterSettings | None = None):
+        from gpuemu import frameworks
+
+        settings = settings or AdapterSettings()
+        self.requested = settings  # as asked (device may be "auto"); self.settings has the chosen device
+        self.adapter = frameworks.adapter(settings.framework)
+        self.adapter.load()
+        self.settings = dataclasses.replace(settings, device=self.adapter.select_device(settings.device))
+        self.adapter.prepare(self.settings)
+
+    def describe(self) -> dict[str, str]:
+        """{"framework", "framework_version", "device"}: what the callable ran on."""
+        return {"framework": self.settings.framework, "framework_version": self.adapter.version(),
+                "device": self.settings.device}
+
+    def input(self, storage: np.ndarray, dtype: str, name: str, op: str = "") -> Any:
+        """One input: a gpuemu storage view (bfloat16 as uint16 bits) -> the framework's tensor."""
+        try:
+            return self.adapter.to_framework(storage, canonical_dtype(dtype), self.settings)
+        except AdapterError as exc:
+            raise AdapterError(f"{_subject(op, 'input', name)} ({dtype}): {exc}") from None
+
+    def inputs(self, storages: Mapping[str, tuple[np.ndarray, str]], op: str = "") -> dict[str, Any]:
+        """{name: (storage view, dtype)} -> {name: framework tensor}, in the same order."""
+        return {name: self.input(view, dtype, name, op) for name, (view, dtype) in storages.items()}
+
+    def call(self, fn: Callable[..., Any], inputs: dict, kwargs: Mapping[str, Any], dtype: str | None) -> Any:
+        """fn(inputs, **kwargs) with case_dtype() set and the framework's idioms around it (torch:
+        no_grad, then a device synchronize)."""
+        token = _CASE_DTYPE.set(canonical_dtype(dtype) if dtype else None)
+        try:
+            with self.adapter.calling(self.settings):
+                return fn(inputs, **kwargs)
+        finally:
+            _CASE_DTYPE.reset(token)
+
+    def output(self, value: Any, name: str, op: str = "") -> np.ndarray:
+        """One returned value -> a numpy array of a gpuemu dtype (bfloat16 as ml_dtypes.bfloat16)."""
+        what = _subject(op, "output", name)
+        if self.adapter.NAME != "numpy" and self.adapter.is_tensor(value):
+            arr = self.adapter.to_numpy(value, self.settings, what)
+        else:
+            arr = to_numpy_any(value, what, lenient=self.adapter.NAME == "numpy")
+        if arr.dtype.name not in DTYPE_NAMES:
+            raise AdapterError(f"{what} has dtype {arr.dtype}, which gpuemu cannot store without a cast; return "
+                               f"one of {', '.join(DTYPE_NAMES)}")
+        return arr
+
+    def outputs(self, out: Any, op: str = "") -> list[tuple[str, np.ndarray]]:
+        """[(name, array)] of a return value: one tensor (named "out") or a non-empty dict of them."""
+        if isinstance(out, Mapping):
+            if not out:
+                raise AdapterError(f"{'op ' + repr(op) + ': ' if op else ''}the function returned an empty dict "
+                                   "of outputs")
+            return [(str(name), self.output(value, str(name), op)) for name, value in out.items()]
+        return [("out", self.output(out, "out", op))]
+
+    def wire_dtype(self, arr: np.ndarray, dtype: str | None) -> str | None:
+        """The dtype an output is stored as, None for its own. Only numpy's older float32 form of
+        bfloat16 rounds: an op that got float32 for a bfloat16 case returns float32, which gpuemu
+        stores as bfloat16 like the kernel would. Everything else is stored as returned (a wrong
+        dtype is the check's dtype_mismatch, never a silent cast)."""
+        from gpuemu.script import output_dtype
+
+        if self.settings.framework == "numpy" and self.settings.numpy_bfloat16 == "float32":
+            return output_dtype(arr, dtype, self.settings.role)
+        return None
