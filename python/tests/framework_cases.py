@@ -21,6 +21,8 @@ LAYOUTS = ("contiguous", "transposed", "strided", "scalar", "empty")
 def need(module: str):
     """The imported module; a skip when it is not installed, a failure under CI=true, where
     scripts/install-deps.sh installs every framework and no adapter may go untested."""
+    if module == "tensorflow":
+        _triton_first()
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -28,6 +30,16 @@ def need(module: str):
         if os.environ.get("CI") == "true":
             pytest.fail(reason + "; CI must test every adapter against the real framework")
         pytest.skip(reason)
+
+
+def _triton_first() -> None:
+    """Imports triton before tensorflow when it is installed: the other order aborts the process
+    when triton is imported later (both bundle LLVM: "LLVM ERROR: inconsistency in registered
+    CommandLine options"), and one pytest process may run the tensorflow and the triton tests."""
+    try:
+        importlib.import_module("triton")
+    except ImportError:
+        pass
 
 
 def storage_of(values: np.ndarray, dtype: str) -> np.ndarray:

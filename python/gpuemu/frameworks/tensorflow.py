@@ -67,7 +67,8 @@ def to_framework(storage: np.ndarray, dtype: str, settings) -> Any:
     tf = load()
     arr = storage.view(ml_bfloat16()) if dtype == "bfloat16" else storage
     with tf.device(_TF_DEVICE[settings.device]):
-        return tf.convert_to_tensor(np.ascontiguousarray(arr), dtype=getattr(tf, DTYPES[dtype]))
+        # order="C", not ascontiguousarray: that one turns a 0-d case into shape (1,).
+        return tf.convert_to_tensor(np.asarray(arr, order="C"), dtype=getattr(tf, DTYPES[dtype]))
 
 
 def is_tensor(value: Any) -> bool:
