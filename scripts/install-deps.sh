@@ -42,6 +42,13 @@ if ! "$PY" -c 'import nvidia.cu13' 2>/dev/null && ! "$PY" -c 'import nvidia.cuda
   echo "install-deps: installing CUDA tool wheels (nvidia-cuda-nvcc, nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)" >&2
   "$PY" -m pip install -q nvidia-cuda-nvcc nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
 fi
+# The frameworks gpuemu.frameworks adapts and the Triton interpreter (python/tests/test_frameworks_*.py
+# test every adapter against them; under CI=true a missing one fails). CPU use; torch's wheel brings
+# its CUDA libraries (about 5 GB, 2 minutes; pip's cache keeps reruns quick). Bounds as pyproject.toml.
+if ! "$PY" -c 'import torch, triton, jax, tensorflow, ml_dtypes' 2>/dev/null; then
+  echo "install-deps: installing torch, triton, jax, tensorflow and ml_dtypes (framework adapters, interpreters)" >&2
+  "$PY" -m pip install -q "torch>=2.2" "triton>=3.2" "jax>=0.4.30" "tensorflow>=2.16" "ml_dtypes>=0.4"
+fi
 if [ -f python/pyproject.toml ] && ! "$PY" -c "import gpuemu" 2>/dev/null; then
   "$PY" -m pip install -q -e python >/dev/null
 fi

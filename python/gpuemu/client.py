@@ -134,6 +134,7 @@ class Client:
                     seed: int | None = None, **kwargs) -> ValidationResult:
         """Validate an op's output against its reference (client-side mode); stored by the daemon."""
         seed = generate_seed() if seed is None else seed
+        inputs, output = _numpy_tensors(inputs, output)
         if self._use_inline():
             return self._project().validate(op_name, inputs, output, dtype, seed, kwargs)
         return self._validate_request("validate", op_name, inputs, output, dtype, seed, kwargs)
@@ -314,6 +315,7 @@ class Client:
                       **kwargs) -> ValidationResult:
         """Validate the output of a case from get_test_case/get_test_batch; the daemon stores failures."""
         dtype = kwargs.pop("dtype", None)
+        inputs, output = _numpy_tensors(inputs, output)
         if self._use_inline():
             return self._project().validate(op_name, inputs, output, dtype, seed, kwargs)
         return self._validate_request("submit_output", op_name, inputs, output, dtype, seed, kwargs)
@@ -321,11 +323,15 @@ class Client:
     def fuzz_op_client_side(self, op_name: str, run_op: Callable | None = None, iterations: int = 100,
                             seed: int | None = None, fail_fast: bool = False, op_schema: dict[str, Any] | None = None,
                             dtypes: list[str] | None = None, *, op_fn: Callable | None = None,
-                            batch_size: int = 16) -> FuzzResults:
+                            batch_size: int = 16, framework: str | None = None) -> FuzzResults:
         """The daemon makes cases, run_op(inputs_dict) runs them here, the daemon validates and stores.
 
         Inputs are hashed before and after run_op: an op that writes into them fails with kind
         input_mutated, one whose output shares memory with an input with output_aliased.
+        framework ("numpy", "pytorch", "jax", "tensorflow"; default: the op's `framework` or the
+        written `[project] framework` of gpuemu.toml) converts each case's inputs to that
+        framework's tensors and run_op's result back, through gpuemu.frameworks; with none of
+        them, run_op gets the cases' numpy arrays as they are (bfloat16 as float32).
         """
         from gpuemu import client_side
 
@@ -333,11 +339,19 @@ class Client:
         if fn is None:
             raise ClientError("fuzz_op_client_side needs run_op: a function taking the inputs dict, returning the output")
         return client_side.fuzz(self, op_name, fn, int(iterations), generate_seed() if seed is None else seed,
-                                fail_fast, op_schema, dtypes, batch_size)
+                                fail_fast, op_schema, dtypes, batch_size, framework)
 
     def shutdown_daemon(self) -> None:
         """Ask the daemon to finish in-flight requests and exit."""
         self._request("shutdown")
+
+
+def _numpy_tensors(inputs: dict, output: Any) -> tuple[dict, Any]:
+    """Inputs and output with every tensor (torch, jax, tensorflow, anything with __dlpack__) as a
+    numpy array, bfloat16 as ml_dtypes.bfloat16 (gpuemu.frameworks): no cast, a copy only off the CPU."""
+    from gpuemu.frameworks.foreign import arrays_of
+
+    return arrays_of(dict(inputs), "input"), arrays_of(output, "output")
 
 
 def _wire(arr: Any, dtype: str | None) -> Any:

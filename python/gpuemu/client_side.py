@@ -76,9 +76,62 @@ def _guard_failure(case: dict, op_name: str, kind: str, message: str, took: int)
                                     strides=tuple(s // first.itemsize for s in first.strides) if first is not None else ()))
 
 
+def op_converter(client, op_name: str, framework: str | None):
+    """The frameworks.Converter for run_op: framework given, else the op's (or the written
+    [project]) framework in gpuemu.toml; None when neither names one (run_op gets numpy as before)."""
+    from gpuemu.frameworks import AdapterSettings, Converter
+
+    form = "ml_dtypes"
+    try:
+        project = client._project()
+    except ClientError:  # a daemon without a gpuemu.toml here: only framework= can name one
+        project = None
+    if project is not None:
+        framework = framework or project.op_framework(op_name)
+        form = project.numpy_bfloat16
+    if framework is None:
+        return None
+    return Converter(AdapterSettings(framework=framework, numpy_bfloat16=form, role="op"))
+
+
+def converted(run_op: Callable, converter, op_name: str, dtype: str) -> Callable:
+    """run_op behind the converter: storages in, framework tensors to run_op, numpy arrays out."""
+    def call(storages: dict) -> Any:
+        from collections.abc import Mapping
+
+        inputs = converter.inputs({name: (arr, kind) for name, (arr, kind) in storages.items()}, op_name)
+        out = converter.call(run_op, inputs, {}, dtype)
+        items = converter.outputs(out, op_name)
+        return dict(items) if isinstance(out, Mapping) else items[0][1]
+
+    return call
+
+
+def _run(run_op: Callable, converter, case: dict, op_name: str):
+    """run_guarded on the case: with a converter, on the inputs' storages (the framework tensors
+    share their memory, so writes into them and outputs that alias them are still caught)."""
+    from gpuemu.frameworks.foreign import arrays_of, case_storage
+
+    if converter is None:
+        run = run_guarded(run_op, case["inputs"])
+        if run.kind == "none":
+            try:
+                run.output = arrays_of(run.output, "run_op output")
+            except (TypeError, ValueError) as exc:
+                run.kind, run.message, run.output = "op_error", f"run_op returned {exc}", None
+        return run
+    storages = {name: case_storage(np.asarray(arr), case["dtype"], f"input {name!r}")
+                for name, arr in case["inputs"].items()}
+    views = {name: view for name, (view, _) in storages.items()}
+    kinds = {name: kind for name, (_, kind) in storages.items()}
+    call = converted(run_op, converter, op_name, case["dtype"])
+    return run_guarded(lambda given: call({name: (given[name], kinds[name]) for name in kinds}), views)
+
+
 def fuzz(client, op_name: str, run_op: Callable, iterations: int, seed: int, fail_fast: bool,
-         op_schema: dict | None, dtypes: list[str] | None, batch_size: int) -> FuzzResults:
+         op_schema: dict | None, dtypes: list[str] | None, batch_size: int, framework: str | None = None) -> FuzzResults:
     start_time = time.perf_counter()
+    converter = op_converter(client, op_name, framework)
     results = FuzzResults(seed=seed, op_name=op_name)
     inline = client._use_inline()
     done = 0
@@ -89,7 +142,7 @@ def fuzz(client, op_name: str, run_op: Callable, iterations: int, seed: int, fai
         else:
             batch = client._test_batch_from(op_name, count, seed, done, op_schema, dtypes)
         for offset, case in enumerate(batch):
-            run = run_guarded(run_op, case["inputs"])
+            run = _run(run_op, converter, case, op_name)
             if run.kind == "input_mutated":
                 # Report the case with the inputs it was given, not the ones the op scribbled over.
                 index = done + offset

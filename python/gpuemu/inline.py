@@ -94,6 +94,17 @@ class InlineProject:
                               "your project or pass config=, or start the daemon with `gpuemu daemon start`")
         return cls(path)
 
+    def op_framework(self, name: str) -> str | None:
+        """The op's `framework`, else the `[project] framework` written in a config layer, else None
+        (the written-only rule of docs/configuration.md: configs from before frameworks stay numpy)."""
+        self.op(name)
+        return self._tables[name].get("framework") or self.data.get("project", {}).get("framework")
+
+    @property
+    def numpy_bfloat16(self) -> str:
+        """[project] numpy_bfloat16: how numpy callables get bfloat16 cases ("ml_dtypes" or "float32")."""
+        return str(self.data.get("project", {}).get("numpy_bfloat16", "ml_dtypes"))
+
     def op(self, name: str) -> OpSpec:
         if name not in self.ops:
             close = difflib.get_close_matches(name, list(self.ops), n=1)
@@ -157,7 +168,7 @@ class InlineProject:
             strides=tuple(s // first.itemsize for s in first.strides) if isinstance(first, np.ndarray) else (),
             dtype=dtype, layout="contiguous" if first is None or first.flags.c_contiguous else "strided")
         try:
-            expected = self.reference(op_name)({k: np.asarray(v) for k, v in inputs.items()},
+            expected = self.reference(op_name)({k: self._reference_input(v) for k, v in inputs.items()},
                                                **{**op.kwargs, **(kwargs or {})})
         except Exception as exc:  # a broken reference is a result of its own kind
             result.kind = "reference_error"
@@ -178,6 +189,14 @@ class InlineProject:
         result.duration_ms = int((time.perf_counter() - start) * 1000)
         return result
 
+    def _reference_input(self, value: Any) -> np.ndarray:
+        """A numpy reference's input: a bfloat16 array (a torch/jax/tf bfloat16 tensor given to
+        validate_op) stays bfloat16 unless the config keeps the float32 form."""
+        arr = np.asarray(value)
+        if arr.dtype.name == "bfloat16" and self.numpy_bfloat16 == "float32":
+            return arr.astype(np.float32)
+        return arr
+
     def test_case(self, op_name: str, master_seed: int, index: int = 0, stream: str = "fuzz",
                   dtype: str | None = None) -> TestCase:
         op = self.op(op_name)
@@ -187,7 +206,7 @@ class InlineProject:
 def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:
     for arr in (*inputs.values(), output):
         kind = np.asarray(arr).dtype
-        if kind.kind == "f":
+        if kind.kind == "f" or kind.name == "bfloat16":
             return kind.name
     return op.dtypes[0] if op.dtypes else "float32"
 

@@ -11,7 +11,7 @@ import numpy as np
 from gpuemu.dtypes import DTYPE_NAMES
 from gpuemu.frameworks.errors import AdapterError
 
-__all__ = ["framework_of", "to_numpy_any"]
+__all__ = ["framework_of", "to_numpy_any", "arrays_of", "case_storage"]
 
 # Top-level module of a value's type -> the adapter that reads it.
 _OWNERS = {"torch": "pytorch", "jax": "jax", "jaxlib": "jax", "tensorflow": "tensorflow", "keras": "tensorflow"}
@@ -56,3 +56,29 @@ def to_numpy_any(value: Any, what: str, lenient: bool = True) -> np.ndarray:
     if owner is None and not lenient:
         raise AdapterError(f"{what} is a {type(value).__name__}, not a tensor; return a tensor")
     return frameworks.adapter("numpy").to_numpy(value, None, what)
+
+
+def arrays_of(value: Any, what: str) -> Any:
+    """value with every tensor in it (one, or a dict of them) as a numpy array; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {name: (None if v is None else to_numpy_any(v, f"{what} {name!r}")) for name, v in value.items()}
+    return to_numpy_any(value, what)
+
+
+def case_storage(arr: np.ndarray, case_dtype: str | None, what: str) -> tuple[np.ndarray, str]:
+    """(storage view, gpuemu dtype) of a case input held by the client: ml_dtypes bfloat16 as its bits,
+    and a float32 array of a bfloat16 case (the client's older form) as bfloat16 bits when every
+    value is a bfloat16 value (a copy), so a framework op gets the case's real dtype."""
+    from gpuemu.dtypes import to_bf16_bits
+
+    if arr.dtype.name == "bfloat16":
+        return arr.view(np.uint16), "bfloat16"
+    if case_dtype in ("bfloat16", "bf16") and arr.dtype == np.float32:
+        bits = to_bf16_bits(arr)
+        if np.array_equal((bits.astype(np.uint32) << 16).view(np.float32), arr, equal_nan=True):
+            return bits, "bfloat16"
+    if arr.dtype.name not in DTYPE_NAMES:
+        raise AdapterError(f"{what} has dtype {arr.dtype}, which gpuemu cannot store without a cast")
+    return arr, arr.dtype.name
