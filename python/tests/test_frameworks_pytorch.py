@@ -29,8 +29,8 @@ def test_round_trip_keeps_memory_strides_and_bits(conv, dtype, layout):
         assert t.data_ptr() == storage.ctypes.data
     ((_, out),) = conv.outputs(t, "op")
     assert out.dtype.name == dtype
-    if storage.size:
-        assert np.shares_memory(out, storage)  # back without a copy too
+    if storage.size and storage.flags.c_contiguous:
+        assert np.shares_memory(out, storage)  # back without a copy too (a strided one is made row-major once)
     header, raw = tensors.encode_view(out, conv.wire_dtype(out, dtype))
     assert header["dtype"] == dtype and header["shape"] == list(storage.shape)
     assert bytes(raw) == bits_of(storage).tobytes()

@@ -77,7 +77,8 @@ class Converter:
         """One returned value -> a numpy array of a gpuemu dtype (bfloat16 as ml_dtypes.bfloat16)."""
         what = _subject(op, "output", name)
         if self.adapter.NAME != "numpy" and self.adapter.is_tensor(value):
-            arr = self.adapter.to_numpy(value, self.settings, what)
+            row_major = getattr(self.adapter, "row_major", None)  # outputs are stored row-major anyway
+            arr = self.adapter.to_numpy(row_major(value) if row_major else value, self.settings, what)
         else:
             arr = to_numpy_any(value, what, lenient=self.adapter.NAME == "numpy")
         if arr.dtype.name not in DTYPE_NAMES:

@@ -18,7 +18,7 @@ from gpuemu.dtypes import DTYPE_NAMES, ml_bfloat16
 from gpuemu.frameworks.errors import AdapterError, require
 
 __all__ = ["NAME", "MODULE", "EXTRA", "DTYPES", "load", "version", "select_device", "prepare", "to_framework",
-           "is_tensor", "to_numpy", "calling"]
+           "is_tensor", "to_numpy", "calling", "row_major"]
 
 NAME = "pytorch"
 MODULE = "torch"
@@ -117,6 +117,17 @@ def to_numpy(value: Any, settings, what: str) -> np.ndarray:
     if name == "bfloat16":
         return t.view(torch.int16).numpy().view(ml_bfloat16())
     return t.numpy()
+
+
+def row_major(value: Any) -> Any:
+    """An op's output tensor made row-major by torch before it is read (the frame needs row-major
+    bytes): torch's blocked copy of a transposed 64 MiB tensor is several times faster than
+    numpy's element-strided one (docs/performance.md, (g)). Anything else is returned as it is."""
+    torch = load()
+    if isinstance(value, torch.Tensor) and value.layout == torch.strided and value.device.type == "cpu" \
+            and not value.requires_grad and not value.is_contiguous():
+        return value.contiguous()
+    return value
 
 
 @contextlib.contextmanager
