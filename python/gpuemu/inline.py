@@ -149,7 +149,7 @@ class InlineProject:
             try:
                 fn, _role = worker.load_script(str(script))
             except LookupError:
-                fn = _cold_script(script, self._python())
+                fn = _cold_script(script, self._python(), self.numpy_bfloat16)
         self._references[op_name] = fn
         return fn
 
@@ -211,12 +211,13 @@ def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:
     return op.dtypes[0] if op.dtypes else "float32"
 
 
-def _cold_script(script: Path, python: str) -> Callable:
+def _cold_script(script: Path, python: str, numpy_bfloat16: str = "ml_dtypes") -> Callable:
     """A reference script that does not opt in to warm mode: one subprocess per call (script protocol)."""
     from gpuemu import tensors
 
     def call(inputs: dict, **kwargs) -> Any:
-        request = {"inputs": {k: tensors.encode_tensor(v) for k, v in inputs.items()}, "kwargs": kwargs}
+        request = {"inputs": {k: tensors.encode_tensor(v) for k, v in inputs.items()}, "kwargs": kwargs,
+                   "numpy_bfloat16": numpy_bfloat16}  # as the engine's cold requests say it
         proc = subprocess.run([python, str(script)], input=json.dumps(request), capture_output=True, text=True,
                               cwd=str(script.parent), check=False)
         if proc.returncode != 0:
