@@ -1,6 +1,6 @@
 # Shared-memory segments (docs/protocol.md "Shared-memory segments"): /dev/shm/gpuemu-* files that
 # carry large tensors between the client, the daemon and warm workers without copying them through a socket.
-"""Create, fill, map and sweep the shared-memory files gpuemu passes large tensors in.
+"""Create, fill, read and sweep the shared-memory files gpuemu passes large tensors in.
 
 A segment is a file ``/dev/shm/gpuemu-<pid>-<n>`` (mode 0600) named in a tensor entry's
 ``"segment"`` field; the entry's ``offset``/``nbytes`` then index the file instead of the
@@ -15,7 +15,7 @@ import os
 import stat
 from typing import Any, Callable, Iterable
 
-__all__ = ["SEGMENT_DIR", "SEGMENT_PREFIX", "MIN_SEGMENT_BYTES", "available", "map_segment", "MappedSegments",
+__all__ = ["SEGMENT_DIR", "SEGMENT_PREFIX", "MIN_SEGMENT_BYTES", "available", "read_segment",
            "LentSegments", "ReusableSegment", "move_large", "sweep_stale"]
 
 SEGMENT_DIR = "/dev/shm/"
@@ -43,43 +43,40 @@ def _check_path(path: str) -> None:
         raise ValueError(f"segment {path!r} is not a file {SEGMENT_DIR}{SEGMENT_PREFIX}*")
 
 
-def map_segment(path: str) -> tuple[os.stat_result, mmap.mmap]:
-    """(stat, read-only shared mapping) of a segment someone else wrote.
+def read_segment(path: str, offset: int, nbytes: int) -> memoryview:
+    """A private copy of bytes [offset, offset + nbytes) of a segment someone else wrote.
 
-    Checks that it is a regular file of this user with mode 0600, as the daemon does."""
+    Checks that it is a regular file of this user with mode 0600, as the daemon does. The file is
+    opened without blocking (a FIFO of that name is refused, never waited on) and never mapped: its
+    writer may shrink or refill it at any time, which through a mapping would be a SIGBUS of this
+    process. A file that is too short, or shrinks while it is read, raises ValueError naming it.
+    Only the named bytes are read (a 16-byte tensor in a 512 MiB sparse file reads 16 bytes)."""
     _check_path(path)
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    if offset < 0 or nbytes < 0:
+        raise ValueError(f"segment {path!r}: negative offset {offset} or nbytes {nbytes}")
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
             raise ValueError(f"segment {path!r} is not a regular file of this user with mode 0600")
-        if st.st_size == 0:
-            return st, mmap.mmap(-1, 1)
-        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-        return st, mmap.mmap(fd, st.st_size, flags=flags, prot=mmap.PROT_READ)
+        if offset + nbytes > st.st_size:
+            raise ValueError(f"the tensor lies outside segment {path!r} of {st.st_size} bytes "
+                             f"(offset {offset}, nbytes {nbytes})")
+        # Anonymous private memory (no file behind it, so nothing can take its pages away), its pages
+        # made in one go: faulting them in one by one during the read costs as much as the copy.
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0)
+        copy = mmap.mmap(-1, max(nbytes, 1), flags=flags)
+        view = memoryview(copy)[:nbytes]
+        done = 0
+        while done < nbytes:
+            n = os.preadv(fd, [view[done:]], offset + done)
+            if n == 0:
+                raise ValueError(f"segment {path!r} shrank to {offset + done} bytes while it was read "
+                                 f"(offset {offset}, nbytes {nbytes})")
+            done += n
+        return view
     finally:
         os.close(fd)
-
-
-class MappedSegments:
-    """Read-only mappings of the segments a peer keeps refilling (a client's), kept between calls:
-    mapping 64 MiB costs about 5 ms of page-table work, reusing it nothing. A file that was
-    replaced (another inode or size) is mapped afresh; the least recently used go beyond `keep`."""
-
-    def __init__(self, keep: int = 4) -> None:
-        self._maps: dict[str, tuple[int, int, memoryview]] = {}
-        self._keep = keep
-
-    def view(self, path: str) -> memoryview:
-        st = os.stat(path, follow_symlinks=False)
-        cached = self._maps.pop(path, None)
-        if cached is None or cached[:2] != (st.st_ino, st.st_size):
-            st, mapping = map_segment(path)
-            cached = (st.st_ino, st.st_size, memoryview(mapping))
-        self._maps[path] = cached  # most recently used last
-        while len(self._maps) > self._keep:
-            self._maps.pop(next(iter(self._maps)))
-        return cached[2]
 
 
 class LentSegments:
@@ -194,7 +191,7 @@ class ReusableSegment:
         return self.path, _copy_into(self._map, buffers)
 
     def discard(self) -> None:
-        """Unlinks and unmaps the file (the daemon keeps its own mapping while it reads)."""
+        """Unlinks and unmaps the file (a reader that still has it open finishes its copy)."""
         if os.getpid() != self._pid:
             return  # inherited through fork: the parent still uses the file
         if self._map is not None:

@@ -104,19 +104,20 @@ def load_script(path: str) -> tuple[Fn, str | None]:
     )
 
 
-def decode_inputs(header: dict, payload: bytearray, mapped: Any = None) -> dict:
+def decode_inputs(header: dict, payload: bytearray) -> dict:
     """{name: ndarray view} for a call frame's "tensors" in numpy's older form (bfloat16 as exact
     float32): decode_storages, then each view as decode_raw gives it."""
     from gpuemu.dtypes import from_bf16_bits
 
     return {name: from_bf16_bits(np_view) if dtype == "bfloat16" else np_view
-            for name, (np_view, dtype) in decode_storages(header, payload, mapped).items()}
+            for name, (np_view, dtype) in decode_storages(header, payload).items()}
 
 
-def decode_storages(header: dict, payload: bytearray, mapped: Any = None) -> dict:
+def decode_storages(header: dict, payload: bytearray) -> dict:
     """{name: (storage view, dtype)} for a call frame's "tensors": writable views into the payload,
-    or read-only views of the shared-memory segment an entry names (`mapped`: a
-    segments.MappedSegments that keeps the mappings between calls). bfloat16 stays uint16 bits."""
+    or into a private copy of the bytes an entry names in a shared-memory segment
+    (segments.read_segment: never a mapping its sender could shrink under us). bfloat16 stays
+    uint16 bits."""
     from gpuemu import segments, tensors
     from gpuemu.dtypes import canonical_dtype
 
@@ -124,17 +125,14 @@ def decode_storages(header: dict, payload: bytearray, mapped: Any = None) -> dic
     inputs = {}
     for entry in header.get("tensors", []):
         offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
-        source, where = view, "the frame payload"
         if entry.get("segment") is not None:
-            path = str(entry["segment"])
-            if mapped is None:
-                mapped = segments.MappedSegments()
-            source, where = mapped.view(path), f"segment {path}"
-        if offset < 0 or nbytes < 0 or offset + nbytes > source.nbytes:
-            raise _frames.FrameError(f"tensor {entry.get('name')!r} lies outside {where}")
-        view = tensors.decode_storage(entry["dtype"], entry["shape"], entry.get("strides"),
-                                      source[offset : offset + nbytes])
-        inputs[entry["name"]] = (view, canonical_dtype(entry["dtype"]))
+            raw = segments.read_segment(str(entry["segment"]), offset, nbytes)
+        elif offset < 0 or nbytes < 0 or offset + nbytes > view.nbytes:
+            raise _frames.FrameError(f"tensor {entry.get('name')!r} lies outside the frame payload")
+        else:
+            raw = view[offset : offset + nbytes]
+        inputs[entry["name"]] = (tensors.decode_storage(entry["dtype"], entry["shape"], entry.get("strides"), raw),
+                                 canonical_dtype(entry["dtype"]))
     return inputs
 
 
@@ -214,16 +212,15 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any =
 
     if converter is None:
         converter = frameworks.Converter(frameworks.AdapterSettings(role=role))
-    mapped = segments.MappedSegments()
     lent = segments.LentSegments() if segments.available() else None
     try:
-        return _serve(fn, frames_in, frames_out, _Converters(converter), mapped, lent)
+        return _serve(fn, frames_in, frames_out, _Converters(converter), lent)
     finally:
         if lent is not None:
             lent.close()
 
 
-def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, mapped: Any, lent: Any) -> int:
+def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any) -> int:
     while True:
         try:
             frame = _frames.read_frame(frames_in)
@@ -246,7 +243,7 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, mapped: 
             converter = converters.for_call(header)
             op, dtype = str(header.get("op") or ""), header.get("dtype")
             started = time.perf_counter_ns()
-            inputs = converter.inputs(decode_storages(header, payload, mapped), op)
+            inputs = converter.inputs(decode_storages(header, payload), op)
             called = time.perf_counter_ns()
             convert = called - started
             try:

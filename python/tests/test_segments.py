@@ -28,17 +28,41 @@ def test_reusable_segment_refills_one_file_and_discards_it():
     assert not os.path.exists(bigger)
 
 
-def test_mapped_segments_reuse_a_mapping_until_the_file_is_replaced():
+def test_read_segment_copies_only_the_named_bytes_and_survives_a_shrinking_file():
     seg = segments.ReusableSegment()
     path, _ = seg.fill([b"\x01\x02\x03\x04"])
-    maps = segments.MappedSegments()
-    first = maps.view(path)
-    seg.fill([b"\x09"])
-    assert maps.view(path) is first and first[0] == 9  # shared mapping: sees the refill
-    assert first.readonly
+    first = segments.read_segment(path, 1, 2)
+    seg.fill([b"\x09\x09\x09"])
+    os.truncate(path, 0)  # through a mapping, reading the tensor now would be a SIGBUS
+    assert bytes(first) == b"\x02\x03" and not first.readonly  # a private copy
+    with pytest.raises(ValueError, match="lies outside segment .* of 0 bytes"):
+        segments.read_segment(path, 1, 2)
     seg.discard()
     with pytest.raises(FileNotFoundError):
-        maps.view(path)
+        segments.read_segment(path, 0, 1)
+
+
+def test_read_segment_reads_a_tensor_at_the_end_of_a_sparse_file_without_populating_it():
+    path = f"{segments.SEGMENT_DIR}{segments.SEGMENT_PREFIX}test-sparse-{os.getpid()}"
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        os.truncate(fd, 512 << 20)
+        os.pwrite(fd, b"x" * 16, (512 << 20) - 16)
+        assert bytes(segments.read_segment(path, (512 << 20) - 16, 16)) == b"x" * 16
+        assert os.fstat(fd).st_blocks * 512 < 1 << 20  # the file stayed sparse: nothing populated it
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
+def test_read_segment_refuses_a_fifo_without_waiting_for_a_writer():
+    path = f"{segments.SEGMENT_DIR}{segments.SEGMENT_PREFIX}test-fifo-{os.getpid()}"
+    os.mkfifo(path, 0o600)
+    try:
+        with pytest.raises(ValueError, match="not a regular file"):
+            segments.read_segment(path, 0, 1)  # blocked in open() for ever before
+    finally:
+        os.unlink(path)
 
 
 def test_lent_segments_are_reused_once_released_and_removed_on_close():
@@ -53,18 +77,18 @@ def test_lent_segments_are_reused_once_released_and_removed_on_close():
     assert not os.path.exists(a) and not os.path.exists(b)
 
 
-def test_map_segment_refuses_files_that_are_not_ours(tmp_path):
+def test_read_segment_refuses_files_that_are_not_ours(tmp_path):
     with pytest.raises(ValueError, match="not a file /dev/shm/gpuemu-"):
-        segments.map_segment("/etc/passwd")
+        segments.read_segment("/etc/passwd", 0, 1)
     with pytest.raises(ValueError, match="not a file"):
-        segments.map_segment("/dev/shm/gpuemu-../x")
+        segments.read_segment("/dev/shm/gpuemu-../x", 0, 1)
     path = f"{segments.SEGMENT_DIR}{segments.SEGMENT_PREFIX}test-open-{os.getpid()}"
     fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
     os.fchmod(fd, 0o644)
     os.close(fd)
     try:
         with pytest.raises(ValueError, match="mode 0600"):
-            segments.map_segment(path)
+            segments.read_segment(path, 0, 0)
     finally:
         os.unlink(path)
 
