@@ -87,8 +87,12 @@ def test_jitted_op_runs_and_its_result_is_read(ref_conv):
 def test_interpret_follows_triton_interpret_else_the_gpu(monkeypatch):
     from gpuemu.frameworks import jax as adapter
 
+    monkeypatch.delenv("GPUEMU_PALLAS_INTERPRET", raising=False)
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert adapter.interpret() is True
+    monkeypatch.setenv("GPUEMU_PALLAS_INTERPRET", "0")  # the Pallas switch wins
+    assert adapter.interpret() is False
+    monkeypatch.delenv("GPUEMU_PALLAS_INTERPRET")
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     assert adapter.interpret() is False
     monkeypatch.delenv("TRITON_INTERPRET")

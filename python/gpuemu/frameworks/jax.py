@@ -68,12 +68,14 @@ def prepare(settings) -> None:
 def interpret() -> bool:
     """The value a Pallas kernel should pass as pallas_call(..., interpret=...).
 
-    TRITON_INTERPRET in the environment decides when set (gpuemu sets it per worker from
-    `[ops] triton_interpret`); otherwise interpret exactly when JAX sees no GPU.
+    GPUEMU_PALLAS_INTERPRET ("1" or "0"), which gpuemu sets per worker from the op's
+    `pallas_interpret`, decides when set; else TRITON_INTERPRET (one switch for both
+    interpreters); else interpret exactly when JAX sees no GPU.
     """
-    flag = os.environ.get("TRITON_INTERPRET")
-    if flag is not None and flag.strip() != "":
-        return flag.strip() not in ("0", "false", "False")
+    for name in ("GPUEMU_PALLAS_INTERPRET", "TRITON_INTERPRET"):
+        flag = os.environ.get(name, "").strip()
+        if flag:
+            return flag not in ("0", "false", "False")
     return not _has_gpu(load())
 
 
