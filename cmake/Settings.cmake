@@ -16,7 +16,10 @@ if(GPUEMU_FUZZ)
 endif()
 
 add_library(gpuemu_warnings INTERFACE)
-target_compile_options(gpuemu_warnings INTERFACE -Wall -Wextra -Werror -Wno-missing-field-initializers)
+target_compile_options(gpuemu_warnings INTERFACE -Wall -Wextra -Wno-missing-field-initializers)
+if(GPUEMU_WERROR)
+  target_compile_options(gpuemu_warnings INTERFACE -Werror)
+endif()
 if(GPUEMU_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # GCC 12 reports std::regex/std::function internals as maybe-uninitialized under ASan
   # instrumentation (a known false positive); the non-sanitized builds keep the warning.

@@ -26,7 +26,7 @@ fi
 
 echo "fuzz: building ${HARNESSES[*]} in $BUILD (clang-19, libFuzzer, ASan/UBSan)" >&2
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \
-  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_FUZZ=ON -DGPUEMU_UNITY=ON -DGPUEMU_BUILD_TESTS=OFF >/dev/null
+  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_FUZZ=ON -DGPUEMU_UNITY=ON -DGPUEMU_BUILD_TESTS=OFF -DGPUEMU_WERROR=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target "${HARNESSES[@]}"
 
 # Seeds: copied from the repo on every run into the harness's working corpus, which keeps what

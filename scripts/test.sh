@@ -14,7 +14,9 @@ JOBS=${GPUEMU_JOBS:-$(nproc)}
 echo "test: building $BUILD with ASan/UBSan" >&2
 # Debug (-O0) compiles fastest; the sanitizers, not the optimiser, are what these tests need.
 # Unity batches parse the big headers once per dozen files: a clean build in CI is most of its time.
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUEMU_SANITIZE=ON -DGPUEMU_UNITY=ON >/dev/null
+# GPUEMU_WERROR: the tests hold the code to warning-free (a user's build only warns).
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUEMU_SANITIZE=ON -DGPUEMU_UNITY=ON \
+  -DGPUEMU_WERROR=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
@@ -42,6 +44,17 @@ ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
 rc=${PIPESTATUS[0]}
 set -e
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
+[ "$rc" -eq 0 ] || status=1
+
+# A user's build: Release (-O3) with the default flags (GPUEMU_WERROR off), the binary only. GCC
+# reports more (and some false) warnings at -O3; they must not break it. A failed build fails the
+# suite; warnings are counted in the summary. Unity batches and no unit tests keep it small.
+echo "test: Release build of the gpuemu target (build-release)" >&2
+set +e
+(cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUEMU_UNITY=ON -DGPUEMU_BUILD_TESTS=OFF \
+   >/dev/null && cmake --build build-release -j "$JOBS" --target gpuemu) 2>&1 | tee "$LOGS/release.log"
+rc=${PIPESTATUS[0]}
+set -e
 [ "$rc" -eq 0 ] || status=1
 
 echo "test: static binary (scripts/test-static.sh: build-static/gpuemu, chroot and debootstrap tests)" >&2
@@ -74,6 +87,7 @@ echo "== summary =="
 grep -E "tests passed|tests failed" "$LOGS/ctest.log" | tail -1 || echo "ctest: no summary (build or run failed)"
 echo "static (pytest tests/static): $(tail -n 1 "$LOGS/static.log")"
 grep -E "^fuzz_[a-z_]+: " "$LOGS/fuzz.log" || echo "fuzz: no summary (build or run failed)"
+echo "release build (build-release/gpuemu): $(grep -c "warning:" "$LOGS/release.log" || true) warning(s)$([ -x build-release/gpuemu ] || echo ", NOT BUILT")"
 tail -n 1 "$LOGS/pytest.log"
 [ -f "$LOGS/node.log" ] && grep -E "^# (pass|fail|tests)" "$LOGS/node.log" | tail -3
 exit $status
