@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
 #include "cli/store_access.hpp"
 #include "engine/minimize.hpp"
 #include "util/json_text.hpp"
@@ -44,16 +46,19 @@ class MinimizeCommand final : public Command {
     options.strategy = *strategy;
     if (max_iters_ < 1) return fail(ErrorKind::usage, "--max-iters must be at least 1");
     options.max_iters = max_iters_;
+    // A live line on a terminal; in a CI log a plain line every few seconds (progress.hpp).
+    std::optional<StatusLine> status;
     if (context.show_progress()) {
+      status.emplace(StatusLine::stderr_is_tty());
       options.on_progress = [&](int attempts, const fuzz::Case& best) {
-        std::cerr << fmt::format("\rminimize: {} runs, smallest so far {}\033[K", attempts, shapes_text(best));
+        status->show(fmt::format("minimize: {} runs, smallest so far {}", attempts, shapes_text(best)));
       };
     }
 
     const auto resolved = TRY(resolve_case(context, seed, op_));
     engine::OpSession session(config, *resolved.op);
     const auto result = TRY(engine::minimize(session, resolved.c, options));
-    if (options.on_progress) std::cerr << "\n";
+    status.reset();  // ends the progress line before the result is printed
 
     std::optional<std::uint64_t> stored_seed;
     if (!context.globals.no_store) {
