@@ -3,6 +3,8 @@
 #include "artifact/baseline.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <set>
 
 #include "util/suggest.hpp"
@@ -51,6 +53,11 @@ bool known_metric(const std::string& name, const std::set<std::string>& seen) {
 
 bool KernelDiff::regressed() const {
   return std::any_of(deltas.begin(), deltas.end(), [](const MetricDelta& d) { return d.regressed; });
+}
+
+int KernelDiff::changed() const {
+  return static_cast<int>(
+      std::count_if(deltas.begin(), deltas.end(), [](const MetricDelta& d) { return d.changed(); }));
 }
 
 int ArtifactDiff::regressions() const {

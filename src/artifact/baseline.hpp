@@ -24,6 +24,7 @@ struct MetricDelta {
   std::optional<std::int64_t> baseline, current;
   std::optional<double> threshold;  // allowed growth factor from artifact_thresholds
   bool regressed = false;           // current > baseline * threshold
+  bool changed() const { return baseline != current; }
 };
 
 struct KernelDiff {
@@ -31,6 +32,7 @@ struct KernelDiff {
   bool in_baseline = false;
   std::vector<MetricDelta> deltas;  // metrics that changed, and every metric with a threshold
   bool regressed() const;
+  int changed() const;  // deltas whose value changed (the others are watched, unchanged metrics)
 };
 
 struct ArtifactDiff {

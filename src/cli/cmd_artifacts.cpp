@@ -21,8 +21,11 @@ void print_diff(const artifact::ArtifactDiff& diff) {
       continue;
     }
     std::cout << fmt::format("{} {}: {} metric(s) changed\n", k.regressed() ? "FAIL" : "OK  ", k.kernel,
-                             k.deltas.size());
+                             k.changed());
+    // Only what changed (or regressed: a factor below 1 fails an unchanged value); watched metrics
+    // that kept their value are in --format json.
     for (const auto& d : k.deltas) {
+      if (!d.changed() && !d.regressed) continue;
       std::string limit = d.threshold ? fmt::format("  (allowed x{:g})", *d.threshold) : "";
       std::cout << fmt::format("  {}{} {} -> {}{}\n", d.regressed ? "REGRESSED " : "", d.metric,
                                value_text(d.baseline), value_text(d.current), limit);

@@ -3,6 +3,7 @@ PTX under tests/kernels (docs/lint.md). The CUDA tools are hidden (GPUEMU_PTXAS=
 tests that pin PTX-only numbers, so they hold on machines with and without the pip wheels."""
 import json
 import pathlib
+import re
 import shutil
 
 import pytest
@@ -130,6 +131,9 @@ def test_artifacts_baseline_store_and_diff(project):
     same = project.run("artifacts", "diff", "main", env=NO_TOOLS)
     assert same.returncode == 0, same.stderr
     assert "0 regression(s) against 'main'" in same.stdout
+    # Nothing changed: no kernel claims a change, and no "N -> N" line (watched metrics stay in JSON).
+    assert "OK   saxpy: 0 metric(s) changed" in same.stdout, same.stdout
+    assert not re.search(r"(\d+) -> \1\b", same.stdout), same.stdout
 
     # The reduce_rows kernel is now the unrolled one: more instructions than 1.5x the baseline.
     toml = (project.root / "gpuemu.toml").read_text().replace("reduce_loop.ptx", "reduce_unrolled.ptx")
