@@ -96,4 +96,11 @@ def test_compare_output_kinds_in_cpp_order():
     assert "1 of 4 elements" in v.message and "out[0, 1]: got 2.5, expected 2.0" in v.message
     inf_out = np.array([[1.0, np.inf], [np.nan, 4.0]])
     assert compare_output(inf_out, ref, tol).kind == "unexpected_nonfinite"
-    assert compare_output(inf_out, ref, tol, check_inf=False).passed
+    # check_nan/check_inf off relax only agreement with the reference's NaN/Inf: an Inf or NaN
+    # output where the reference is finite fails under every setting (as in C++).
+    assert compare_output(inf_out, ref, tol, check_inf=False).kind == "unexpected_nonfinite"
+    all_nan = np.full((2, 2), np.nan)
+    assert compare_output(all_nan, ref, tol, check_nan=False, check_inf=False).kind == "unexpected_nonfinite"
+    relaxed = np.array([[1.0, 2.0], [7.0, 4.0]])  # the reference's NaN not matched
+    assert compare_output(relaxed, ref, tol, check_nan=False).passed
+    assert compare_output(relaxed, ref, tol).kind == "nonfinite_mismatch"

@@ -380,7 +380,9 @@ void StatsAccumulator::precise_chunk(const Chunk& chunk) {
     const std::int64_t linear = chunk.first + static_cast<std::int64_t>(i);
     const Candidate failed{INFINITY, chunk.output, linear, x, y, INFINITY, INFINITY};
     if (!std::isfinite(y)) {
-      // The reference's NaN/Inf must be matched exactly: NaN by NaN, +inf by +inf.
+      // The reference's NaN/Inf must be matched exactly: NaN by NaN, +inf by +inf. check_nan /
+      // check_inf off relax only this agreement: such an element is then not compared.
+      if (std::isnan(y) ? !rules_.check_nan : !rules_.check_inf) continue;
       const bool same = std::isnan(y) ? std::isnan(x) : x == y;
       if (!same) {
         ++nonfinite_;
@@ -390,12 +392,11 @@ void StatsAccumulator::precise_chunk(const Chunk& chunk) {
       continue;
     }
     if (!std::isfinite(x)) {
-      if (std::isnan(x) ? rules_.check_nan : rules_.check_inf) {
-        ++unexpected_;
-        if (!first_unexpected_) first_unexpected_ = make_diff(failed);
-        offer_worst(failed);
-      }
-      continue;  // unchecked NaN/Inf elements are skipped entirely
+      // NaN/Inf where the reference is finite is always wrong, whatever check_nan / check_inf say.
+      ++unexpected_;
+      if (!first_unexpected_) first_unexpected_ = make_diff(failed);
+      offer_worst(failed);
+      continue;
     }
     const double d = std::fabs(x - y);
     const double ay = std::fabs(y);

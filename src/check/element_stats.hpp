@@ -29,7 +29,9 @@ struct ElementRules {
 //
 // Definitions (the numbers reports print):
 // - max_abs, max_rel, max_ulp and tolerance_used range over pairs where both values are finite;
-//   elements skipped (check_nan/check_inf off) and matching NaN/Inf pairs do not contribute.
+//   matching NaN/Inf pairs do not contribute. check_nan / check_inf off: an element whose reference
+//   is NaN / ±Inf is not compared (any output passes there). A NaN/Inf output against a finite
+//   reference fails (unexpected_nonfinite) under every setting.
 // - rel = |out-ref| / |ref|; when ref is 0 it is 0 if out is 0 too, else +inf.
 // - ratio = |out-ref| / (atol + rtol*|ref|); when the bound is 0 it is 0 for equal values, else
 //   +inf. tolerance_used is the largest ratio; a failing non-finite element makes it +inf, so

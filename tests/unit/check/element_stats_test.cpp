@@ -64,6 +64,7 @@ Expected reference_stats(const std::vector<std::pair<Tensor, Tensor>>& outputs, 
             name, tensor::unravel_index(out.shape, static_cast<std::int64_t>(i)), x, y, abs_err, rel_err};
       };
       if (!std::isfinite(y)) {
+        if (std::isnan(y) ? !rules.check_nan : !rules.check_inf) continue;  // agreement relaxed
         if (!(std::isnan(y) ? std::isnan(x) : x == y)) {
           ++e.nonfinite;
           if (!e.first_nonfinite) e.first_nonfinite = diff(INFINITY, INFINITY);
@@ -71,12 +72,10 @@ Expected reference_stats(const std::vector<std::pair<Tensor, Tensor>>& outputs, 
         }
         continue;
       }
-      if (!std::isfinite(x)) {
-        if (std::isnan(x) ? rules.check_nan : rules.check_inf) {
-          ++e.unexpected;
-          if (!e.first_unexpected) e.first_unexpected = diff(INFINITY, INFINITY);
-          ranked.push_back({INFINITY, diff(INFINITY, INFINITY)});
-        }
+      if (!std::isfinite(x)) {  // against a finite reference: fails under every setting
+        ++e.unexpected;
+        if (!e.first_unexpected) e.first_unexpected = diff(INFINITY, INFINITY);
+        ranked.push_back({INFINITY, diff(INFINITY, INFINITY)});
         continue;
       }
       const double d = std::fabs(x - y);
@@ -305,6 +304,61 @@ TEST(ElementStats, LongOutputsMatchThePlainDefinitionsOverManyChunks) {
         if (testing::Test::HasFailure()) return;
       }
     }
+  }
+}
+
+// check_nan / check_inf off relax only the agreement with the reference's own NaN/Inf: an output
+// that is all NaN or all +Inf against a finite reference fails in every dtype and on every kernel
+// copy (the AVX-512 and AVX2 screens hand NaN/Inf chunks to the precise pass; it must not skip them).
+TEST(ElementStats, NonFiniteOutputsAgainstFiniteReferencesFailWithTheChecksOff) {
+  std::mt19937_64 gen(7);
+  for (DType out_dtype : {DType::float32, DType::float64, DType::float16, DType::bfloat16}) {
+    for (DType ref_dtype : {DType::float64, DType::float32, out_dtype}) {
+      for (double special : {NAN, INFINITY, -INFINITY}) {
+        for (std::size_t n : {5u, 1024u, 3000u}) {
+          std::vector<double> ref = make_reference(gen, n, Pattern::rounding);
+          const std::vector<double> out(n, special);
+          const tensor::Shape shape = {static_cast<std::int64_t>(n)};
+          const Tensor out_t = Tensor::from_doubles(out_dtype, shape, out);
+          const Tensor ref_t = Tensor::from_doubles(ref_dtype, shape, ref);
+          ElementRules rules{default_tolerance(out_dtype)};
+          rules.check_nan = false;
+          rules.check_inf = false;
+          for (KernelChoice kernels : {KernelChoice::fastest, KernelChoice::avx2, KernelChoice::baseline}) {
+            SCOPED_TRACE(testing::Message() << tensor::dtype_name(out_dtype) << " vs "
+                                            << tensor::dtype_name(ref_dtype) << ", all " << special << ", "
+                                            << n << " elements, kernels " << static_cast<int>(kernels));
+            StatsAccumulator acc(rules, kernels);
+            acc.add_output("out", out_t, ref_t);
+            const ErrorStats stats = acc.finish();
+            EXPECT_EQ(acc.unexpected_nonfinite(), static_cast<std::int64_t>(n));
+            EXPECT_EQ(stats.mismatches, static_cast<std::int64_t>(n));
+            EXPECT_EQ(stats.tolerance_used, INFINITY);
+          }
+          if (testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// With the checks off the reference's NaN (Inf) need not be matched: those elements are not compared.
+TEST(ElementStats, ChecksOffRelaxOnlyAgreementWithTheReferencesNonFinites) {
+  const std::vector<double> ref_values = {NAN, INFINITY, -INFINITY, 1.0};
+  const std::vector<double> out_values = {2.0, -INFINITY, NAN, 1.0};
+  const Tensor ref = Tensor::from_doubles(DType::float64, {4}, ref_values);
+  const Tensor out = Tensor::from_doubles(DType::float32, {4}, out_values);
+  for (KernelChoice kernels : {KernelChoice::fastest, KernelChoice::avx2, KernelChoice::baseline}) {
+    ElementRules rules{default_tolerance(DType::float32)};
+    rules.check_nan = false;
+    rules.check_inf = false;
+    StatsAccumulator relaxed(rules, kernels);
+    relaxed.add_output("out", out, ref);
+    EXPECT_EQ(relaxed.finish().mismatches, 0);
+    rules.check_inf = true;  // the infinities must agree again; the NaN stays relaxed
+    StatsAccumulator inf_checked(rules, kernels);
+    inf_checked.add_output("out", out, ref);
+    EXPECT_EQ(inf_checked.nonfinite_mismatches(), 2);
   }
 }
 
