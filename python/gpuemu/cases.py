@@ -47,6 +47,8 @@ class OpSpec:
     inputs: dict[str, InputSpec] = field(default_factory=dict)
     dims: list[DimSpec] = field(default_factory=list)
     schema_inputs: dict[str, list] = field(default_factory=dict)
+    schema_output: list = field(default_factory=list)  # [ops.schema] output: dim names or sizes
+    invariants: list[str] = field(default_factory=list)
     has_schema: bool = False
     kwargs: dict = field(default_factory=dict)
     execution_mode: str = "script_based"
@@ -69,6 +71,8 @@ class OpSpec:
                 else:
                     op.dims.append(DimSpec(name, int(value[0]), int(value[1])))
             op.schema_inputs = {k: list(v) for k, v in schema.get("inputs", {}).items()}
+            op.schema_output = list(schema.get("output", []))
+        op.invariants = [str(i) for i in table.get("invariants", [])]
         for name, spec in table.get("inputs", {}).items():
             domain = spec.get("domain", (-1.0, 1.0))
             op.inputs[name] = InputSpec(spec.get("shape"), spec.get("dtype"),
@@ -82,6 +86,27 @@ class OpSpec:
         return op
 
 
+def declared_output(op: OpSpec, inputs: dict) -> tuple[tuple[int, ...], str] | None:
+    """(shape, source) every output of a case must have, as OpSession::declare_output_shape: the
+    schema's output with the dims read off the inputs, else the first input's under shape_preserved."""
+    if op.schema_output:
+        dims: dict[str, int] = {}
+        for name, refs in op.schema_inputs.items():
+            shape = getattr(inputs.get(name), "shape", None)
+            if shape is not None and len(shape) == len(refs):
+                for ref, size in zip(refs, shape):
+                    if isinstance(ref, str):
+                        dims.setdefault(ref, int(size))
+        if all(isinstance(r, int) or r in dims for r in op.schema_output):
+            return tuple(r if isinstance(r, int) else dims[r] for r in op.schema_output), "[ops.schema] output"
+        return None
+    if "shape_preserved" in op.invariants:
+        order = [n for n in op.input_names if n in inputs] or list(inputs)
+        if order:
+            return tuple(np.shape(inputs[order[0]])), f"the shape of the first input '{order[0]}' (shape_preserved)"
+    return None
+
+
 def case_params(op: OpSpec, seed: int) -> tuple[str, str, str]:
     """(dtype, layout, distribution) of a case: fuzz::case_params."""
     r = SeededRng(derive_seed(seed, "params"))
@@ -90,12 +115,19 @@ def case_params(op: OpSpec, seed: int) -> tuple[str, str, str]:
     return dtype, layout, _DISTRIBUTIONS[r.gen_range(0, 3)]
 
 
-def case_seed(op: OpSpec, master_seed: int, stream: str, index: int, dtype: str | None = None) -> int:
-    """The index-th case seed of a stream ("test", "fuzz", ...): fuzz::case_seed with an optional dtype filter."""
+def case_seed(op: OpSpec, master_seed: int, stream: str, index: int, dtype: str | None = None,
+              distribution: str | None = None) -> int:
+    """The index-th case seed of a stream ("test", "fuzz", ...): fuzz::case_seed with optional dtype and
+    value-distribution filters ("mixed" or None: any distribution)."""
+    if distribution == "mixed":
+        distribution = None
+    if distribution is not None and distribution not in _DISTRIBUTIONS:
+        raise ValueError(f"value distribution {distribution!r} is not one of {', '.join(_DISTRIBUTIONS)} or mixed")
     seed = 0
     for attempt in range(100000):
         seed = derive_seed(master_seed, f"{stream}/{op.name}/{index}/{attempt}")
-        if dtype is None or case_params(op, seed)[0] == canonical_dtype(dtype):
+        params = case_params(op, seed)
+        if (dtype is None or params[0] == canonical_dtype(dtype)) and (distribution is None or params[2] == distribution):
             break
     return seed
 

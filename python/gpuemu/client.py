@@ -197,20 +197,26 @@ class Client:
         return min(MAX_TIMEOUT_MS, self.timeout_ms * max(1, (iterations + 9) // 10))
 
     def reproduce(self, seed: int, op: str | None = None, run_op: Callable | None = None) -> ReproduceResult:
-        """Re-run a stored failure. When its op runs only on the client (`needs_client`), pass run_op:
-        it runs on the stored inputs here and the output is validated by the daemon."""
-        reply, tensors = self._request("reproduce", _with_op({"seed": seed_to_wire(seed)}, op))
+        """Re-run a stored failure. With run_op, run_op runs on the stored inputs here (under the op's
+        timeout) and the daemon validates its output: always, also for an op that names a `module` or
+        `op_script` the daemon could run itself. Without it, the daemon re-runs the op when it can;
+        an op that runs only on the client comes back with needs_client set."""
+        fields = _with_op({"seed": seed_to_wire(seed)}, op)
+        if run_op is not None:
+            fields["client_runs_op"] = True  # the daemon only hands back the case
+        reply, tensors = self._request("reproduce", fields)
         inputs = _named(tensors, "input/")
         original = validation_result(reply["original"]) if reply.get("original") else None
         out = ReproduceResult(result=validation_result(reply.get("result") or {"seed": seed_to_wire(seed)}),
                               inputs=inputs, reproduced=bool(reply.get("reproduced", False)), original=original,
                               needs_client=bool(reply.get("needs_client", False)),
                               from_snapshot=bool(reply.get("from_snapshot", False)))
-        if out.needs_client and run_op is not None:
+        if run_op is not None:
+            from gpuemu.client_side import op_timeout
             from gpuemu.guard import run_guarded
 
             op_name = original.op_name if original else out.result.op_name
-            run = run_guarded(run_op, {k: np.array(v) for k, v in inputs.items()})
+            run = run_guarded(run_op, {k: np.array(v) for k, v in inputs.items()}, op_timeout(self, op_name))
             extra = {"client_failure": {"kind": run.kind, "message": run.message}} if run.kind != "none" else {}
             dtype = original.dtype if original else None
             out.result = self._validate_request("submit_output", op_name, inputs, run.output, dtype, seed, {}, extra)
@@ -299,7 +305,7 @@ class Client:
         return self._test_batch_from(op_name, int(count), seed, 0, op_schema, dtypes)
 
     def _test_batch_from(self, op_name: str, count: int, seed: int, start: int, op_schema: dict | None,
-                         dtypes: list[str] | None) -> list[dict[str, Any]]:
+                         dtypes: list[str] | None, values: str | None = None) -> list[dict[str, Any]]:
         """Cases start..start+count-1 of the daemon's case stream under a master seed."""
         from gpuemu import client_side
 
@@ -308,6 +314,8 @@ class Client:
             fields["op_schema"] = op_schema
         if dtypes is not None:
             fields["dtypes"] = list(dtypes)
+        if values is not None:
+            fields["values"] = values
         reply, tensors = self._request("get_test_batch", fields)
         return client_side.cases_from_reply(reply, tensors, op_name)
 
@@ -323,7 +331,8 @@ class Client:
     def fuzz_op_client_side(self, op_name: str, run_op: Callable | None = None, iterations: int = 100,
                             seed: int | None = None, fail_fast: bool = False, op_schema: dict[str, Any] | None = None,
                             dtypes: list[str] | None = None, *, op_fn: Callable | None = None,
-                            batch_size: int = 16, framework: str | None = None) -> FuzzResults:
+                            batch_size: int = 16, framework: str | None = None,
+                            value_distribution: str | None = None, timeout: float | None = None) -> FuzzResults:
         """The daemon makes cases, run_op(inputs_dict) runs them here, the daemon validates and stores.
 
         Inputs are hashed before and after run_op: an op that writes into them fails with kind
@@ -332,6 +341,11 @@ class Client:
         written `[project] framework` of gpuemu.toml) converts each case's inputs to that
         framework's tensors and run_op's result back, through gpuemu.frameworks; with none of
         them, run_op gets the cases' numpy arrays as they are (bfloat16 as float32).
+        value_distribution: "regular", "boundary", "adversarial" (every case drawn that way) or
+        "mixed"/None (the three in turn, the default).
+        timeout: seconds per run_op call (default: the op's `timeout`, else [validation] timeout). A
+        call still running then is an op_error case ("timed out"), the run stops there, and the call
+        is abandoned in a daemon thread (Python cannot kill it; docs/python-api.md).
         """
         from gpuemu import client_side
 
@@ -339,7 +353,7 @@ class Client:
         if fn is None:
             raise ClientError("fuzz_op_client_side needs run_op: a function taking the inputs dict, returning the output")
         return client_side.fuzz(self, op_name, fn, int(iterations), generate_seed() if seed is None else seed,
-                                fail_fast, op_schema, dtypes, batch_size, framework)
+                                fail_fast, op_schema, dtypes, batch_size, framework, value_distribution, timeout)
 
     def shutdown_daemon(self) -> None:
         """Ask the daemon to finish in-flight requests and exit."""

@@ -13,10 +13,13 @@ import numpy as np
 from gpuemu.cases import DimSpec, OpSpec, case_seed, generate_case
 from gpuemu.errors import ClientError
 from gpuemu.guard import run_guarded
-from gpuemu.results import Failure, FuzzResults, ReproductionInfo, ValidationResult
+from gpuemu.repro import fuzz_config_for, repro_for_case
+from gpuemu.results import Failure, FuzzResults, ValidationResult
 from gpuemu.wire_results import seed_from_wire
 
-__all__ = ["fuzz", "inline_batch", "cases_from_reply", "schema_op"]
+__all__ = ["fuzz", "inline_batch", "cases_from_reply", "schema_op", "op_timeout"]
+
+DEFAULT_TIMEOUT = 60.0  # seconds: [validation] timeout's default (src/config/config.hpp)
 
 
 def schema_op(base: OpSpec, op_schema: dict) -> OpSpec:
@@ -39,14 +42,16 @@ def _case_dict(case, op_name: str) -> dict[str, Any]:
 
 
 def inline_batch(project, op_name: str, count: int, seed: int, op_schema: dict | None, dtypes: list[str] | None,
-                 start: int = 0) -> list[dict[str, Any]]:
-    """Cases start..start+count-1 of the "fuzz" stream under master seed, generated here (no daemon)."""
+                 start: int = 0, values: str | None = None) -> list[dict[str, Any]]:
+    """Cases start..start+count-1 of the "fuzz" stream under master seed, generated here (no daemon);
+    values picks one value distribution (regular, boundary, adversarial; mixed or None: all)."""
     op = project.op(op_name)
     if op_schema is not None:
         op = schema_op(op, op_schema)
     if dtypes:
         op = dataclasses.replace(op, dtypes=list(dtypes))
-    return [_case_dict(generate_case(op, case_seed(op, seed, "fuzz", i)), op_name) for i in range(start, start + count)]
+    return [_case_dict(generate_case(op, case_seed(op, seed, "fuzz", i, distribution=values)), op_name)
+            for i in range(start, start + count)]
 
 
 def cases_from_reply(reply: dict, tensors: dict[str, np.ndarray], op_name: str) -> list[dict[str, Any]]:
@@ -67,13 +72,30 @@ def cases_from_reply(reply: dict, tensors: dict[str, np.ndarray], op_name: str) 
 
 
 def _guard_failure(case: dict, op_name: str, kind: str, message: str, took: int) -> ValidationResult:
-    first = next(iter(case["inputs"].values()), None)
     return ValidationResult(
         passed=False, seed=case["seed"], op_name=op_name, failures=[Failure(message, kind)], duration_ms=took,
-        kind=kind, dtype=case["dtype"],
-        repro_info=ReproductionInfo(seed=case["seed"], shape=tuple(case["shape"]), dtype=case["dtype"],
-                                    layout=case["layout"],
-                                    strides=tuple(s // first.itemsize for s in first.strides) if first is not None else ()))
+        kind=kind, dtype=case["dtype"])
+
+
+def op_timeout(client, op_name: str) -> float:
+    """The op's `timeout` from gpuemu.toml, else [validation] timeout, else 60 s (the C++ default)."""
+    try:
+        project = client._project()
+    except ClientError:  # no local gpuemu.toml: a daemon-only setup
+        return DEFAULT_TIMEOUT
+    table = project._tables.get(op_name, {})
+    value = table.get("timeout", project.data.get("validation", {}).get("timeout", DEFAULT_TIMEOUT))
+    return float(value)
+
+
+def _local_op(client, op_name: str, inline: bool):
+    """The op's spec when a local gpuemu.toml has it (for the fuzz configuration), else None."""
+    try:
+        return client._project().op(op_name)
+    except ClientError:
+        if inline:
+            raise
+        return None
 
 
 def op_converter(client, op_name: str, framework: str | None):
@@ -107,13 +129,13 @@ def converted(run_op: Callable, converter, op_name: str, dtype: str) -> Callable
     return call
 
 
-def _run(run_op: Callable, converter, case: dict, op_name: str):
+def _run(run_op: Callable, converter, case: dict, op_name: str, timeout: float | None = None):
     """run_guarded on the case: with a converter, on the inputs' storages (the framework tensors
     share their memory, so writes into them and outputs that alias them are still caught)."""
     from gpuemu.frameworks.foreign import arrays_of, case_storage
 
     if converter is None:
-        run = run_guarded(run_op, case["inputs"])
+        run = run_guarded(run_op, case["inputs"], timeout)
         if run.kind == "none":
             try:
                 run.output = arrays_of(run.output, "run_op output")
@@ -125,29 +147,39 @@ def _run(run_op: Callable, converter, case: dict, op_name: str):
     views = {name: view for name, (view, _) in storages.items()}
     kinds = {name: kind for name, (_, kind) in storages.items()}
     call = converted(run_op, converter, op_name, case["dtype"])
-    return run_guarded(lambda given: call({name: (given[name], kinds[name]) for name in kinds}), views)
+    return run_guarded(lambda given: call({name: (given[name], kinds[name]) for name in kinds}), views, timeout)
 
 
 def fuzz(client, op_name: str, run_op: Callable, iterations: int, seed: int, fail_fast: bool,
-         op_schema: dict | None, dtypes: list[str] | None, batch_size: int, framework: str | None = None) -> FuzzResults:
+         op_schema: dict | None, dtypes: list[str] | None, batch_size: int, framework: str | None = None,
+         values: str | None = None, timeout: float | None = None) -> FuzzResults:
     start_time = time.perf_counter()
     converter = op_converter(client, op_name, framework)
     results = FuzzResults(seed=seed, op_name=op_name)
     inline = client._use_inline()
+    if values is not None and values not in ("regular", "boundary", "adversarial", "mixed"):
+        raise ClientError(f"value_distribution {values!r} is not regular, boundary, adversarial or mixed")
+    timeout = op_timeout(client, op_name) if timeout is None else float(timeout)
+    local = _local_op(client, op_name, inline)
+    if local is not None and op_schema is not None:
+        local = schema_op(local, op_schema)
+    layouts = list(local.layouts) if local is not None else None
+
+    def batch_at(start: int, count: int) -> list[dict[str, Any]]:
+        if inline:
+            return inline_batch(client._project(), op_name, count, seed, op_schema, dtypes, start=start, values=values)
+        return client._test_batch_from(op_name, count, seed, start, op_schema, dtypes, values)
+
     done = 0
     while done < iterations:
         count = min(batch_size, iterations - done)
-        if inline:
-            batch = inline_batch(client._project(), op_name, count, seed, op_schema, dtypes, start=done)
-        else:
-            batch = client._test_batch_from(op_name, count, seed, done, op_schema, dtypes)
+        batch = batch_at(done, count)
         for offset, case in enumerate(batch):
-            run = _run(run_op, converter, case, op_name)
-            if run.kind == "input_mutated":
-                # Report the case with the inputs it was given, not the ones the op scribbled over.
-                index = done + offset
-                case = (inline_batch(client._project(), op_name, 1, seed, op_schema, dtypes, start=index) if inline
-                        else client._test_batch_from(op_name, 1, seed, index, op_schema, dtypes))[0]
+            run = _run(run_op, converter, case, op_name, timeout)
+            if run.kind == "input_mutated" or run.timed_out:
+                # Report the case with the inputs it was given, not the ones the op scribbled over
+                # (or, timed out, may still be writing).
+                case = batch_at(done + offset, 1)[0]
             if inline:
                 if run.kind != "none":
                     result = _guard_failure(case, op_name, run.kind, run.message, run.duration_ms)
@@ -158,8 +190,13 @@ def fuzz(client, op_name: str, run_op: Callable, iterations: int, seed: int, fai
                 extra = {"client_failure": {"kind": run.kind, "message": run.message}} if run.kind != "none" else {}
                 result = client._validate_request("submit_output", op_name, case["inputs"], run.output,
                                                   case["dtype"], case["seed"], {}, extra)
+            if not result.passed:
+                config = fuzz_config_for(local, seed, iterations, dtypes, layouts, case.get("shapes"))
+                result.repro_info = repro_for_case(case, config, result.repro_info.command if result.repro_info else "")
             results.add(result)
-            if fail_fast and not result.passed:
+            # A timed-out call may still hold the GPU or the inputs: the run stops there, as after
+            # fail_fast, and the timeout is the last result.
+            if (fail_fast and not result.passed) or run.timed_out:
                 results.duration_ms = int((time.perf_counter() - start_time) * 1000)
                 return results
         done += count

@@ -272,5 +272,7 @@ class SeededFuzzer:
     def _repro(self, case: TestCase) -> ReproductionInfo:
         first = case.inputs[self.input_names[0]]
         strides = tuple(s // first.itemsize for s in first.strides)
+        from gpuemu.repro import input_snapshot
+
         return ReproductionInfo(seed=case.seed, shape=case.shape, strides=strides, dtype=case.dtype,
-                                layout=case.layout, fuzz_config=self.config)
+                                layout=case.layout, fuzz_config=self.config, input_snapshot=input_snapshot(case.inputs))

@@ -1,10 +1,11 @@
 # Runs an op under test on the client and catches kernels that cheat: an op that writes into its
 # inputs, or returns a view of an input, would make the comparison meaningless (issue 8).
-"""run_guarded(run_op, inputs) -> GuardedRun: output plus input_mutated / output_aliased / op_error."""
+"""run_guarded(run_op, inputs, timeout) -> GuardedRun: output plus input_mutated / output_aliased / op_error."""
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ class GuardedRun:
     kind: str = "none"  # none, op_error, input_mutated, output_aliased
     message: str = ""
     duration_ms: int = 0
+    timed_out: bool = False  # run_op did not return within the timeout; it still runs in its thread
 
 
 def _digest(arr: np.ndarray) -> bytes:
@@ -40,18 +42,44 @@ def _shares_memory(a: Any, b: np.ndarray) -> bool:
     return isinstance(a, np.ndarray) and a.size > 0 and b.size > 0 and np.shares_memory(a, b)
 
 
-def run_guarded(run_op: Callable[[dict], Any], inputs: dict[str, np.ndarray]) -> GuardedRun:
-    """Call run_op(inputs); hash every input before and after, and check the output's memory."""
+def _call(run_op: Callable[[dict], Any], inputs: dict, timeout: float | None) -> tuple[str, Any]:
+    """("ok", output), ("raised", message) or ("timeout", None). With a timeout the call runs in a
+    daemon thread: Python cannot stop a thread, so a call that never returns is abandoned there (it
+    keeps whatever it holds, a GPU stream for instance, and does not keep the interpreter alive)."""
+    def attempt() -> tuple[str, Any]:
+        try:
+            return "ok", run_op(inputs)
+        except Exception as exc:  # the op under test may raise anything; it is a result, not a crash
+            tb = traceback.format_exc(limit=-3)
+            return "raised", f"run_op raised {type(exc).__name__}: {exc}\n{tb}".rstrip()
+
+    if timeout is None:
+        return attempt()
+    box: list = []
+    thread = threading.Thread(target=lambda: box.append(attempt()), name="gpuemu-run_op", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return box[0] if box else ("timeout", None)
+
+
+def run_guarded(run_op: Callable[[dict], Any], inputs: dict[str, np.ndarray],
+                timeout: float | None = None) -> GuardedRun:
+    """Call run_op(inputs); hash every input before and after, and check the output's memory.
+
+    timeout (seconds): a call still running then is reported as op_error with timed_out set, as the
+    script runner reports a timed-out script; the call itself is left running in a daemon thread."""
     arrays = dict(inputs)  # the op may rebind keys of the dict; the arrays are what must not change
     before = digest_inputs(arrays)
     start = time.perf_counter()
-    try:
-        output = run_op(inputs)
-    except Exception as exc:  # the op under test may raise anything; it is a result, not a crash
-        tb = traceback.format_exc(limit=-3)
-        return GuardedRun(None, "op_error", f"run_op raised {type(exc).__name__}: {exc}\n{tb}".rstrip(),
-                          int((time.perf_counter() - start) * 1000))
+    status, value = _call(run_op, inputs, timeout)
     took = int((time.perf_counter() - start) * 1000)
+    if status == "timeout":
+        return GuardedRun(None, "op_error", f"run_op timed out after {timeout:g} s (the op's timeout); the call was "
+                                            "abandoned in a background thread, where it may still be running",
+                          took, timed_out=True)
+    if status == "raised":
+        return GuardedRun(None, "op_error", value, took)
+    output = value
     after = digest_inputs(arrays)
     mutated = [name for name in arrays if before[name] != after[name]]
     if mutated:

@@ -17,10 +17,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu.cases import OpSpec, case_seed, generate_case
+from gpuemu.cases import OpSpec, case_seed, declared_output, generate_case
 from gpuemu.compare import compare_output
 from gpuemu.dtypes import canonical_dtype
 from gpuemu.errors import ClientError
+from gpuemu.repro import input_snapshot
 from gpuemu.results import Failure, ReproductionInfo, TestCase, ValidationResult
 from gpuemu.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
 
@@ -166,7 +167,8 @@ class InlineProject:
         result.repro_info = ReproductionInfo(
             seed=seed, shape=tuple(np.shape(first)) if first is not None else (),
             strides=tuple(s // first.itemsize for s in first.strides) if isinstance(first, np.ndarray) else (),
-            dtype=dtype, layout="contiguous" if first is None or first.flags.c_contiguous else "strided")
+            dtype=dtype, layout="contiguous" if first is None or first.flags.c_contiguous else "strided",
+            input_snapshot=input_snapshot(inputs))
         try:
             expected = self.reference(op_name)({k: self._reference_input(v) for k, v in inputs.items()},
                                                **{**op.kwargs, **(kwargs or {})})
@@ -180,6 +182,16 @@ class InlineProject:
             expected = expected.get("out", next(iter(expected.values())))
         if isinstance(output, dict):
             output = output.get("out", next(iter(output.values()), None))
+        declared = declared_output(op, inputs)
+        if declared is not None and tuple(np.shape(expected)) != declared[0]:
+            # As the C++ side: a reference of the wrong shape cannot judge the op.
+            shape, source = declared
+            result.kind = "reference_error"
+            result.failures = [Failure(f"reference output 'out' has shape {list(np.shape(expected))}, but {source} is "
+                                       f"{list(shape)}: fix the reference (or the declaration); a reference of the "
+                                       "wrong shape cannot judge the op", "reference_error")]
+            result.duration_ms = int((time.perf_counter() - start) * 1000)
+            return result
         verdict = compare_output(output, expected, self.tolerance(op_name, dtype), self.check_nan, self.check_inf)
         result.passed = verdict.passed
         result.kind = verdict.kind

@@ -33,8 +33,9 @@ def gpuemu_bin() -> Path:
     pytest.fail(f"gpuemu binary not found at {', '.join(map(str, binary_candidates()))}: build it or set GPUEMU_BIN")
 
 
-# An op of the bundled examples whose op runs only in the client (client_side mode): the tests
-# run numpy softmaxes, correct and buggy, against the examples' float64 reference.
+# Ops of the bundled examples whose op runs in the client (client_side mode): the tests run numpy
+# softmaxes, correct and buggy, against the examples' float64 reference. softmax_client_module also
+# names a module (the examples' correct kernel), which a client's run_op must still take over.
 CLIENT_SIDE_OP = """
 
 [[ops]]
@@ -55,6 +56,24 @@ domain = [-30.0, 30.0]
 float32 = { atol = 1e-6, rtol = 1e-5 }
 float16 = { atol = 1e-5, rtol = 2e-3 }
 bfloat16 = { atol = 1e-5, rtol = 1e-2 }
+
+[[ops]]
+name = "softmax_client_module"
+persistent = true
+module = "kernels/softmax.py"
+reference = "refs/softmax_ref.py"
+execution_mode = "client_side"
+
+[ops.schema]
+dims = { M = [1, 40], N = [1, 300] }
+inputs = { x = ["M", "N"] }
+output = ["M", "N"]
+
+[ops.inputs.x]
+domain = [-30.0, 30.0]
+
+[ops.tolerances]
+float32 = { atol = 1e-6, rtol = 1e-5 }
 """
 
 

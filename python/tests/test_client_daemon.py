@@ -164,6 +164,20 @@ def test_client_side_fuzz_records_failures_for_replay(client):
     assert stored, "the minimal case is stored"
 
 
+def test_reproduce_with_run_op_runs_it_even_when_the_op_names_a_module(client):
+    # softmax_client_module names the examples' correct kernel as `module`; a replay with run_op must
+    # judge run_op's output, never re-run the module in its place (which would report "passed").
+    x = np.random.default_rng(5).uniform(-30, 30, (3, 70)).astype(np.float32)
+    bad = client.validate_op("softmax_client_module", {"x": x}, softmax_tail_bug({"x": x}), seed=BIG_SEED - 7)
+    assert not bad.passed and bad.kind == "mismatch"
+    replayed = client.reproduce(BIG_SEED - 7, run_op=softmax_tail_bug)
+    assert replayed.reproduced and not replayed.result.passed and replayed.result.kind == "mismatch"
+    assert not replayed.needs_client
+    assert client.reproduce(BIG_SEED - 7, run_op=numpy_softmax).result.passed
+    # Without run_op the daemon runs the module (the correct kernel) on the same inputs.
+    assert client.reproduce(BIG_SEED - 7).result.passed
+
+
 def test_client_side_guards_are_recorded(client):
     def in_place(inputs):
         x = inputs["x"]

@@ -166,3 +166,113 @@ def test_inline_runs_the_bundled_example_references(monkeypatch, tmp_path):
     result = client.submit_output("softmax", case["inputs"], e / e.sum(axis=-1, keepdims=True), seed=case["seed"])
     assert result.passed, result.failures
     assert os.environ.get("GPUEMU_HOME") == str(tmp_path)
+
+
+def test_client_side_fuzz_honours_the_op_timeout(project):
+    # A run_op that never returns must not hang the caller: the op's timeout ([validation] timeout
+    # here, overridden per call) ends the case as a timed-out op_error and the run stops there.
+    client = Client()
+    release = __import__("threading").Event()
+
+    def hangs_on_third(inputs, calls=[]):
+        calls.append(1)
+        if len(calls) == 3:
+            release.wait(600)
+        return relu(inputs)
+
+    started = time.monotonic()
+    results = client.fuzz_op_client_side("relu", run_op=hangs_on_third, iterations=10, seed=7, timeout=0.5)
+    elapsed = time.monotonic() - started
+    release.set()
+    assert elapsed < 10, f"fuzz_op_client_side took {elapsed:.1f} s with a 0.5 s timeout"
+    assert (results.total, results.passed, results.failed) == (3, 2, 1)
+    (timeout,) = results.failures
+    assert timeout.kind == "op_error" and "timed out after 0.5 s" in timeout.failures[0]["message"]
+    # The reported inputs are the case's own, not whatever the abandoned call may write into.
+    assert timeout.repro_info.input_snapshot["x"]["shape"] == [8, 33]
+
+
+def test_client_side_fuzz_takes_the_op_timeout_from_the_config(project):
+    with open("gpuemu.toml", "a") as f:
+        f.write("")  # the project's [validation] has no timeout: the default (60 s) applies
+    from gpuemu.client_side import op_timeout
+
+    client = Client()
+    assert op_timeout(client, "relu") == 60.0
+    text = Path("gpuemu.toml").read_text().replace("[validation]\n", "[validation]\ntimeout = 7\n", 1)
+    text = text.replace('name = "layer_scale"\n', 'name = "layer_scale"\ntimeout = 2.5\n', 1)
+    Path("gpuemu.toml").write_text(text)
+    client = Client()
+    assert op_timeout(client, "relu") == 7.0 and op_timeout(client, "layer_scale") == 2.5
+
+
+@pytest.mark.parametrize("values", ["adversarial", "boundary", "regular"])
+def test_client_side_fuzz_with_a_value_distribution(project, values):
+    client = Client()
+    seen = []
+
+    def record(inputs):
+        seen.append(inputs["x"].copy())
+        return relu(inputs)
+
+    results = client.fuzz_op_client_side("relu", run_op=record, iterations=6, seed=11, value_distribution=values)
+    assert (results.total, results.passed) == (6, 6)
+    batch = client.get_test_batch("relu", count=6, seed=11)  # the mixed stream differs
+    from gpuemu.client_side import inline_batch
+
+    same = inline_batch(client._project(), "relu", 6, 11, None, None, values=values)
+    assert {c["distribution"] for c in same} == {values}
+    assert all(np.array_equal(a, c["inputs"]["x"], equal_nan=True) for a, c in zip(seen, same))
+    assert len(batch) == 6
+    with pytest.raises(Exception, match="not regular, boundary, adversarial or mixed"):
+        client.fuzz_op_client_side("relu", run_op=relu, iterations=1, seed=1, value_distribution="spicy")
+
+
+def test_client_side_failures_carry_truthful_repro_info(project):
+    client = Client()
+
+    def leaky(inputs):
+        return np.where(inputs["x"] > 0, inputs["x"], inputs["x"] * np.float32(0.01))
+
+    text = Path("gpuemu.toml").read_text().replace('execution_mode = "client_side"\n',
+                                                   'execution_mode = "client_side"\nlayouts = ["transposed"]\n', 1)
+    Path("gpuemu.toml").write_text(text)
+    client = Client()
+    bad = client.fuzz_op_client_side("relu", run_op=leaky, iterations=4, seed=5, dtypes=["float16"])
+    assert bad.failed > 0
+    info = bad.failures[0].repro_info
+    case = client.get_test_batch("relu", count=1, seed=5, dtypes=["float16"])[0]
+    assert info.layout == "transposed" and info.strides == (1, 8)  # x[8, 33] stored column-major
+    assert info.dtype == "float16" and info.fuzz_config.dtypes == ["float16"]
+    assert info.fuzz_config.layouts == ["transposed"]
+    assert (info.fuzz_config.seed, info.fuzz_config.iterations) == (5, 4)
+    snapshot = info.input_snapshot["x"]
+    assert snapshot["shape"] == [8, 33] and snapshot["dtype"] == "float16"
+    from gpuemu import tensors
+
+    failing = next(c for c in client.get_test_batch("relu", count=4, seed=5, dtypes=["float16"])
+                   if c["seed"] == bad.failures[0].seed)
+    assert np.array_equal(tensors.decode_tensor(snapshot), failing["inputs"]["x"])
+    assert case["layout"] == "transposed"
+
+
+def test_inline_holds_reference_and_op_to_the_declared_output_shape(project):
+    # A reference that flattens its output, and an op that does the same: equal to each other, both
+    # of the wrong shape. shape_preserved (and a schema's output) catch it, as the C++ side does.
+    # A top-level module of its own: `myrefs` is already imported from another test's project.
+    (project / "src" / "flatrefs.py").write_text(
+        "import numpy as np\n\ndef flat_reference(inputs, **kwargs):\n"
+        "    return np.asarray(inputs['x'], dtype=np.float64).reshape(-1)\n")
+    with open(project / "gpuemu.toml", "a") as f:
+        f.write('\n[[ops]]\nname = "flat"\nreference = "flatrefs:flat_reference"\nexecution_mode = "client_side"\n'
+                'invariants = ["shape_preserved"]\n\n[[ops]]\nname = "flat_schema"\n'
+                'reference = "flatrefs:flat_reference"\nexecution_mode = "client_side"\n\n[ops.schema]\n'
+                'dims = { M = [1, 8], N = [1, 8] }\ninputs = { x = ["M", "N"] }\noutput = ["M", "N"]\n')
+    client = Client()
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for op, source in (("flat", "the first input 'x' (shape_preserved)"), ("flat_schema", "[ops.schema] output")):
+        result = client.validate_op(op, {"x": x}, x.reshape(-1).copy())
+        assert not result.passed and result.kind == "reference_error", (op, result.failures)
+        assert source in result.failures[0]["message"] and "[12]" in result.failures[0]["message"]
+    # An op of the right shape against that reference fails too (the reference cannot judge).
+    assert client.validate_op("flat", {"x": x}, x.copy()).kind == "reference_error"

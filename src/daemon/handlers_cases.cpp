@@ -135,11 +135,22 @@ Result<Reply> test_cases(DaemonState& state, const Message& message, const Field
   const config::OpConfig op = TRY(request_op(*configured, fields));
   const std::uint64_t master = engine::resolve_master_seed(TRY(fields.optional_seed("seed")), *config);
   const auto start = TRY(fields.optional_int("start", 0, std::int64_t{1} << 53)).value_or(0);
+  // "values": every case drawn from one value distribution (as fuzz's); "mixed" or absent: all three.
+  fuzz::CaseFilter filter;
+  if (auto values = TRY(fields.optional_string("values"))) {
+    const auto distribution = rng::parse_distribution(*values);
+    if (!distribution) {
+      return reject(WireError::bad_request,
+                    fmt::format("{} request: values '{}' is not regular, boundary, adversarial or mixed",
+                                fields.request(), *values));
+    }
+    if (*distribution != rng::ValueDistribution::mixed) filter.distribution = *distribution;
+  }
   Reply reply;
   nlohmann::json cases = nlohmann::json::array();
   for (std::int64_t i = 0; i < count; ++i) {
     const auto index = static_cast<std::uint64_t>(start + i);
-    const auto c = TRY(fuzz::generate_case(op, fuzz::case_seed(op, master, "fuzz", index, {})));
+    const auto c = TRY(fuzz::generate_case(op, fuzz::case_seed(op, master, "fuzz", index, filter)));
     nlohmann::json shapes = nlohmann::json::object();
     for (const auto& [name, shape] : c.shapes()) shapes[name] = shape;
     cases.push_back({{"seed", std::to_string(c.seed)},

@@ -51,8 +51,10 @@ Result<Reply> handle_reproduce(DaemonState& state, Message& message, const Field
   reply.header["original"] = original;
   reply.header["from_snapshot"] = replay.from_snapshot;
   add_tensors(reply, replay.c.inputs, replay.c.input_order, "input/");
-  if (replay.op->op_script.empty()) {
-    // The op runs only on the client: hand back the case for the client to run and submit.
+  // "client_runs_op": the client replays with its own run_op (Client.reproduce(seed, run_op=f)), so
+  // the daemon must not run the op's module/op_script in its place.
+  if (replay.op->op_script.empty() || TRY(fields.flag("client_runs_op", false))) {
+    // The op runs on the client: hand back the case for the client to run and submit.
     reply.header["result"] = original;
     reply.header["reproduced"] = false;
     reply.header["needs_client"] = true;
