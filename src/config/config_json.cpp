@@ -150,6 +150,7 @@ json to_json(const Config& config) {
        {{"fail_on_regression", config.policies.fail_on_regression},
         {"warn_threshold", config.policies.warn_threshold},
         {"max_error_growth", config.policies.max_error_growth},
+        {"regression_margin", config.policies.regression_margin},
         {"artifact_thresholds", config.policies.artifact_thresholds}}},
       {"ci",
        {{"quick_dtypes", dtypes_json(config.ci.quick_dtypes)},

@@ -106,7 +106,8 @@ Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table
   PolicyConfig p = std::move(base);
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "policies", empty));
-  TRY(r.only_keys({"fail_on_regression", "warn_threshold", "max_error_growth", "artifact_thresholds"}));
+  TRY(r.only_keys({"fail_on_regression", "warn_threshold", "max_error_growth", "regression_margin",
+                   "artifact_thresholds"}));
   if (auto b = TRY(r.boolean("fail_on_regression"))) p.fail_on_regression = *b;
   if (auto w = TRY(r.number("warn_threshold"))) {
     if (*w < 0 || *w > 1) {
@@ -122,6 +123,15 @@ Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table
                      "it is the factor by which max error may grow before a regression, e.g. 2.0");
     }
     p.max_error_growth = *g;
+  }
+  if (auto m = TRY(r.number("regression_margin"))) {
+    if (*m <= 0 || *m > 1) {
+      return diag.at(*r.node("regression_margin"),
+                     "'regression_margin' must be greater than 0 and at most 1, got " + number_text(*m),
+                     "it is the share of the tolerance by which a passing kernel's error may grow before a "
+                     "regression, e.g. 0.5");
+    }
+    p.regression_margin = *m;
   }
   if (const toml::table* t = TRY(r.subtable("artifact_thresholds"))) {
     const TableReader thresholds(diag, *t, "[policies.artifact_thresholds]");

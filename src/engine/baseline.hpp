@@ -42,8 +42,9 @@ struct BaselineComparison {
   nlohmann::json to_json(const std::string& source) const;
 };
 
-// A regression: an (op, dtype) that passed in the baseline and fails now, or whose max_abs grew
-// by more than policies.max_error_growth. A passing (op, dtype) that used more than
+// A regression: an (op, dtype) that passed in the baseline and fails now, or that still passes but
+// whose max_abs grew by more than policies.max_error_growth while its share of the tolerance grew by
+// more than policies.regression_margin (docs/ci.md). A passing (op, dtype) that used more than
 // policies.warn_threshold of its tolerance is a warning.
 BaselineComparison compare_with_baseline(const std::vector<BaselineEntry>& baseline,
                                          const std::vector<BaselineEntry>& current,
