@@ -73,9 +73,8 @@ void note_element_failures(const StatsAccumulator& acc, const ErrorStats& stats,
   if (acc.unexpected_nonfinite() > 0) {
     const ElementDiff& first = *acc.first_unexpected();
     problems.note(FailureKind::unexpected_nonfinite,
-                  fmt::format("{} are NaN/Inf where the reference is finite ({} is on); first {}",
+                  fmt::format("{} are NaN/Inf where the reference is finite; first {}",
                               count_of(acc.unexpected_nonfinite(), stats.elements),
-                              std::isnan(first.actual) ? "check_nan" : "check_inf",
                               describe(first, actual, reference)));
   }
   if (acc.finite_mismatches() > 0 && !stats.worst.empty()) {
@@ -117,6 +116,14 @@ Verdict compare_outputs(const Outputs& actual, const Outputs& reference, const C
   for (const auto& [name, ref] : reference) {
     if (auto ok = tensor::validate_view(ref, "reference output '" + name + "'"); !ok) {
       problems.note(FailureKind::reference_error, ok.error().message);
+      continue;
+    }
+    if (options.declared_output && ref.shape != *options.declared_output) {
+      problems.note(FailureKind::reference_error,
+                    fmt::format("reference output '{}' has shape {}, but {} is {}: fix the reference (or the "
+                                "declaration); a reference of the wrong shape cannot judge the op",
+                                name, tensor::shape_to_string(ref.shape), options.declared_output_source,
+                                tensor::shape_to_string(*options.declared_output)));
       continue;
     }
     const auto it = actual.find(name);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ struct CompareOptions {
   std::vector<Invariant> invariants;
   // Shapes of the inputs, for shape_preserved ("output has the shape of the first input").
   std::vector<tensor::Shape> input_shapes;
+  // The shape every output must have, known before anything ran: [ops.schema] output resolved with
+  // the case's dims, or the first input's under shape_preserved (op_session.cpp). A reference output
+  // of another shape is a reference_error, an op output of another shape a shape_mismatch, so a
+  // wrong shape cannot pass by matching an equally wrong reference.
+  std::optional<tensor::Shape> declared_output;
+  std::string declared_output_source;  // for messages: "[ops.schema] output", ...
 };
 
 using Outputs = tensor::NamedTensors;

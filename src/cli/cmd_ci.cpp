@@ -88,6 +88,9 @@ class CiRunCommand final : public Command {
                    "What exits 1: failures (any failing case or regression), regressions (only "
                    "regressions against --baseline), never")
         ->capture_default_str();
+    app.add_flag("--allow-partial", allow_partial_,
+                 "Let a run stopped by [ci] thorough_timeout pass on what it measured (ops that ran no case "
+                 "are still reported NOT RUN)");
     app.add_option("--junit-flavor", junit_flavor_,
                    "standard (file/line attributes), or strict for Jenkins xUnit")
         ->capture_default_str();
@@ -131,7 +134,10 @@ class CiRunCommand final : public Command {
                             master, shard.count > 1 ? ", shard " + shard.label() : std::string()));
     std::optional<store::Store> store;
     std::optional<RunRecorder> recorder;
-    if (!context.globals.no_store) {
+    if (context.globals.no_store) {
+      // --no-store records nothing, but a stored --baseline tag is still read.
+      store = TRY(open_existing_store());
+    } else {
       store = TRY(open_store());
       recorder = TRY(RunRecorder::start(*store, {plan.command, master, config.digest, config.project.name},
                                         context.globals.verbose));
@@ -161,8 +167,11 @@ class CiRunCommand final : public Command {
       ci["lint"] = TRY(lint_kernels(context, config));
       lint_failed = !ci["lint"]["passed"].get<bool>();
     }
+    // A partial run checked less than planned: it fails unless the user accepts that (docs/ci.md).
+    const bool partial_fails = result->partial && !allow_partial_;
+    ci["allow_partial"] = allow_partial_;
     document["ci"] = std::move(ci);
-    if (regressed || lint_failed) document["passed"] = false;
+    if (regressed || lint_failed || partial_fails) document["passed"] = false;
     TRY(write_outputs(document, render));
     if (!sign_key_.empty()) {
       const fs::path report_path = fs::path(out_) / "REPORT.json";
@@ -181,14 +190,25 @@ class CiRunCommand final : public Command {
     }
     std::cout.flush();
     if (result->partial) {
-      context.log(
-          fmt::format("gpuemu ci run: stopped at [ci] thorough_timeout ({} s); the results in {} are "
-                      "partial",
-                      config.ci.thorough_timeout, out_));
+      for (const auto& c : result->cut) {
+        context.log(
+            fmt::format("gpuemu ci run: CUT {} case {} (seed {}): {}", c.op, c.index, c.seed, c.message));
+      }
+      for (const auto& op : result->ops) {
+        if (engine::op_status(op) == engine::OpStatus::not_run)
+          context.log(
+              fmt::format("gpuemu ci run: NOT RUN {}: no case ran before the time budget ran out", op.op));
+      }
+      context.log(fmt::format(
+          "gpuemu ci run: stopped at [ci] thorough_timeout ({} s); the results in {} are partial{}",
+          config.ci.thorough_timeout, out_,
+          allow_partial_ ? " (accepted by --allow-partial)"
+                         : ", so the gate fails: raise thorough_timeout, lower the iterations, or pass "
+                           "--allow-partial"));
     }
     context.log(fmt::format("gpuemu ci run: wrote {}/result.json and the reports rendered from it", out_));
     const bool failing = fail_on == FailOn::failures      ? !document["passed"].get<bool>()
-                         : fail_on == FailOn::regressions ? regressed
+                         : fail_on == FailOn::regressions ? regressed || partial_fails
                                                           : false;
     return failing ? ExitCode::check_failed : ExitCode::ok;
   }
@@ -279,6 +299,7 @@ class CiRunCommand final : public Command {
   }
 
   bool quick_ = false;
+  bool allow_partial_ = false;
   int iterations_ = 0;
   std::string seed_;
   int jobs_ = 0;

@@ -15,6 +15,10 @@ namespace gpuemu::cli {
 
 Expected<store::Store> open_store();
 
+// For reading only (--no-store means "record nothing", never "read nothing"): the store when its
+// database file exists, else nothing, so a read never creates $GPUEMU_HOME/db/gpuemu.db.
+Expected<std::optional<store::Store>> open_existing_store();
+
 // Recording runs and resolving stored cases live in the store module (shared with the daemon).
 using RunRecorder = store::RunRecorder;
 using ResolvedCase = store::ResolvedCase;

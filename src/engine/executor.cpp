@@ -92,6 +92,7 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
   std::optional<Error> fatal;
   std::vector<std::size_t> done(plan.ops.size(), 0);
   std::vector<std::size_t> not_passed(plan.ops.size(), 0);
+  std::vector<std::pair<std::size_t, CutCase>> cut;  // (plan position, case)
 
   auto worker = [&] {
     std::map<std::size_t, std::unique_ptr<OpSession>> sessions;
@@ -105,13 +106,22 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
       }
       const Item& item = items[index];
       auto& session = sessions[item.op_index];
-      if (!session) session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op);
+      if (!session) {
+        session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op);
+        if (plan.deadline) session->set_stop_at(*plan.deadline);
+      }
       auto record = session->run_seed(item.seed);
       if (record) record->index = item.case_index;
       std::lock_guard lock(mutex);
       if (!record) {
         if (!fatal) fatal = record.error();
         stop = true;
+        return;
+      }
+      if (record->cut) {
+        // Killed at the budget: reported as cut, counted nowhere, not stored as a failure.
+        cut.push_back({index, CutCase{record->op, record->seed, record->index, record->verdict.message}});
+        out_of_time = true;
         return;
       }
       if (sink) {
@@ -154,6 +164,10 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
   result.project = config.project.name;
   const std::size_t cutoff = plan.fail_fast ? std::min(first_failure.load() + 1, items.size()) : items.size();
   result.partial = out_of_time || cutoff < items.size();
+  std::ranges::sort(cut, {}, &std::pair<std::size_t, CutCase>::first);
+  for (auto& [position, c] : cut) {
+    if (position < cutoff) result.cut.push_back(std::move(c));
+  }
   std::vector<std::vector<CaseRecord>> per_op(plan.ops.size());
   for (std::size_t i = 0; i < cutoff; ++i) {
     if (records[i]) {

@@ -3,6 +3,8 @@
 #include "engine/op_session.hpp"
 
 #include <algorithm>
+#include <map>
+#include <variant>
 
 #include <fmt/format.h>
 #include <cstdlib>
@@ -32,6 +34,45 @@ bool all_floating(const tensor::NamedTensors& outputs) {
 }
 
 }  // namespace
+
+// The output shape a case must produce, when the config says it (docs/configuration.md): the
+// schema's `output` with the case's dims; else, under shape_preserved, the first input's shape.
+void OpSession::declare_output_shape(check::CompareOptions& options, const fuzz::Case& c) const {
+  if (op_.schema && !op_.schema->output.empty()) {
+    // The case's dims; a client's case (check_output) has none, so read them off its input shapes.
+    std::map<std::string, std::int64_t> dims = c.dims;
+    for (const auto& [input, refs] : op_.schema->inputs) {
+      const auto it = c.inputs.find(input);
+      if (it == c.inputs.end() || it->second.shape.size() != refs.size()) continue;
+      for (std::size_t k = 0; k < refs.size(); ++k) {
+        if (const auto* name = std::get_if<std::string>(&refs[k]))
+          dims.try_emplace(*name, it->second.shape[k]);
+      }
+    }
+    tensor::Shape shape;
+    for (const auto& ref : op_.schema->output) {
+      if (const auto* literal = std::get_if<std::int64_t>(&ref)) {
+        shape.push_back(*literal);
+      } else if (auto it = dims.find(std::get<std::string>(ref)); it != dims.end()) {
+        shape.push_back(it->second);
+      } else {
+        return;  // a dim no input shows (a client's op_schema): nothing declared for it
+      }
+    }
+    options.declared_output = std::move(shape);
+    options.declared_output_source = "[ops.schema] output";
+    return;
+  }
+  const bool preserved =
+      std::ranges::find(op_.invariants, check::Invariant::shape_preserved) != op_.invariants.end();
+  if (preserved && !c.input_order.empty()) {
+    if (auto it = c.inputs.find(c.input_order.front()); it != c.inputs.end()) {
+      options.declared_output = it->second.shape;
+      options.declared_output_source =
+          fmt::format("the shape of the first input '{}' (shape_preserved)", it->first);
+    }
+  }
+}
 
 run::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op,
                                     std::string role) {
@@ -68,8 +109,12 @@ run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::js
   if (!plain) {
     for (const auto& [name, t] : c.inputs) reference_inputs[name] = t.contiguous();
   }
-  run::RunRequest ref_request{op_.name, c.params.dtype, plain ? &c.inputs : &reference_inputs, &c.input_order,
-                              kwargs ? kwargs : &op_.kwargs};
+  run::RunRequest ref_request{op_.name,
+                              c.params.dtype,
+                              plain ? &c.inputs : &reference_inputs,
+                              &c.input_order,
+                              kwargs ? kwargs : &op_.kwargs,
+                              stop_at_};
   return reference_runner_->run(ref_request);
 }
 
@@ -80,10 +125,14 @@ Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
                             "set op_script, or drive it from the Python client",
                             op_.name, config::execution_mode_name(op_.execution_mode)));
   }
-  run::RunRequest op_request{op_.name, c.params.dtype, &c.inputs, &c.input_order, &op_.kwargs};
+  run::RunRequest op_request{op_.name, c.params.dtype, &c.inputs, &c.input_order, &op_.kwargs, stop_at_};
   RawOutputs raw;
   raw.reference = run_reference(c, nullptr);
   TRY(fatal_if_unstartable(raw.reference));
+  if (raw.reference.failure == run::RunFailure::cut) {
+    raw.op = raw.reference;  // the budget is spent: the op is not started
+    return raw;
+  }
   raw.op = op_runner_->run(op_request);
   TRY(fatal_if_unstartable(raw.op));
   return raw;
@@ -129,7 +178,7 @@ void OpSession::judge(CaseRecord& record, const fuzz::Case& c, const run::RunOut
   options.invariants = op_.invariants;
   if (expect_case_dtype && tensor::is_floating(c.params.dtype) && all_floating(ref.outputs))
     options.expected_dtype = c.params.dtype;
-  // shape_preserved compares with the reference output (configuration.txt), so no input shapes.
+  declare_output_shape(options, c);
   record.verdict = check::compare_outputs(out.outputs, ref.outputs, options);
   if (!record.verdict.passed()) record.stderr_tail = out.stderr_tail;
 }
@@ -137,6 +186,8 @@ void OpSession::judge(CaseRecord& record, const fuzz::Case& c, const run::RunOut
 Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
   CaseRecord record = new_record(c);
   auto raw = TRY(run_raw(c));
+  // A case cut at the time budget has no verdict: the executor reports it apart and counts it nowhere.
+  record.cut = raw.reference.failure == run::RunFailure::cut || raw.op.failure == run::RunFailure::cut;
   judge(record, c, raw.reference, raw.op, true);
   keep_inputs_if_failed(record, c);
   return record;

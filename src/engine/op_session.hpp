@@ -2,9 +2,12 @@
 // through their runners, and compares. One OpSession per (op, worker thread).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
+#include "check/compare.hpp"
 #include "config/config.hpp"
 #include "engine/run_result.hpp"
 #include "fuzz/case.hpp"
@@ -44,6 +47,9 @@ class OpSession {
 
   const config::OpConfig& op() const { return op_; }
 
+  // The run's time budget: a case still running then is killed and its record marked `cut`.
+  void set_stop_at(std::chrono::steady_clock::time_point stop_at) { stop_at_ = stop_at; }
+
  private:
   CaseRecord new_record(const fuzz::Case& c) const;
   static void keep_inputs_if_failed(CaseRecord& record, const fuzz::Case& c);
@@ -51,11 +57,13 @@ class OpSession {
   void judge(CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref, const run::RunOutcome& out,
              bool expect_case_dtype) const;
   run::RunOutcome run_reference(const fuzz::Case& c, const nlohmann::json* kwargs);
+  void declare_output_shape(check::CompareOptions& options, const fuzz::Case& c) const;
 
   const config::Config& config_;
   const config::OpConfig& op_;
   std::unique_ptr<run::Runner> op_runner_;
   std::unique_ptr<run::Runner> reference_runner_;
+  std::optional<std::chrono::steady_clock::time_point> stop_at_;
 };
 
 }  // namespace gpuemu::engine

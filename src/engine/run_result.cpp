@@ -2,9 +2,10 @@
 // Seeds travel as decimal strings so JavaScript and other double-only readers keep them exact.
 #include "engine/run_result.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
+#include <tuple>
 
 #include "check/compare.hpp"
 #include "rng/values.hpp"
@@ -16,6 +17,23 @@ bool RunResult::passed() const {
     if (op.failed > 0 || op.errors > 0) return false;
   }
   return true;
+}
+
+OpStatus op_status(const OpResult& op) {
+  if (op.total == 0) return OpStatus::not_run;
+  return op.failed > 0 || op.errors > 0 ? OpStatus::failed : OpStatus::passed;
+}
+
+std::string_view op_status_name(OpStatus status) {
+  switch (status) {
+    case OpStatus::passed:
+      return "passed";
+    case OpStatus::failed:
+      return "failed";
+    case OpStatus::not_run:
+      return "not_run";
+  }
+  return "not_run";
 }
 
 nlohmann::json json_number(double value) {
@@ -90,12 +108,25 @@ nlohmann::json to_json(const RunResult& result) {
     for (const auto& f : op.failures) failures.push_back(case_to_json(f));
     ops.push_back({{"op", op.op},
                    {"source", op.source},
+                   {"status", op_status_name(op_status(op))},
                    {"total", op.total},
                    {"passed", op.passed},
                    {"failed", op.failed},
                    {"errors", op.errors},
                    {"dtypes", dtypes},
                    {"failures", failures}});
+  }
+  // Cut cases by (op, case), the order report merge rebuilds from shards.
+  std::vector<const CutCase*> cut_sorted;
+  for (const auto& c : result.cut) cut_sorted.push_back(&c);
+  std::ranges::stable_sort(cut_sorted, [](const CutCase* a, const CutCase* b) {
+    return std::tie(a->op, a->index) < std::tie(b->op, b->index);
+  });
+  nlohmann::json cut = nlohmann::json::array();
+  for (const CutCase* c_ptr : cut_sorted) {
+    const CutCase& c = *c_ptr;
+    cut.push_back(
+        {{"op", c.op}, {"seed", std::to_string(c.seed)}, {"case", c.index}, {"message", c.message}});
   }
   return {{"schema_version", 1},
           {"tool", {{"name", "gpuemu"}, {"version", GPUEMU_VERSION}}},
@@ -106,7 +137,8 @@ nlohmann::json to_json(const RunResult& result) {
           {"config_digest", result.config_digest},
           {"project", result.project},
           {"duration_secs", result.duration_secs},
-          {"ops", ops}};
+          {"ops", ops},
+          {"cut", cut}};
 }
 
 }  // namespace gpuemu::engine

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,8 @@ struct CaseRecord {
   std::string stderr_tail;  // of the script that failed, for op_error / reference_error
   // The case's inputs (as the op received them) for the store's snapshot; may be null.
   std::shared_ptr<const tensor::NamedTensors> inputs;
+  // Killed at the run's time budget before it finished (RunFailure::cut): not a verdict.
+  bool cut = false;
 };
 
 // Totals and worst errors of one (op, dtype).
@@ -58,6 +61,19 @@ struct OpResult {
   std::vector<CaseRecord> failures;  // in case order
 };
 
+// A case that was still running when the run's time budget ran out, and was killed.
+struct CutCase {
+  std::string op;
+  std::uint64_t seed = 0;
+  std::uint64_t index = 0;  // position in its op's unsharded plan, as CaseRecord::index
+  std::string message;      // who was cut, after how long
+};
+
+// How an op came out. An op of which no case ran is not_run, never passed (docs/ci.md).
+enum class OpStatus { passed, failed, not_run };
+OpStatus op_status(const OpResult& op);
+std::string_view op_status_name(OpStatus status);
+
 struct RunResult {
   std::string command;  // "test", "fuzz", "reproduce", "ci"
   std::uint64_t master_seed = 0;
@@ -66,7 +82,10 @@ struct RunResult {
   bool partial = false;  // stopped by a time budget or --fail-fast before all cases ran
   double duration_secs = 0;
   std::vector<OpResult> ops;
+  std::vector<CutCase> cut;  // cases killed at the time budget (then partial is true), in plan order
 
+  // No case failed. Whether a partial run (or an op not run) may pass is the caller's policy:
+  // `ci run` fails it unless --allow-partial.
   bool passed() const;
 };
 

@@ -66,6 +66,12 @@ long long failing_cases(const nlohmann::json& result) {
   return count;
 }
 
+long long not_run_ops(const nlohmann::json& result) {
+  long long count = 0;
+  for (const auto& op : result["ops"]) count += report::op_status(op) == "not_run" ? 1 : 0;
+  return count;
+}
+
 void write_annotations(const nlohmann::json& result, const Environment& env, std::ostream& log,
                        std::size_t max_annotations) {
   auto findings = report::collect_findings(result, env.workspace);
@@ -79,7 +85,9 @@ void write_annotations(const nlohmann::json& result, const Environment& env, std
     }
     properties.emplace_back(
         "title", "gpuemu " + report::case_label(f.op, f.dtype) + ": " + std::string(f.kind->title));
-    log << workflow_command("error", properties, annotation_message(f)) << "\n";
+    // An op not run under --allow-partial does not fail the gate: a warning, not an error.
+    const bool allowed = f.not_run && report::partial_allowed(result);
+    log << workflow_command(allowed ? "warning" : "error", properties, annotation_message(f)) << "\n";
   }
   if (findings.size() > max_annotations) {
     std::size_t rest = findings.size() - max_annotations;
@@ -115,6 +123,7 @@ Expected<void> write_outputs(const nlohmann::json& result, const Environment& en
   const std::pair<const char*, std::string> outputs[] = {
       {"passed", result["passed"].get<bool>() ? "true" : "false"},
       {"failed", std::to_string(failing_cases(result))},
+      {"not_run", std::to_string(not_run_ops(result))},
       {"result", relative},
   };
   std::string text;

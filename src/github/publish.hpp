@@ -36,5 +36,7 @@ Expected<void> write_outputs(const nlohmann::json& result, const Environment& en
 
 // Failing cases of the run (failed + errors over all ops): the `failed` output.
 long long failing_cases(const nlohmann::json& result);
+// Ops of which no case ran (status not_run): the `not_run` output.
+long long not_run_ops(const nlohmann::json& result);
 
 }  // namespace gpuemu::github

@@ -35,7 +35,8 @@ std::string clip(std::string_view text, std::size_t limit) {
 // "❌ **gpuemu: output outside tolerance** in `softmax` (`float16`)"; a heading needs no bold.
 std::string title_line(const report::Finding& f, bool bold) {
   const std::string title = "gpuemu: " + report::markdown_inline(f.kind->title);
-  return fmt::format("❌ {} in {} ({})", bold ? "**" + title + "**" : title, md_code(f.op), md_code(f.dtype));
+  const std::string dtype = f.dtype.empty() ? "" : " (" + md_code(f.dtype) + ")";  // empty: the whole op
+  return fmt::format("❌ {} in {}{}", bold ? "**" + title + "**" : title, md_code(f.op), dtype);
 }
 
 // The facts of a finding after its title: counts and headline, worst element, replay block.

@@ -52,12 +52,17 @@ constexpr std::array kKinds{
                     "instructions; docs/lint.md). Replay with `gpuemu lint --kernel NAME`, then change the "
                     "kernel or, if the cost is intended, the limit in [kernels.artifact_checks].",
                     Tier::artifact},
+    FailureKindInfo{"not_run", "GPUEMU-NOT-RUN", "op not run",
+                    "No case of the op ran: the run reached its time budget ([ci] thorough_timeout) before "
+                    "it got there. Nothing was checked, so the op did not pass; raise the budget, lower the "
+                    "iterations, or shard the run (docs/ci.md).",
+                    Tier::regression},
 };
 
 }  // namespace
 
 bool is_case_kind(std::string_view name) {
-  return find_failure_kind(name) && name != "regression" && name != "lint_violation";
+  return find_failure_kind(name) && name != "regression" && name != "lint_violation" && name != "not_run";
 }
 
 std::span<const FailureKindInfo> failure_kinds() {

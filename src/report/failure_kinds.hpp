@@ -20,8 +20,8 @@ struct FailureKindInfo {
   Tier tier;
 };
 
-// Every kind result.json version 1 may hold, plus "regression" and "lint_violation" (ci.lint), in a
-// fixed order (SARIF ruleIndex).
+// Every kind result.json version 1 may hold, plus "regression", "lint_violation" (ci.lint) and
+// "not_run" (an op no case of which ran), in a fixed order (SARIF ruleIndex): new rows go last.
 std::span<const FailureKindInfo> failure_kinds();
 const FailureKindInfo* find_failure_kind(std::string_view name);
 // Whether a case in ops[].failures may have this kind (not the report-only rows above).

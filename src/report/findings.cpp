@@ -39,6 +39,7 @@ bool worse_case(const nlohmann::json& a, const nlohmann::json& b) {
 std::string Finding::headline() const {
   if (regression) return regression->value("reason", "");
   if (violation) return violation->value("message", "");
+  if (not_run) return "NOT RUN: no case of this op ran before the run reached its time budget";
   if (!worst) return "";
   return "seed " + worst->value("seed", "") + ": " + worst->value("message", "");
 }
@@ -54,6 +55,7 @@ std::string Finding::fingerprint() const {
 
 std::vector<Finding> collect_findings(const nlohmann::json& result, std::string_view workspace) {
   std::vector<Finding> findings;
+  std::vector<Finding> not_run;
   std::map<std::pair<std::string, std::string>, SourceLocation> locations;
   for (const auto& op : result["ops"]) {
     const std::string name = op["op"];
@@ -78,8 +80,17 @@ std::vector<Finding> collect_findings(const nlohmann::json& result, std::string_
       if (!f.worst || worse_case(failure, *f.worst)) f.worst = &failure;
     }
     locations[{name, ""}] = location;
+    if (op_status(op) == "not_run") {
+      Finding f;
+      f.kind = find_failure_kind("not_run");
+      f.op = name;
+      f.location = location;
+      f.not_run = &op;
+      not_run.push_back(std::move(f));
+    }
   }
   for (auto& f : findings) f.kind = find_failure_kind((*f.worst)["kind"].get<std::string>());
+  for (auto& f : not_run) findings.push_back(std::move(f));
 
   // Pointers into `result` itself, never into a copy: findings outlive this function.
   const auto ci = result.find("ci");

@@ -1,5 +1,6 @@
 // What the reports flag, worst first: one finding per failing (op, dtype), represented by its
-// worst case, one per baseline regression and one per kernel lint violation (ci.lint). SARIF,
+// worst case, one per baseline regression, one per op not run and one per kernel lint violation
+// (ci.lint). SARIF,
 // annotations and the summary share this.
 #pragma once
 
@@ -23,6 +24,8 @@ struct Finding {
   const nlohmann::json* regression = nullptr;  // the ci.baseline.regressions[] entry, for a regression
   const nlohmann::json* violation = nullptr;   // a ci.lint.kernels[].violations[] entry: op is the
                                                // kernel's name, dtype the check ("max_registers")
+  const nlohmann::json* not_run = nullptr;     // the ops[] entry of an op of which no case ran; dtype ""
+
   std::vector<const nlohmann::json*> cases;    // every failures[] entry of this (op, dtype), in order
   int failing_cases = 0;                       // cases.size()
   int total_cases = 0;                         // cases of this (op, dtype), 0 when unknown

@@ -57,6 +57,7 @@ std::string format_location(const SourceLocation& location) {
 }
 
 std::string case_label(std::string_view op, std::string_view dtype) {
+  if (dtype.empty()) return std::string(op);  // a finding about the whole op (not run)
   return std::string(op) + "[" + std::string(dtype) + "]";
 }
 

@@ -130,9 +130,9 @@ struct Counts {
   int tests = 0, failures = 0, errors = 0, skipped = 0;
 };
 
-void write_testcase(pugi::xml_node suite, const nlohmann::json& op, const std::string& dtype, int total,
-                    const std::vector<const nlohmann::json*>& failures, const SourceLocation& location,
-                    const RenderOptions& options, Counts& counts) {
+void write_testcase(pugi::xml_node suite, const nlohmann::json& result, const nlohmann::json& op,
+                    const std::string& dtype, int total, const std::vector<const nlohmann::json*>& failures,
+                    const SourceLocation& location, const RenderOptions& options, Counts& counts) {
   const std::string name = op["op"];
   auto testcase = suite.append_child("testcase");
   set(testcase, "name", case_label(name, dtype));
@@ -142,6 +142,22 @@ void write_testcase(pugi::xml_node suite, const nlohmann::json& op, const std::s
     if (location.line > 0) testcase.append_attribute("line").set_value(location.line);
   }
   ++counts.tests;
+  if (op_status(op) == "not_run") {
+    // No case of the op ran: an error, because the gate fails on it, unless --allow-partial
+    // accepted the partial run; then a skip. Never a pass.
+    const std::string message =
+        "NOT RUN: no case of " + name + " ran before the run reached its time budget ([ci] thorough_timeout)";
+    if (partial_allowed(result)) {
+      ++counts.skipped;
+      set(testcase.append_child("skipped"), "message", message + "; accepted by --allow-partial");
+    } else {
+      ++counts.errors;
+      auto element = testcase.append_child("error");
+      set(element, "type", "not_run");
+      set(element, "message", message);
+    }
+    return;
+  }
   if (failures.empty()) {
     if (total == 0) {
       ++counts.skipped;
@@ -217,7 +233,8 @@ void write_suite(pugi::xml_node suites, const nlohmann::json& result, const nloh
 
   Counts counts;
   for (const auto& dtype : order) {
-    write_testcase(suite, op, dtype, totals_by_dtype[dtype], failures[dtype], location, options, counts);
+    write_testcase(suite, result, op, dtype, totals_by_dtype[dtype], failures[dtype], location, options,
+                   counts);
   }
   // Attributes go first for readers that scan them, so insert them before the children.
   suite.insert_attribute_after("tests", suite.attribute("name")).set_value(counts.tests);

@@ -81,12 +81,17 @@ std::string compact(const nlohmann::json& value) {
   return value.is_null() ? "-" : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void header(Budget& budget, const nlohmann::json& result, int checks, int failing) {
-  std::string title = failing == 0 ? "## ✅ gpuemu: all " + std::to_string(checks) + " checks passed\n\n"
-                                   : "## ❌ gpuemu: " + std::to_string(failing) + " of " +
-                                         std::to_string(checks) + " checks failed\n\n";
+void header(Budget& budget, const nlohmann::json& result, int checks, int failing, int not_run) {
+  const std::string not_run_text =
+      not_run > 0 ? ", " + std::to_string(not_run) + " op" + (not_run == 1 ? "" : "s") + " not run" : "";
+  std::string title =
+      failing == 0 ? "## ✅ gpuemu: all " + std::to_string(checks) + " checks passed" + not_run_text + "\n\n"
+                   : "## ❌ gpuemu: " + std::to_string(failing) + " of " + std::to_string(checks) +
+                         " checks failed" + not_run_text + "\n\n";
   if (failing == 0 && !result["passed"].get<bool>()) {
-    title = "## ❌ gpuemu: failed (see regressions and kernel lint)\n\n";
+    title = not_run > 0 || result["partial"].get<bool>()
+                ? "## ❌ gpuemu: failed: partial run" + not_run_text + "\n\n"
+                : "## ❌ gpuemu: failed (see regressions and kernel lint)\n\n";
   }
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f s", number_field(result, "duration_secs"));
@@ -98,8 +103,11 @@ void header(Budget& budget, const nlohmann::json& result, int checks, int failin
   budget.add(title + line);
   if (result["partial"].get<bool>()) {
     budget.add(
-        "> ⚠️ **Partial run:** it stopped at its time budget or on the first failure, so not every "
-        "case ran.\n\n");
+        std::string(
+            "> ⚠️ **Partial run:** it stopped at its time budget or on the first failure, so not every "
+            "case ran") +
+        (partial_allowed(result) ? "; accepted by `--allow-partial`.\n\n"
+                                 : "; a partial run does not pass.\n\n"));
   }
 }
 
@@ -108,9 +116,13 @@ void table(Budget& budget, const nlohmann::json& result) {
       "| Op | Dtype | Result | Cases | Failed | Errors | Max abs | Max rel | Max ULP | Tolerance used |\n"
       "|:---|:---|:---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& op : result["ops"]) {
+    const bool op_not_run = op_status(op) == "not_run";
     for (const auto& d : op["dtypes"]) {
       int failed = d["failed"].get<int>(), errors = d["errors"].get<int>(), total = d["total"].get<int>();
-      std::string verdict = failed + errors > 0 ? "❌ fail" : total == 0 ? "⏭️ not run" : "✅ pass";
+      std::string verdict = failed + errors > 0 ? "❌ fail"
+                            : op_not_run        ? "⛔ NOT RUN"
+                            : total == 0        ? "⏭️ not run"
+                                                : "✅ pass";
       budget.add("| " + markdown_inline(op["op"].get<std::string>()) + " | " +
                  markdown_inline(d["dtype"].get<std::string>()) + " | " + verdict + " | " +
                  std::to_string(total) + " | " + std::to_string(failed) + " | " + std::to_string(errors) +
@@ -119,6 +131,22 @@ void table(Budget& budget, const nlohmann::json& result) {
     }
   }
   budget.add("\n");
+}
+
+// Ops of which no case ran and cases cut at the time budget: what the run did not check.
+void not_run_section(Budget& budget, const nlohmann::json& result) {
+  std::string block;
+  for (const auto& op : result["ops"]) {
+    if (op_status(op) != "not_run") continue;
+    block += "- " + code(op["op"].get<std::string>()) +
+             ": **NOT RUN**, no case ran before the time budget ran out\n";
+  }
+  for (const auto& c : result.value("cut", nlohmann::json::array())) {
+    block += "- " + code(c["op"].get<std::string>()) + " case " +
+             std::to_string(c["case"].get<std::uint64_t>()) + " (seed " + code(c["seed"].get<std::string>()) +
+             "): cut: " + markdown_inline(c["message"].get<std::string>()) + "\n";
+  }
+  if (!block.empty()) budget.add("### Not run\n\n" + block + "\n");
 }
 
 void regressions(Budget& budget, const nlohmann::json& result) {
@@ -234,16 +262,20 @@ std::string failure_block(const Finding& f) {
 }  // namespace
 
 Expected<std::string> write_markdown(const nlohmann::json& result, const RenderOptions& options) {
-  int checks = 0, failing = 0;
+  // A check is an (op, dtype) of which a case ran; what never ran is counted apart, never as passed.
+  int checks = 0, failing = 0, not_run = 0;
   for (const auto& op : result["ops"]) {
+    if (op_status(op) == "not_run") ++not_run;
     for (const auto& d : op["dtypes"]) {
+      if (d["total"].get<int>() == 0) continue;
       ++checks;
       if (d["failed"].get<int>() + d["errors"].get<int>() > 0) ++failing;
     }
   }
   Budget budget(options.markdown_limit);
-  header(budget, result, checks, failing);
+  header(budget, result, checks, failing, not_run);
   table(budget, result);
+  not_run_section(budget, result);
   regressions(budget, result);
   kernel_lint(budget, result);
   auto findings = collect_findings(result, options.workspace);

@@ -86,6 +86,12 @@ Expected<void> merge_op(nlohmann::json& into, const nlohmann::json& from, const 
   return {};
 }
 
+// The merged op's status follows from the merged counts: not run in one shard, run in another is run.
+void restate_status(nlohmann::json& op) {
+  op.erase("status");
+  op["status"] = op_status(op);
+}
+
 // Failures in case order when every failure carries its case index (as the engine writes them).
 void order_failures(nlohmann::json& op) {
   auto& failures = op["failures"];
@@ -100,12 +106,15 @@ void order_failures(nlohmann::json& op) {
 
 nlohmann::json merge_ci(const std::vector<const ShardDocument*>& shards) {
   nlohmann::json ci = {{"quick", false}, {"shard", nullptr}, {"baseline", nullptr}, {"lint", nullptr}};
+  std::optional<bool> allow_partial;  // every shard allowed it; absent when no shard says
   nlohmann::json regressions = nlohmann::json::array(), warnings = nlohmann::json::array();
   bool any_baseline = false;
   for (const auto* shard : shards) {
     const auto& c = shard->result.value("ci", nlohmann::json());
     if (!c.is_object()) continue;
     ci["quick"] = ci["quick"].get<bool>() || c.value("quick", false);
+    if (c.contains("allow_partial"))
+      allow_partial = allow_partial.value_or(true) && c.value("allow_partial", false);
     if (ci["lint"].is_null() && c.contains("lint")) ci["lint"] = c["lint"];
     const auto& baseline = c.value("baseline", nlohmann::json());
     if (!baseline.is_object()) continue;
@@ -116,6 +125,7 @@ nlohmann::json merge_ci(const std::vector<const ShardDocument*>& shards) {
       if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
     }
   }
+  if (allow_partial) ci["allow_partial"] = *allow_partial;
   if (any_baseline) {
     std::stable_sort(
         regressions.begin(), regressions.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
@@ -162,6 +172,8 @@ Expected<nlohmann::json> merge_results(std::span<const ShardDocument> shards) {
   }
 
   std::map<std::string, nlohmann::json> ops;  // sorted by name: the merged order
+  nlohmann::json cut = nlohmann::json::array();
+  bool any_cut_field = false;
   bool passed = true, partial = false, any_ci = false;
   double duration = 0;
   for (const auto* shard : ordered) {
@@ -170,6 +182,10 @@ Expected<nlohmann::json> merge_results(std::span<const ShardDocument> shards) {
     partial = partial || result["partial"].get<bool>();
     duration = std::max(duration, number_field(result, "duration_secs"));
     any_ci = any_ci || (result.contains("ci") && result["ci"].is_object());
+    if (result.contains("cut")) {
+      any_cut_field = true;
+      for (const auto& c : result["cut"]) cut.push_back(c);
+    }
     for (const auto& op : result["ops"]) {
       auto [it, inserted] = ops.try_emplace(op["op"].get<std::string>(), op);
       if (!inserted) TRY(merge_op(it->second, op, shard->name));
@@ -183,7 +199,15 @@ Expected<nlohmann::json> merge_results(std::span<const ShardDocument> shards) {
   merged["ops"] = nlohmann::json::array();
   for (auto& [name, op] : ops) {
     order_failures(op);
+    if (op.contains("status")) restate_status(op);
     merged["ops"].push_back(std::move(op));
+  }
+  if (any_cut_field) {
+    std::stable_sort(cut.begin(), cut.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+      return std::pair(a["op"].get<std::string>(), a["case"].get<std::uint64_t>()) <
+             std::pair(b["op"].get<std::string>(), b["case"].get<std::uint64_t>());
+    });
+    merged["cut"] = std::move(cut);
   }
   if (any_ci) merged["ci"] = merge_ci(ordered);
   TRY(validate_result(merged, "merged result"));

@@ -140,6 +140,10 @@ void validate_op(Validator& v, const nlohmann::json& op, const std::string& wher
   v.field(op, where, "op", Want::string);
   v.field(op, where, "source", Want::string);
   for (const char* key : {"total", "passed", "failed", "errors"}) v.field(op, where, key, Want::count);
+  if (v.field(op, where, "status", Want::string, false) && op.contains("status") &&
+      op["status"] != "passed" && op["status"] != "failed" && op["status"] != "not_run") {
+    v.problem(where + ".status", "is " + op["status"].dump() + ", not \"passed\", \"failed\" or \"not_run\"");
+  }
   if (v.field(op, where, "dtypes", Want::array)) {
     for (std::size_t i = 0; i < op["dtypes"].size() && v.ok(); ++i) {
       const auto& d = op["dtypes"][i];
@@ -180,8 +184,21 @@ void validate_lint(Validator& v, const nlohmann::json& lint) {
   }
 }
 
+void validate_cut(Validator& v, const nlohmann::json& cut) {
+  for (std::size_t i = 0; i < cut.size() && v.ok(); ++i) {
+    const auto& c = cut[i];
+    std::string at = "cut[" + std::to_string(i) + "]";
+    if (!c.is_object()) return v.problem(at, "should be an object");
+    v.field(c, at, "op", Want::string);
+    v.field(c, at, "seed", Want::seed);
+    v.field(c, at, "case", Want::count);
+    v.field(c, at, "message", Want::string);
+  }
+}
+
 void validate_ci(Validator& v, const nlohmann::json& ci) {
   v.field(ci, "ci", "quick", Want::boolean);
+  v.field(ci, "ci", "allow_partial", Want::boolean, false);
   if (ci.contains("shard") && !ci["shard"].is_null()) v.field(ci, "ci", "shard", Want::string);
   if (ci.contains("lint") && !ci["lint"].is_null()) {
     if (v.field(ci, "ci", "lint", Want::object)) validate_lint(v, ci["lint"]);
@@ -228,6 +245,9 @@ Expected<void> validate_result(const nlohmann::json& result, std::string_view na
       validate_op(v, result["ops"][i], "ops[" + std::to_string(i) + "]");
     }
   }
+  if (v.ok() && v.field(result, "", "cut", Want::array, false) && result.contains("cut")) {
+    validate_cut(v, result["cut"]);
+  }
   if (v.ok() && result.contains("ci") && !result["ci"].is_null() && v.field(result, "", "ci", Want::object)) {
     validate_ci(v, result["ci"]);
   }
@@ -263,6 +283,17 @@ double decode_number(const nlohmann::json& value) {
 double number_field(const nlohmann::json& object, std::string_view key) {
   auto it = object.find(key);
   return it == object.end() ? std::numeric_limits<double>::quiet_NaN() : decode_number(*it);
+}
+
+std::string op_status(const nlohmann::json& op) {
+  if (auto it = op.find("status"); it != op.end() && it->is_string()) return it->get<std::string>();
+  if (op.value("total", 0) == 0) return "not_run";
+  return op.value("failed", 0) > 0 || op.value("errors", 0) > 0 ? "failed" : "passed";
+}
+
+bool partial_allowed(const nlohmann::json& result) {
+  const auto ci = result.find("ci");
+  return ci != result.end() && ci->is_object() && ci->value("allow_partial", false);
 }
 
 SourceLocation parse_source(std::string_view source) {

@@ -29,6 +29,13 @@ double decode_number(const nlohmann::json& value);
 // decode_number of object[key], NaN when the key is absent.
 double number_field(const nlohmann::json& object, std::string_view key);
 
+// "passed", "failed" or "not_run" (no case ran: never a pass): the op's `status`, or, in documents
+// written before that field existed, what its counts say.
+std::string op_status(const nlohmann::json& op);
+
+// Whether the run was told a partial result may pass (`ci run --allow-partial`, ci.allow_partial).
+bool partial_allowed(const nlohmann::json& result);
+
 // Where an op's code lives, from its `source` ("kernels/softmax.cu:42" or a bare path).
 struct SourceLocation {
   std::string path;  // empty when the op names no source

@@ -84,10 +84,12 @@ std::string message_text(const Finding& f) {
   return text;
 }
 
-nlohmann::json result_object(const Finding& f, const RenderOptions& options) {
+nlohmann::json result_object(const nlohmann::json& result, const Finding& f, const RenderOptions& options) {
+  // An op not run fails the gate unless --allow-partial accepted it: then it is a warning.
+  const bool allowed = f.not_run && partial_allowed(result);
   nlohmann::json out = {{"ruleId", f.kind->rule_id},
                         {"ruleIndex", rule_index(f.kind)},
-                        {"level", "error"},
+                        {"level", allowed ? "warning" : "error"},
                         {"kind", "fail"},
                         {"message", {{"text", message_text(f)}}}};
   std::string path = f.location.known() ? f.location.path : options.config_path;
@@ -129,7 +131,7 @@ nlohmann::json result_object(const Finding& f, const RenderOptions& options) {
 Expected<std::string> write_sarif(const nlohmann::json& result, const RenderOptions& options) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& finding : collect_findings(result, options.workspace)) {
-    results.push_back(result_object(finding, options));
+    results.push_back(result_object(result, finding, options));
   }
   nlohmann::json invocation = {{"executionSuccessful", true}};
   if (result["partial"].get<bool>()) {

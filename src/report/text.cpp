@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "report/result_document.hpp"
+
 namespace gpuemu::report {
 namespace {
 
@@ -58,10 +60,19 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
   std::string out;
   int failing_ops = 0;
   const auto& ops = result.value("ops", nlohmann::json::array());
+  int not_run_ops = 0;
   for (const auto& op : ops) {
     const int failed = op.value("failed", 0);
     const int errors = op.value("errors", 0);
-    const bool ok = failed == 0 && errors == 0;
+    const std::string status = op_status(op);
+    if (status == "not_run") {
+      // No case ran: nothing was checked, so this is never shown as a pass.
+      ++not_run_ops;
+      out += fmt::format("NOT RUN {}: 0 cases (the run stopped before any case of it ran)\n",
+                         op.value("op", ""));
+      continue;
+    }
+    const bool ok = status == "passed";
     failing_ops += ok ? 0 : 1;
     out += fmt::format("{} {}: {} cases, {} passed, {} failed, {} errors\n", ok ? "PASS" : "FAIL",
                        op.value("op", ""), op.value("total", 0), op.value("passed", 0), failed, errors);
@@ -95,11 +106,20 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
                          failures.size() - options.max_failures_per_op);
     }
   }
+  for (const auto& c : result.value("cut", nlohmann::json::array())) {
+    out += fmt::format("CUT {} case {} seed {}: {}\n", c.value("op", ""), c.value("case", 0),
+                       c.value("seed", ""), c.value("message", ""));
+  }
   out += ci_text(result);
-  out += fmt::format("{}: {} of {} ops failed, master seed {}{}\n",
+  std::string partial;
+  if (result.value("partial", false)) {
+    partial = partial_allowed(result) ? " (partial: stopped early, accepted by --allow-partial)"
+                                      : " (partial: stopped early)";
+  }
+  out += fmt::format("{}: {} of {} ops failed{}, master seed {}{}\n",
                      result.value("passed", false) ? "passed" : "FAILED", failing_ops, ops.size(),
-                     result.value("seed", ""),
-                     result.value("partial", false) ? " (partial: stopped early)" : "");
+                     not_run_ops > 0 ? fmt::format(", {} not run", not_run_ops) : std::string(),
+                     result.value("seed", ""), partial);
   return out;
 }
 

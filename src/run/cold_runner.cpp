@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "run/process.hpp"
 #include "run/runner_common.hpp"
 
@@ -29,7 +31,10 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
   spec.stdin_data = encode_request(request.inputs ? *request.inputs : kNoInputs,
                                    request.input_order ? *request.input_order : kNoOrder,
                                    request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype);
-  spec.timeout = settings_.timeout;
+  const auto start = std::chrono::steady_clock::now();
+  const CaseDeadline deadline = case_deadline(start, settings_.timeout, request.stop_at);
+  spec.timeout = std::max(std::chrono::milliseconds(0),
+                          std::chrono::duration_cast<std::chrono::milliseconds>(deadline.at - start));
   spec.max_stdout = settings_.max_output_bytes;
   spec.stderr_tail = settings_.stderr_tail;
 
@@ -42,7 +47,10 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
   }
   outcome.elapsed = result->elapsed;
   outcome.stderr_tail = shown_stderr(result->stderr_tail, result->stderr_bytes);
-  if (result->timed_out) {
+  if (result->timed_out && deadline.by_budget) {
+    outcome.failure = RunFailure::cut;
+    outcome.message = cut_message(what_, result->elapsed);
+  } else if (result->timed_out) {
     outcome.failure = RunFailure::timed_out;
     outcome.message = fmt::format("{} timed out after {}; the whole process group was killed", what_,
                                   format_seconds(settings_.timeout));

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "config/config.hpp"
@@ -18,6 +19,7 @@ enum class RunFailure : int {
   timed_out = 2,
   bad_output = 3,    // unparsable stdout, invalid tensor, too large
   start_failed = 4,  // interpreter missing etc.
+  cut = 5,           // stopped at the run's time budget (RunRequest::stop_at), not the case's fault
 };
 
 struct RunOutcome {
@@ -35,7 +37,19 @@ struct RunRequest {
   const Tensors* inputs = nullptr;
   const std::vector<std::string>* input_order = nullptr;
   const nlohmann::json* kwargs = nullptr;
+  // The whole run's time budget (`ci run`'s [ci] thorough_timeout): a case still running then is
+  // killed like a timed-out one but reported as RunFailure::cut. Unset: only the case timeout holds.
+  std::optional<std::chrono::steady_clock::time_point> stop_at;
 };
+
+// The moment a case must end: its own timeout from `start`, or the run's stop_at when sooner
+// (then `by_budget` is set, so a kill reads as a cut rather than a timeout).
+struct CaseDeadline {
+  std::chrono::steady_clock::time_point at;
+  bool by_budget = false;
+};
+CaseDeadline case_deadline(std::chrono::steady_clock::time_point start, std::chrono::milliseconds timeout,
+                           const std::optional<std::chrono::steady_clock::time_point>& stop_at);
 
 class Runner {
  public:

@@ -40,6 +40,18 @@ fs::path python_package_dir() {
   return {};
 }
 
+CaseDeadline case_deadline(std::chrono::steady_clock::time_point start, std::chrono::milliseconds timeout,
+                           const std::optional<std::chrono::steady_clock::time_point>& stop_at) {
+  const auto own = start + timeout;
+  if (stop_at && *stop_at < own) return {*stop_at, true};
+  return {own, false};
+}
+
+std::string cut_message(const std::string& what, std::chrono::milliseconds elapsed) {
+  return fmt::format("{} was cut after {}: the run reached its time budget ([ci] thorough_timeout)", what,
+                     format_seconds(elapsed));
+}
+
 std::string describe_runnable(const config::Runnable& runnable, const RunnerSettings& settings) {
   std::string role = settings.role.empty() ? "script" : settings.role;
   if (runnable.kind == config::Runnable::Kind::callable) {

@@ -22,6 +22,9 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
 // A start_failed outcome when the interpreter cannot be found on PATH, else nullopt.
 std::optional<RunOutcome> check_interpreter(const RunnerSettings& settings);
 
+// The message of a case killed at the run's time budget (RunFailure::cut).
+std::string cut_message(const std::string& what, std::chrono::milliseconds elapsed);
+
 // "5.0 s"
 std::string format_seconds(std::chrono::milliseconds duration);
 

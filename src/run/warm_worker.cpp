@@ -165,7 +165,8 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
                         request.kwargs ? *request.kwargs : kNoKwargs, &released);
   IncomingFrame reply;
   const auto case_start = Clock::now();
-  auto status = worker_->exchange(&call, reply, case_start + settings_.timeout, settings_.max_output_bytes);
+  const CaseDeadline deadline = case_deadline(case_start, settings_.timeout, request.stop_at);
+  auto status = worker_->exchange(&call, reply, deadline.at, settings_.max_output_bytes);
   auto stderr_text = [&] {
     return shown_stderr(worker_->stderr_tail().str(), worker_->stderr_tail().total());
   };
@@ -204,6 +205,13 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
     case WorkerChannel::Status::timed_out:
       worker_->stop();
       outcome.stderr_tail = stderr_text();
+      if (deadline.by_budget) {
+        outcome.failure = RunFailure::cut;
+        outcome.message = cut_message(
+            what_, std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - case_start));
+        stop_worker();
+        break;
+      }
       outcome.failure = RunFailure::timed_out;
       outcome.message = fmt::format(
           "{} timed out after {}; the worker's whole process group was killed "

@@ -49,7 +49,7 @@ def test_action_runs_the_prebuilt_image_of_its_release():
 def test_action_inputs_and_outputs_are_the_ones_the_entrypoint_and_gpuemu_use():
     meta = action()
     assert tuple(meta["inputs"]) == entrypoint_module().INPUTS
-    assert set(meta["outputs"]) == {"passed", "failed", "result"}
+    assert set(meta["outputs"]) == {"passed", "failed", "not_run", "result"}
     assert all(isinstance(i.get("default", ""), str) for i in meta["inputs"].values()), \
         "the runner passes inputs as strings; write defaults as strings"
 
@@ -198,7 +198,7 @@ def test_passing_project(runner):
     proc = runner.run({"iterations": "4", "seed": "3", "out": "reports/gpuemu", "junit-path": "artifacts/junit.xml",
                        "sarif-path": "artifacts/gpuemu.sarif", "summary-path": "summary.md"})
     assert proc.returncode == 0, proc.stderr
-    assert runner.outputs() == {"passed": "true", "failed": "0", "result": "reports/gpuemu/result.json"}
+    assert runner.outputs() == {"passed": "true", "failed": "0", "not_run": "0", "result": "reports/gpuemu/result.json"}
     out = runner.workspace / "reports" / "gpuemu"
     result = json.loads((out / "result.json").read_text())
     assert result["passed"] is True and result["seed"] == "3" and result["ops"][0]["total"] == 2 + 4
@@ -218,7 +218,7 @@ def test_failing_project(runner):
     result = json.loads((runner.workspace / "gpuemu-out" / "result.json").read_text())
     failed = sum(op["failed"] + op["errors"] for op in result["ops"])
     assert failed > 0
-    assert outputs == {"passed": "false", "failed": str(failed), "result": "gpuemu-out/result.json"}
+    assert outputs == {"passed": "false", "failed": str(failed), "not_run": "0", "result": "gpuemu-out/result.json"}
     errors = [line for line in proc.stdout.splitlines() if line.startswith("::error ")]
     assert errors and "file=op_off_by_tail.py,line=7" in errors[0]
     sarif = json.loads((runner.workspace / "sarif" / "gpuemu.sarif").read_text())

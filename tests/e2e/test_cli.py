@@ -111,3 +111,19 @@ def test_test_exits_one_on_failure(project):
     project.write(one_op_toml("op_crash.py"), ["op_crash.py", "ref_identity.py"])
     proc = project.run("test", "--cases", "1")
     assert proc.returncode == 1
+
+
+def test_report_render_takes_the_formats_docs_commands_md_lists(project):
+    """docs/commands.md: a plain result.json renders as text, json, junit, sarif or markdown (what
+    `ci run` wrote, byte for byte); html is for signed reports only and is a usage error here."""
+    project.write(one_op_toml("op_identity.py", validation="test_cases = 1"), ["op_identity.py", "ref_identity.py"])
+    assert project.run("ci", "run", "-n", "1", "--out", "out").returncode == 0
+    files = {"text": "summary.txt", "json": "result.json", "junit": "junit.xml", "sarif": "gpuemu.sarif",
+             "markdown": "summary.md"}
+    for fmt, name in files.items():
+        proc = project.run("--format", fmt, "report", "render", "out/result.json")
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == (project.root / "out" / name).read_text(), fmt
+    html = project.run("--format", "html", "report", "render", "out/result.json")
+    assert html.returncode == 2
+    assert "unknown report format 'html'" in html.stderr and "markdown" in html.stderr

@@ -191,7 +191,7 @@ def test_the_image_runs_the_action_on_the_example_project(base_root, static_bin,
     assert passed and not any("_bug" in name or "_no_" in name for name in passed), passed
     outputs = parse_outputs((commands / "set_output_1").read_text())
     assert outputs == {"passed": "false", "failed": str(sum(op["failed"] + op["errors"] for op in result["ops"])),
-                       "result": "gpuemu-out/result.json"}
+                       "not_run": "0", "result": "gpuemu-out/result.json"}
     errors = [line for line in proc.stdout.splitlines() if line.startswith("::error ")]
     assert errors and all("file=kernels/" in line for line in errors), errors[:3]
     assert (workspace / "reports" / "junit.xml").read_bytes() == (workspace / "gpuemu-out" / "junit.xml").read_bytes()

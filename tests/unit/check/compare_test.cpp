@@ -70,8 +70,7 @@ TEST(Compare, NanAgainstNumberFailsEitherWay) {
   EXPECT_EQ(b.kind, FailureKind::unexpected_nonfinite);
   EXPECT_EQ(
       b.message,
-      "1 of 2 elements (50%) are NaN/Inf where the reference is finite (check_nan is on); first out[1]: got "
-      "nan, expected 2");
+      "1 of 2 elements (50%) are NaN/Inf where the reference is finite; first out[1]: got nan, expected 2");
   EXPECT_EQ(b.stats.mismatches, 1);
   EXPECT_EQ(b.stats.tolerance_used, INFINITY);
 }
@@ -90,19 +89,57 @@ TEST(Compare, SignedZerosAreEqual) {
   EXPECT_EQ(v.stats.max_ulp, 0);
 }
 
-TEST(Compare, CheckNanAndCheckInfOffSkipElements) {
+TEST(Compare, CheckNanAndCheckInfOffRelaxOnlyAgreementWithTheReference) {
   CompareOptions o = f32_options();
   o.check_nan = false;
-  Verdict v = compare1({NAN, 5.0, 1.0}, {1.0, 5.0, 1.0}, o);
-  EXPECT_TRUE(v.passed());
-  EXPECT_EQ(v.stats.mismatches, 0);
-  EXPECT_EQ(v.stats.max_abs, 0);  // the skipped element contributes nothing
-  EXPECT_EQ(compare1({INFINITY}, {1.0}, o).kind, FailureKind::unexpected_nonfinite);
   o.check_inf = false;
-  EXPECT_TRUE(compare1({INFINITY, -INFINITY}, {1.0, 2.0}, o).passed());
-  // The reference's own NaN/Inf are still enforced with both checks off.
+  // NaN or Inf where the reference is finite is wrong under every setting: a kernel returning all
+  // NaN or all +Inf must never pass.
+  const Verdict nan = compare1({NAN, NAN, NAN}, {1.0, 5.0, 1.0}, o);
+  EXPECT_EQ(nan.kind, FailureKind::unexpected_nonfinite);
+  EXPECT_EQ(nan.stats.mismatches, 3);
+  EXPECT_EQ(compare1({INFINITY, INFINITY}, {1.0, 2.0}, o).kind, FailureKind::unexpected_nonfinite);
+  EXPECT_EQ(compare1({-INFINITY}, {1.0}, o).kind, FailureKind::unexpected_nonfinite);
+  // What they relax: the reference's own NaN (Inf) need not be matched; such elements are not compared.
+  const Verdict relaxed = compare1({1.0, 7.0, NAN, 4.0}, {NAN, INFINITY, -INFINITY, 4.0}, o);
+  EXPECT_TRUE(relaxed.passed()) << relaxed.message;
+  EXPECT_EQ(relaxed.stats.max_abs, 0);
+  o.check_nan = true;
   EXPECT_EQ(compare1({1.0}, {NAN}, o).kind, FailureKind::nonfinite_mismatch);
+  EXPECT_TRUE(compare1({1.0}, {INFINITY}, o).passed());
+  o.check_nan = false;
+  o.check_inf = true;
   EXPECT_EQ(compare1({1.0}, {INFINITY}, o).kind, FailureKind::nonfinite_mismatch);
+  EXPECT_TRUE(compare1({1.0}, {NAN}, o).passed());
+}
+
+// A declared output shape ([ops.schema] output, or the first input under shape_preserved) holds the
+// reference to it too: an op and a reference that are equally wrong in shape must not pass.
+TEST(Compare, DeclaredOutputShapeJudgesTheReferenceToo) {
+  CompareOptions o = f32_options();
+  o.declared_output = tensor::Shape{2, 3};
+  o.declared_output_source = "[ops.schema] output";
+  const std::vector<double> values = {1, 2, 3, 4, 5, 6};
+  const Verdict flat =
+      compare_outputs(one(make(DType::float32, {6}, values)), one(make(DType::float64, {6}, values)), o);
+  EXPECT_EQ(flat.kind, FailureKind::reference_error);
+  EXPECT_EQ(
+      flat.message,
+      "reference output 'out' has shape [6], but [ops.schema] output is [2, 3]: fix the reference (or the "
+      "declaration); a reference of the wrong shape cannot judge the op");
+  const Verdict transposed = compare_outputs(one(make(DType::float32, {3, 2}, values)),
+                                             one(make(DType::float64, {3, 2}, values)), o);
+  EXPECT_EQ(transposed.kind, FailureKind::reference_error);
+  const Verdict op_wrong =
+      compare_outputs(one(make(DType::float32, {6}, values)), one(make(DType::float64, {2, 3}, values)), o);
+  EXPECT_EQ(op_wrong.kind, FailureKind::shape_mismatch);
+  EXPECT_TRUE(
+      compare_outputs(one(make(DType::float32, {2, 3}, values)), one(make(DType::float64, {2, 3}, values)), o)
+          .passed());
+  o.declared_output.reset();  // without a declaration only op and reference are compared
+  EXPECT_TRUE(
+      compare_outputs(one(make(DType::float32, {6}, values)), one(make(DType::float64, {6}, values)), o)
+          .passed());
 }
 
 TEST(Compare, MismatchMessage) {

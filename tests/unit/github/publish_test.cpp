@@ -192,8 +192,9 @@ TEST_F(Runner, WritesOutputsAsHeredocs) {
   run(load_fixture("failing.json"));
   std::string text = read_file(dir_ / "output");
   auto outputs = parse_outputs(text);
-  EXPECT_EQ(outputs, (std::map<std::string, std::string>{
-                         {"passed", "false"}, {"failed", "12"}, {"result", "out/result.json"}}));
+  EXPECT_EQ(outputs,
+            (std::map<std::string, std::string>{
+                {"passed", "false"}, {"failed", "12"}, {"not_run", "0"}, {"result", "out/result.json"}}));
   EXPECT_TRUE(
       std::regex_search(text, std::regex("^passed<<gpuemu_[0-9a-f]{32}\nfalse\ngpuemu_[0-9a-f]{32}\n")));
 
