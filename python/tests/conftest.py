@@ -60,7 +60,7 @@ bfloat16 = { atol = 1e-5, rtol = 1e-2 }
 [[ops]]
 name = "softmax_client_module"
 persistent = true
-module = "kernels/softmax.py"
+module = "kernels.softmax:softmax"
 reference = "refs/softmax_ref.py"
 execution_mode = "client_side"
 
