@@ -39,7 +39,7 @@ from gpuemu import _frames
 Fn = Callable[..., Any]
 
 __all__ = ["main", "serve_frames", "load_callable", "load_script", "decode_inputs", "decode_storages",
-           "encode_outputs", "encode_items"]
+           "encode_outputs", "encode_items", "source_of"]
 
 
 def _error_text(exc: BaseException) -> str:
@@ -73,6 +73,47 @@ def load_callable(spec: str) -> Fn:
     if not callable(obj):
         raise TypeError(f"{spec} is a {type(obj).__name__}, not a function")
     return obj
+
+
+def source_of(fn: Any) -> tuple[str, int] | None:
+    """(absolute file, first line) where fn is defined, or None when Python cannot tell (a builtin,
+    a C extension). Decorators are looked through: functools.wraps chains (``__wrapped__``, as jax.jit
+    and torch.compile leave them) and Triton's ``JITFunction`` (the Python function is ``.fn``)."""
+    import inspect
+
+    seen: set[int] = set()
+    target = fn
+    while target is not None and id(target) not in seen:
+        seen.add(id(target))
+        try:
+            unwrapped = inspect.unwrap(target)
+            file = inspect.getsourcefile(unwrapped)
+            _, line = inspect.getsourcelines(unwrapped)
+            if file:
+                return os.path.abspath(file), max(int(line), 1)
+        except (TypeError, OSError, ValueError):
+            pass
+        target = getattr(target, "fn", None)
+    return None
+
+
+def _check(callables: list[str], scripts: list[str]) -> dict:
+    """The `checked` frame of --check: each callable or script loaded once, with its source."""
+    entries = []
+    for kind, target in [("callable", c) for c in callables] + [("script", s) for s in scripts]:
+        try:
+            fn = load_callable(target) if kind == "callable" else load_script(target)[0]
+        except BaseException as exc:  # noqa: BLE001  (every load failure is a finding, then go on)
+            entries.append({"kind": kind, "target": target, "ok": False, "error": _error_text(exc) + _install_hint(exc),
+                            "traceback": traceback.format_exc()})
+            continue
+        entry = {"kind": kind, "target": target, "ok": True}
+        where = source_of(fn)
+        if where is not None:
+            entry["file"], entry["line"] = where
+        entries.append(entry)
+    _flush_user_output()
+    return {"type": "checked", "protocol": _frames.VERSION, "entries": entries}
 
 
 def load_script(path: str) -> tuple[Fn, str | None]:
@@ -279,15 +320,19 @@ def _claim_stdio() -> tuple[Any, int]:
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m gpuemu.worker", description="gpuemu warm worker")
-    which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--callable", metavar="MODULE:FUNCTION")
-    which.add_argument("--script", metavar="PATH")
+    parser.add_argument("--callable", metavar="MODULE:FUNCTION", action="append", default=[])
+    parser.add_argument("--script", metavar="PATH", action="append", default=[])
     parser.add_argument("--role", choices=("op", "reference"), default="op")
     parser.add_argument("--path", action="append", default=[], help="prepended to sys.path (repeatable)")
     parser.add_argument("--framework", default="numpy", help="numpy, pytorch, jax or tensorflow")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--numpy-bfloat16", dest="numpy_bfloat16", default="float32", help="ml_dtypes or float32")
-    return parser.parse_args(argv)
+    parser.add_argument("--check", action="store_true",
+                        help="load every --callable and --script, answer one 'checked' frame, exit")
+    args = parser.parse_args(argv)
+    if not args.check and len(args.callable) + len(args.script) != 1:
+        parser.error("give exactly one of --callable or --script (several only with --check)")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -305,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
             {"type": "fatal", "kind": "environment", "error": _error_text(exc), "traceback": traceback.format_exc()},
         )
         return 2
+    if args.check:
+        _frames.write_frame(frames_out, _check(args.callable, args.script))
+        return 0
     role = args.role
     load_started = time.perf_counter_ns()  # importing the framework and the user's code is the user's time
     try:
@@ -317,10 +365,10 @@ def main(argv: list[str] | None = None) -> int:
                                          "traceback": traceback.format_exc()})
         return 2
     try:
-        if args.callable is not None:
-            fn = load_callable(args.callable)
+        if args.callable:
+            fn = load_callable(args.callable[0])
         else:
-            fn, registered_role = load_script(args.script)
+            fn, registered_role = load_script(args.script[0])
             if registered_role and registered_role != role:
                 role = registered_role
                 converter = frameworks.Converter(dataclasses.replace(converter.settings, role=role))

@@ -258,3 +258,62 @@ def test_garbage_on_the_frame_stream_is_fatal(project):
     header, _ = w.read()
     assert header["type"] == "fatal" and header["kind"] == "protocol"
     assert w.close()[0] == 3
+
+
+# ---- the load check (--check) -----------------------------------------------------------------
+
+
+def test_check_loads_every_target_and_reports_each_one(project):
+    (project / "decorated.py").write_text(textwrap.dedent("""
+        import functools
+
+        def traced(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                return fn(*args, **kwargs)
+            return wrapper
+
+        class JITFunction:  # the shape of triton.runtime.jit.JITFunction: the function is .fn
+            def __init__(self, fn):
+                self.fn = fn
+            def __call__(self, *args):
+                return self.fn(*args)
+
+        @traced
+        def wrapped(inputs):
+            return inputs["x"]
+
+        def jitted(inputs):
+            return inputs["x"]
+        jitted = JITFunction(jitted)
+
+        CONSTANT = 3
+    """))
+    script = project / "served.py"
+    script.write_text("from gpuemu.script import serve\n\n\ndef run_me(inputs):\n    return inputs['x']\n\n\nserve(run_me)\n")
+    w = Worker("--check", "--callable", "mymod:scale", "--callable", "decorated:wrapped", "--callable",
+               "decorated:jitted", "--callable", "decorated:CONSTANT", "--callable", "nosuchmodule:fn",
+               "--script", str(script), cwd=project)
+    header, _ = w.read()
+    assert w.close()[0] == 0
+    assert header["type"] == "checked"
+    entries = header["entries"]
+    assert [e["target"] for e in entries] == ["mymod:scale", "decorated:wrapped", "decorated:jitted",
+                                              "decorated:CONSTANT", "nosuchmodule:fn", str(script)]
+    assert entries[0] == {"kind": "callable", "target": "mymod:scale", "ok": True,
+                          "file": str(project / "mymod.py"), "line": 4}
+    assert (entries[1]["file"], entries[1]["line"]) == (str(project / "decorated.py"), 16)  # the def, not the wrapper
+    assert (entries[2]["file"], entries[2]["line"]) == (str(project / "decorated.py"), 20)
+    assert entries[3]["ok"] is False and entries[3]["error"] == "TypeError: decorated:CONSTANT is a int, not a function"
+    assert entries[4]["ok"] is False
+    assert entries[4]["error"] == "ModuleNotFoundError: No module named 'nosuchmodule'"
+    assert "Traceback" in entries[4]["traceback"]
+    assert entries[5] == {"kind": "script", "target": str(script), "ok": True, "file": str(script), "line": 4}
+
+
+def test_without_check_exactly_one_target_is_allowed(project):
+    proc = subprocess.run([sys.executable, "-m", "gpuemu.worker", "--callable", "a:b", "--callable", "c:d"],
+                          capture_output=True, text=True, cwd=project,
+                          env=dict(os.environ, PYTHONPATH=str(PYTHON_DIR)))
+    assert proc.returncode == 2
+    assert "give exactly one of --callable or --script" in proc.stderr

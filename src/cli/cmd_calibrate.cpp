@@ -26,7 +26,15 @@ class CalibrateCommand final : public Command {
 
   Expected<ExitCode> run(Context& context) override {
     const config::Config& config = *TRY(context.config());
-    const auto* op = TRY(engine::select_ops(config, {op_})).front();
+    const auto selected = TRY(engine::select_ops(config, {op_}));
+    if (selected.size() > 1) {
+      std::string names;
+      for (const auto* o : selected) names += (names.empty() ? "" : ", ") + o->name;
+      return fail(ErrorKind::usage, fmt::format("op '{}' has {} implementations ({}); calibrate against one of "
+                                                "them, e.g. --op {}",
+                                                op_, selected.size(), names, selected.front()->name));
+    }
+    const auto* op = selected.front();
     engine::CalibrateOptions options;
     options.iterations = iterations_;
     if (iterations_ < 2) return fail(ErrorKind::usage, "--iterations must be at least 2 for a percentile");
@@ -42,7 +50,7 @@ class CalibrateCommand final : public Command {
                             options.master_seed));
     const auto rows = TRY(engine::calibrate(config, *op, options));
     if (write_) {
-      TRY(engine::write_tolerances(config.project_file, op->name, rows));
+      TRY(engine::write_tolerances(config.project_file, op->spec.empty() ? op->name : op->spec, rows));
       context.log("gpuemu: updated [ops.tolerances] of '" + op->name + "' in " + config.project_file.string());
     }
     if (context.globals.format == "json") {

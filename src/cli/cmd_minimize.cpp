@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
+#include "engine/load_check.hpp"
 #include "cli/store_access.hpp"
 #include "engine/minimize.hpp"
 #include "util/json_text.hpp"
@@ -56,6 +57,7 @@ class MinimizeCommand final : public Command {
     }
 
     const auto resolved = TRY(resolve_case(context, seed, op_));
+    TRY(engine::check_op_loads(config, {resolved.op}));
     engine::OpSession session(config, *resolved.op);
     const auto result = TRY(engine::minimize(session, resolved.c, options));
     status.reset();  // ends the progress line before the result is printed

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cli/command.hpp"
+#include "engine/load_check.hpp"
 #include "cli/daemon_access.hpp"
 #include "cli/store_access.hpp"
 #include "engine/op_session.hpp"
@@ -73,6 +74,7 @@ class ReproduceCommand final : public Command {
     const std::uint64_t seed = TRY(parse_seed(text, "seed"));
     if (context.globals.daemon) return reproduce_in_daemon(context, seed);
     const auto resolved = TRY(resolve_case(context, seed, op_));
+    TRY(engine::check_op_loads(config, {resolved.op}));
     engine::OpSession session(config, *resolved.op);
     const auto record = TRY(session.run_case(resolved.c));
     nlohmann::json doc = engine::case_to_json(record);

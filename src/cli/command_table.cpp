@@ -6,6 +6,7 @@
 
 namespace gpuemu::cli {
 
+std::unique_ptr<Command> make_init_command();
 std::unique_ptr<Command> make_test_command();
 std::unique_ptr<Command> make_fuzz_command();
 std::unique_ptr<Command> make_reproduce_command();
@@ -39,6 +40,8 @@ std::unique_ptr<Command> make_daemon_logs_command();
 namespace {
 
 const std::array kCommands = {
+    CommandRow{"init", "Write a starter project: gpuemu.toml, an op stub, its reference and a CI workflow",
+               &make_init_command},
     CommandRow{"test", "Run every op at each of its dtypes on a small fixed set of cases",
                &make_test_command},
     CommandRow{"fuzz", "Run seeded, operator-aware random cases against each op", &make_fuzz_command},

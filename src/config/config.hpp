@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -35,7 +36,12 @@ struct SourceLocation {
   fs::path file;
   int line = 0;
   int column = 0;
+  std::string line_text;  // the source line, so a later diagnostic can quote it with a caret
 };
+
+// A diagnostic (docs/configuration.md, "Diagnostics") at a place remembered from load time, for
+// checks that run after loading (e.g. a callable that does not import): config error, exit 2.
+std::string diagnostic_at(const SourceLocation& where, std::string_view message, std::string_view hint = {});
 
 // How an op or reference is run: a script path (cold subprocess per case, or warm when
 // persistent) or a "module:function" callable (always warm).
@@ -47,6 +53,7 @@ struct Runnable {
   std::string function;     // for Kind::callable
   bool persistent = false;  // scripts only: opt in to warm mode
   std::string spelling;     // as written in the file, for messages and replay commands
+  SourceLocation location;  // of the value that named it (not part of the digest)
   bool empty() const { return kind == Kind::none; }
 };
 
@@ -76,8 +83,14 @@ struct InputSpec {
   std::vector<DimRef> shape;           // for ops without a schema; empty = default shape
 };
 
+// One [[ops]] table, or one implementation of it (docs/configuration.md, "One op, many
+// implementations"): an op with `implementations = [...]` becomes one OpConfig per entry, named
+// "<op>/<implementation>", sharing everything else the op declares.
 struct OpConfig {
-  std::string name;
+  std::string name;            // unique: "softmax", or "softmax/v2_tail_bug" for an implementation
+  std::string spec;            // the [[ops]] name ("softmax"); equals `name` without implementations
+  std::string implementation;  // "v2_tail_bug", or "" for an op without implementations
+  std::string extends;         // the op this one inherits from, or ""
   std::string module;  // informational dotted module path (seed docs)
   Runnable reference;
   Runnable op_script;                    // the kernel under test

@@ -82,7 +82,7 @@ json op_json(const OpConfig& op, const fs::path& root) {
                     {"dtype", in.dtype ? json(tensor::dtype_name(*in.dtype)) : json(nullptr)},
                     {"shape", shape_json(in.shape)}};
   }
-  return {{"name", op.name},
+  json out = {{"name", op.name},
           {"module", op.module},
           {"reference", runnable_json(op.reference, root)},
           {"op_script", runnable_json(op.op_script, root)},
@@ -98,6 +98,13 @@ json op_json(const OpConfig& op, const fs::path& root) {
           {"timeout", op.timeout_secs ? json(*op.timeout_secs) : json(nullptr)},
           {"source", op.source},
           {"persistent", op.persistent}};
+  // Only ops written with `implementations` carry these, so the digest of a config in the one-op-
+  // per-table form stays what it was before implementations existed.
+  if (!op.implementation.empty()) {
+    out["spec"] = op.spec;
+    out["implementation"] = op.implementation;
+  }
+  return out;
 }
 
 json kernel_json(const KernelConfig& k, const fs::path& root) {

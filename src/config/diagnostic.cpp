@@ -85,6 +85,18 @@ std::filesystem::path Diagnostics::base_dir(const toml::source_region& where) co
   return it->second.absolute.parent_path();
 }
 
+SourceLocation Diagnostics::locate(const toml::source_region& where) const {
+  SourceLocation out{file_of(where), static_cast<int>(where.begin.line), static_cast<int>(where.begin.column), {}};
+  if (const auto it = files_.find(out.file.string()); it != files_.end() && out.line > 0) {
+    out.line_text = std::string(nth_line(it->second.text, out.line));
+  }
+  return out;
+}
+
+std::string diagnostic_at(const SourceLocation& where, std::string_view message, std::string_view hint) {
+  return format_diagnostic(where.file.string(), where.line, where.column, where.line_text, message, hint);
+}
+
 std::string Diagnostics::position(const toml::source_region& where) const {
   return file_of(where) + ":" + std::to_string(where.begin.line) + ":" + std::to_string(where.begin.column);
 }

@@ -9,6 +9,7 @@
 
 #include <toml++/toml.h>
 
+#include "config/config.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::config {
@@ -48,6 +49,8 @@ class Diagnostics {
   std::string file_of(const toml::source_region& where) const;
   // "path:line:col" of a region, for "first defined at ..." hints.
   std::string position(const toml::source_region& where) const;
+  // The region as a SourceLocation with its line's text, for diagnostics after loading.
+  SourceLocation locate(const toml::source_region& where) const;
 
  private:
   struct File {

@@ -1,5 +1,6 @@
-// [[ops]]: one op per table, with its runnables resolved (docs/configuration.md, "Runnables"),
-// dtypes and tolerances inheriting from [validation], and names checked for uniqueness.
+// One [[ops]] table, read on top of the op it extends (if any): its runnables resolved
+// (docs/configuration.md, "Runnables"), its implementations listed, dtypes and tolerances inherited.
+#include <cctype>
 #include <map>
 #include <sstream>
 
@@ -10,11 +11,6 @@
 namespace gpuemu::config {
 
 namespace {
-
-SourceLocation location_of(const Diagnostics& diag, const toml::source_region& region) {
-  return SourceLocation{diag.file_of(region), static_cast<int>(region.begin.line),
-                        static_cast<int>(region.begin.column)};
-}
 
 // The op under test: op_script, else `module` as "pkg.mod:fn" or as a module holding a function
 // named like the op. Empty when neither is set. `module` must be well-formed even when unused.
@@ -49,51 +45,157 @@ Expected<Runnable> op_under_test(const TableReader& r, const OpConfig& op) {
   return callable;
 }
 
-Expected<OpConfig> parse_op(const Diagnostics& diag, const toml::table& table,
-                            const ValidationConfig& validation) {
-  OpConfig op;
+// Keys that say which kernel runs: a child op that names one of them replaces all of them.
+bool names_kernel(const TableReader& r) {
+  return r.node("op_script") || r.node("module") || r.node("implementations");
+}
+
+Expected<ImplementationEntry> parse_implementation(const TableReader& r, const toml::node& element) {
+  const Diagnostics& diag = r.diag();
+  ImplementationEntry entry;
+  const StringItem* runnable_item = nullptr;
+  StringItem item;
+  if (const auto* text = element.as_string()) {
+    item = StringItem{text->get(), &element};
+    runnable_item = &item;
+  } else if (const auto* table = element.as_table()) {
+    const TableReader t(diag, *table, r.context() + " implementation");
+    TRY(t.only_keys({"name", "op_script", "source"}));
+    item = TRY(t.required_string("op_script", "\"kernels.softmax:v2\" or \"kernels/softmax_v2.py\""));
+    runnable_item = &item;
+    if (auto name = TRY(t.string_item("name"))) {
+      entry.name = name->value;
+      entry.name_node = name->node;
+    }
+    if (auto source = TRY(t.string("source"))) entry.source = *source;
+  } else {
+    return r.type_error("implementations", element,
+                        "an array of \"module:function\" or script strings, or of tables { name, op_script }");
+  }
+  entry.runnable = TRY(resolve_runnable(diag, *runnable_item, "implementations"));
+  entry.node = &element;
+  if (entry.name.empty()) {
+    entry.name = entry.runnable.kind == Runnable::Kind::callable
+                     ? entry.runnable.function
+                     : entry.runnable.script.stem().string();
+    entry.name_node = &element;
+  }
+  if (!is_implementation_name(entry.name)) {
+    return diag.at(*entry.name_node, "implementation name '" + entry.name + "' is not allowed",
+                   "use letters, digits, '_', '-' and '.'; write { name = \"v2\", op_script = \"" +
+                       item.value + "\" } to choose one");
+  }
+  return entry;
+}
+
+Expected<std::vector<ImplementationEntry>> parse_implementations(const TableReader& r) {
+  const toml::array* list = TRY(r.array("implementations"));
+  if (list == nullptr) return std::vector<ImplementationEntry>{};
+  const Diagnostics& diag = r.diag();
+  if (list->empty()) {
+    return diag.at(*r.node("implementations"), "'implementations' must not be empty",
+                   "list at least one, e.g. implementations = [\"kernels.softmax:v1\"]");
+  }
+  for (const char* other : {"op_script", "module"}) {
+    if (r.node(other) != nullptr) {
+      return diag.at(*r.node("implementations"),
+                     "op has both 'implementations' and '" + std::string(other) + "'",
+                     "list the " + std::string(other) + " as one of the implementations and remove '" + other + "'");
+    }
+  }
+  std::vector<ImplementationEntry> out;
+  for (const toml::node& element : *list) {
+    ImplementationEntry entry = TRY(parse_implementation(r, element));
+    for (const ImplementationEntry& seen : out) {
+      if (seen.name != entry.name) continue;
+      return diag.at(*entry.name_node,
+                     "implementation name '" + entry.name + "' is used twice (first at " +
+                         diag.position(seen.name_node->source()) + ")",
+                     "name one of them: { name = \"" + entry.name + "_2\", op_script = \"" +
+                         entry.runnable.spelling + "\" }");
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_implementation_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (!(std::isalnum(c) || c == '_' || c == '-' || c == '.')) return false;
+  }
+  return true;
+}
+
+Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table, const ValidationConfig& validation,
+                          const OpSpec* base) {
+  OpSpec spec = base != nullptr ? *base : OpSpec{};
+  OpConfig& op = spec.op;
   op.name = TRY(TableReader(diag, table, "[[ops]]").required_string("name", "\"matmul\"")).value;
   const TableReader r(diag, table, "[[ops]] '" + op.name + "'");
-  TRY(r.only_keys({"name", "module", "reference", "op_script", "input_names", "execution_mode", "dtypes",
-                   "tolerances", "invariants", "persistent", "timeout", "source", "layouts", "kwargs",
-                   "schema", "inputs"}));
-  op.location = location_of(diag, table.source());
-  if (auto m = TRY(r.string("module"))) op.module = *m;
+  TRY(r.only_keys({"name", "extends", "implementations", "module", "reference", "op_script", "input_names",
+                   "execution_mode", "dtypes", "tolerances", "invariants", "persistent", "timeout", "source",
+                   "layouts", "kwargs", "schema", "inputs"}));
+  if (op.name.find('/') != std::string::npos) {
+    return diag.at(*table.get("name"), "op name '" + op.name + "' contains '/'",
+                   "'/' separates an op from its implementation in results (softmax/v2); rename the op");
+  }
+  op.spec = op.name;
+  op.extends = base != nullptr ? base->op.name : "";
+  op.location = diag.locate(table.source());
   if (auto mode = TRY(parse_execution_mode_key(r, "execution_mode"))) op.execution_mode = *mode;
   if (auto p = TRY(r.boolean("persistent"))) op.persistent = *p;
 
-  const auto reference = TRY(r.string_item("reference"));
-  if (!reference) {
+  if (const auto reference = TRY(r.string_item("reference"))) {
+    op.reference = TRY(resolve_runnable(diag, *reference, "reference"));
+  } else if (base == nullptr) {
     return r.error(
         "op '" + op.name + "' has no 'reference'",
         "add reference = \"scripts/" + op.name + "_ref.py\" (a script) or \"package.module:function\"");
   }
-  op.reference = TRY(resolve_runnable(diag, *reference, "reference"));
-  op.op_script = TRY(op_under_test(r, op));
-  if (op.op_script.empty() && op.execution_mode != ExecutionMode::client_side) {
-    return r.error("op '" + op.name + "' has no op under test, which execution_mode '" +
-                       std::string(execution_mode_name(op.execution_mode)) + "' runs",
-                   "add op_script = \"kernels/" + op.name + ".py\" or module = \"package.module:function\"");
+  if (base == nullptr || names_kernel(r)) {
+    op.module.clear();
+    op.source.clear();
+    if (auto m = TRY(r.string("module"))) op.module = *m;
+    op.op_script = TRY(op_under_test(r, op));
+    spec.implementations = TRY(parse_implementations(r));
   }
-  for (Runnable* runnable : {&op.reference, &op.op_script}) {
-    runnable->persistent = op.persistent && runnable->kind == Runnable::Kind::script;
+  if (auto s = TRY(r.string_item("source"))) {
+    if (!spec.implementations.empty()) {
+      return diag.at(*s->node, "'source' names one kernel, but op '" + op.name + "' has several implementations",
+                     "give each implementation its own source: { name = \"v1\", op_script = \"...\", source = "
+                     "\"file.py:12\" }, or leave it out: the source of a callable is inferred");
+    }
+    op.source = s->value;
   }
 
-  op.dtypes = TRY(parse_dtype_list(r, "dtypes")).value_or(validation.dtypes);
-  op.tolerances = TRY(parse_tolerances(r, "tolerances", "[ops.tolerances]", [&](tensor::DType dtype) {
+  if (auto dtypes = TRY(parse_dtype_list(r, "dtypes"))) {
+    op.dtypes = *dtypes;
+  } else if (base == nullptr) {
+    op.dtypes = validation.dtypes;
+  }
+  const auto inherited_tolerances = op.tolerances;
+  const auto overrides = TRY(parse_tolerances(r, "tolerances", "[ops.tolerances]", [&](tensor::DType dtype) {
+    if (const auto it = inherited_tolerances.find(dtype); it != inherited_tolerances.end()) return it->second;
     const auto it = validation.tolerances.find(dtype);
     return it != validation.tolerances.end() ? it->second : check::default_tolerance(dtype);
   }));
-  op.invariants = TRY(parse_invariant_list(r, "invariants")).value_or(std::vector<check::Invariant>{});
+  for (const auto& [dtype, tol] : overrides) op.tolerances[dtype] = tol;
+  if (auto invariants = TRY(parse_invariant_list(r, "invariants"))) op.invariants = *invariants;
   if (auto layouts = TRY(parse_layout_list(r, "layouts"))) op.layouts = *layouts;
-  op.timeout_secs = TRY(r.positive_number("timeout"));
-  if (auto s = TRY(r.string("source"))) op.source = *s;
-  if (const toml::table* kwargs = TRY(r.subtable("kwargs"))) op.kwargs = toml_to_json(*kwargs);
-  TRY(parse_op_inputs(r, op));
-  return op;
+  if (auto timeout = TRY(r.positive_number("timeout"))) op.timeout_secs = timeout;
+  if (const toml::table* kwargs = TRY(r.subtable("kwargs"))) {
+    const nlohmann::json written = toml_to_json(*kwargs);
+    for (const auto& [key, value] : written.items()) op.kwargs[key] = value;
+  }
+  if (base == nullptr || r.node("schema") || r.node("inputs") || r.node("input_names")) {
+    TRY(parse_op_inputs(r, op));
+  }
+  return spec;
 }
-
-}  // namespace
 
 Expected<std::vector<const toml::table*>> array_of_tables(const Diagnostics& diag, const toml::table& root,
                                                           std::string_view name) {
@@ -109,22 +211,6 @@ Expected<std::vector<const toml::table*>> array_of_tables(const Diagnostics& dia
     out.push_back(t);
   }
   return out;
-}
-
-Expected<std::vector<OpConfig>> parse_ops(const Diagnostics& diag, const toml::table& root,
-                                          const ValidationConfig& validation) {
-  std::vector<OpConfig> ops;
-  std::map<std::string, const toml::table*> seen;
-  for (const toml::table* table : TRY(array_of_tables(diag, root, "ops"))) {
-    OpConfig op = TRY(parse_op(diag, *table, validation));
-    if (const auto it = seen.find(op.name); it != seen.end()) {
-      return diag.at(*table->get("name"), "duplicate op name '" + op.name + "'",
-                     "op names must be unique; the first is at " + diag.position(it->second->source()));
-    }
-    seen[op.name] = table;
-    ops.push_back(std::move(op));
-  }
-  return ops;
 }
 
 nlohmann::json toml_to_json(const toml::node& node) {

@@ -43,6 +43,7 @@ bool is_callable_spelling(std::string_view s) {
 Expected<Runnable> resolve_runnable(const Diagnostics& diag, const StringItem& item, std::string_view key) {
   Runnable r;
   r.spelling = item.value;
+  r.location = diag.locate(item.node->source());
   if (item.value.empty()) {
     return diag.at(
         *item.node, "'" + std::string(key) + "' must not be empty",

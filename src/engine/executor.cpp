@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/load_check.hpp"
 #include "engine/op_session.hpp"
 
 namespace gpuemu::engine {
@@ -30,6 +31,10 @@ OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
                       const std::vector<CaseRecord>& records) {
   OpResult result;
   result.op = op.name;
+  if (!op.implementation.empty()) {
+    result.spec = op.spec;
+    result.implementation = op.implementation;
+  }
   result.source = op.source;
   std::map<tensor::DType, DtypeSummary> by_dtype;
   for (auto dtype : op.dtypes) {
@@ -73,6 +78,10 @@ OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
 Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, ResultSink* sink,
                             const ProgressFn& progress) {
   const auto started = std::chrono::steady_clock::now();
+  // Once per run, not per case: code that does not load is a config error before any case runs.
+  std::vector<const config::OpConfig*> planned;
+  for (const auto& op_plan : plan.ops) planned.push_back(op_plan.op);
+  const auto inferred_sources = TRY(check_op_loads(config, planned));
   std::vector<Item> items;
   std::vector<std::size_t> op_totals(plan.ops.size(), 0);
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
@@ -178,6 +187,10 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
   }
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     result.ops.push_back(summarize_op(config, *plan.ops[i].op, per_op[i]));
+    if (const auto it = inferred_sources.find(plan.ops[i].op->name);
+        result.ops.back().source.empty() && it != inferred_sources.end()) {
+      result.ops.back().source = it->second;
+    }
   }
   result.duration_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

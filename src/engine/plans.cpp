@@ -57,10 +57,17 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
     return ops;
   }
   std::vector<std::string> known;
-  for (const auto& op : config.ops) known.push_back(op.name);
+  for (const auto& op : config.ops) {
+    if (!op.implementation.empty() && (known.empty() || known.back() != op.spec)) known.push_back(op.spec);
+    known.push_back(op.name);
+  }
   for (const auto& name : names) {
-    const auto* op = config.find_op(name);
-    if (!op) {
+    // NAME is an op (all its implementations) or one implementation, "op/implementation".
+    std::vector<const config::OpConfig*> matched;
+    for (const auto& op : config.ops) {
+      if (op.name == name || (!op.implementation.empty() && op.spec == name)) matched.push_back(&op);
+    }
+    if (matched.empty()) {
       return fail(ErrorKind::usage, fmt::format("unknown op '{}'{}; ops in {}: {}", name,
                                                 util::did_you_mean(name, known), config.project_file.string(),
                                                 [&] {
@@ -69,12 +76,14 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
                                                   return all;
                                                 }()));
     }
-    if (!runnable_here(*op)) {
-      return fail(ErrorKind::usage, fmt::format("op '{}' has no op_script (execution_mode {}): the CLI cannot run "
-                                                "it; drive it from the Python client or add op_script",
-                                                name, config::execution_mode_name(op->execution_mode)));
+    for (const auto* op : matched) {
+      if (!runnable_here(*op)) {
+        return fail(ErrorKind::usage, fmt::format("op '{}' has no op_script (execution_mode {}): the CLI cannot run "
+                                                  "it; drive it from the Python client or add op_script",
+                                                  op->name, config::execution_mode_name(op->execution_mode)));
+      }
+      if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
     }
-    if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
   }
   return ops;
 }

@@ -106,15 +106,21 @@ nlohmann::json to_json(const RunResult& result) {
     }
     nlohmann::json failures = nlohmann::json::array();
     for (const auto& f : op.failures) failures.push_back(case_to_json(f));
-    ops.push_back({{"op", op.op},
-                   {"source", op.source},
-                   {"status", op_status_name(op_status(op))},
-                   {"total", op.total},
-                   {"passed", op.passed},
-                   {"failed", op.failed},
-                   {"errors", op.errors},
-                   {"dtypes", dtypes},
-                   {"failures", failures}});
+    nlohmann::json entry = {{"op", op.op},
+                            {"source", op.source},
+                            {"status", op_status_name(op_status(op))},
+                            {"total", op.total},
+                            {"passed", op.passed},
+                            {"failed", op.failed},
+                            {"errors", op.errors},
+                            {"dtypes", dtypes},
+                            {"failures", failures}};
+    // Optional (docs/result-json.md): only an implementation's entry has them.
+    if (!op.implementation.empty()) {
+      entry["spec"] = op.spec;
+      entry["implementation"] = op.implementation;
+    }
+    ops.push_back(std::move(entry));
   }
   // Cut cases by (op, case), the order report merge rebuilds from shards.
   std::vector<const CutCase*> cut_sorted;

@@ -51,8 +51,10 @@ struct DtypeSummary {
 };
 
 struct OpResult {
-  std::string op;
-  std::string source;  // [[ops]] source, for reports ("path:line" or path)
+  std::string op;              // the op's unique name: "softmax", or "softmax/v2" for an implementation
+  std::string spec;            // "softmax" for an implementation, else ""
+  std::string implementation;  // "v2" for an implementation, else ""
+  std::string source;  // [[ops]] source, written or inferred, for reports ("path:line" or path)
   int total = 0;
   int passed = 0;
   int failed = 0;

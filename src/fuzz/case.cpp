@@ -63,9 +63,12 @@ std::uint64_t case_seed(const config::OpConfig& op, std::uint64_t master_seed, s
                         std::uint64_t index, const CaseFilter& filter) {
   // Rejection keeps "the seed alone determines the case" while letting runs force a dtype,
   // layout or distribution. Callers check the filter is satisfiable; the bound is a backstop.
+  // Seeds come from the op's spec name, so every implementation of an op meets the same cases
+  // (for an op without implementations the spec name is its name, as before).
+  const std::string& family = op.spec.empty() ? op.name : op.spec;
   std::uint64_t seed = 0;
   for (std::uint64_t attempt = 0; attempt < 100000; ++attempt) {
-    seed = rng::derive_seed(master_seed, fmt::format("{}/{}/{}/{}", stream, op.name, index, attempt));
+    seed = rng::derive_seed(master_seed, fmt::format("{}/{}/{}/{}", stream, family, index, attempt));
     if (matches(case_params(op, seed), filter)) break;
   }
   return seed;

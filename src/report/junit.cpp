@@ -216,6 +216,10 @@ void write_suite(pugi::xml_node suites, const nlohmann::json& result, const nloh
   add_property(properties, "seed", result["seed"].get<std::string>());
   add_property(properties, "config_digest", result["config_digest"].get<std::string>());
   if (location.known()) add_property(properties, "source", format_location(location));
+  if (op.contains("implementation")) {
+    add_property(properties, "op", op.value("spec", ""));
+    add_property(properties, "implementation", op.value("implementation", ""));
+  }
   if (result["partial"].get<bool>()) add_property(properties, "partial", "true");
   for (const auto& dtype : order) {
     auto it = failures.find(dtype);

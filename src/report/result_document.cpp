@@ -139,6 +139,7 @@ void validate_op(Validator& v, const nlohmann::json& op, const std::string& wher
   if (!op.is_object()) return v.problem(where, "should be an object");
   v.field(op, where, "op", Want::string);
   v.field(op, where, "source", Want::string);
+  for (const char* key : {"spec", "implementation"}) v.field(op, where, key, Want::string, false);
   for (const char* key : {"total", "passed", "failed", "errors"}) v.field(op, where, key, Want::count);
   if (v.field(op, where, "status", Want::string, false) && op.contains("status") &&
       op["status"] != "passed" && op["status"] != "failed" && op["status"] != "not_run") {

@@ -33,8 +33,27 @@ fuzz::Case case_from_snapshot(const StoredFailure& stored, const config::OpConfi
 Expected<ResolvedCase> resolve_case(const config::Config& config, const Store* store, std::uint64_t seed,
                                     const std::string& op_name, const WarnFn& warn) {
   ResolvedCase resolved;
-  if (store)
+  // An op with implementations names a family: the case belongs to the one that stored it.
+  std::vector<std::string> family;
+  for (const auto& o : config.ops) {
+    if (!o.implementation.empty() && o.spec == op_name && o.name != op_name) family.push_back(o.name);
+  }
+  if (store && family.empty()) {
     resolved.stored = TRY(store->find_failure(seed, op_name.empty() ? std::nullopt : std::optional(op_name)));
+  } else if (store) {
+    for (const auto& member : family) {
+      auto found = TRY(store->find_failure(seed, member));
+      if (found && (!resolved.stored || found->id > resolved.stored->id)) resolved.stored = std::move(found);
+    }
+  }
+  if (!resolved.stored && !family.empty()) {
+    std::string names;
+    for (const auto& member : family) names += (names.empty() ? "" : ", ") + member;
+    return fail(ErrorKind::usage, fmt::format("seed {} of op '{}' is not in the store, and the op has several "
+                                              "implementations ({}); pass --op {} (or another) to regenerate the "
+                                              "case",
+                                              seed, op_name, names, family.front()));
+  }
   const std::string name = resolved.stored ? resolved.stored->record.op : op_name;
   if (name.empty()) {
     return fail(ErrorKind::usage,

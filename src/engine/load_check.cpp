@@ -1,0 +1,95 @@
+// check_op_loads (load_check.hpp): groups the ops' runnables by the environment their workers
+// get, runs run::check_loads once per group, and turns failures into config diagnostics.
+#include "engine/load_check.hpp"
+
+#include <fmt/format.h>
+
+#include "engine/op_session.hpp"
+#include "run/load_check.hpp"
+#include "run/runner_common.hpp"
+
+namespace gpuemu::engine {
+namespace {
+
+std::string project_relative(const std::filesystem::path& file, const config::Config& config) {
+  const auto rel = file.lexically_normal().lexically_relative(config.root);
+  if (rel.empty() || rel.native().starts_with("..")) return file.generic_string();
+  return rel.generic_string();
+}
+
+std::string hint_for(const std::string& error) {
+  if (error.starts_with("ModuleNotFoundError") || error.starts_with("ImportError")) {
+    return "the module is imported with the project root and [validation] python_path first on sys.path; "
+           "check its dotted name, or add its folder to python_path";
+  }
+  if (error.starts_with("AttributeError")) return "check the function's name after the ':'";
+  if (error.starts_with("TypeError")) return "name a function (or another callable object)";
+  if (error.starts_with("LookupError")) {
+    return "call gpuemu.script.serve(fn) at module level or define run(inputs, **kwargs), or drop "
+           "persistent = true";
+  }
+  return "the traceback is above; the module raised while being imported";
+}
+
+struct Use {
+  const config::OpConfig* op;
+  const config::Runnable* runnable;
+  std::string role;
+};
+
+}  // namespace
+
+Expected<std::map<std::string, std::string>> check_op_loads(const config::Config& config,
+                                                           const std::vector<const config::OpConfig*>& ops) {
+  // Ops whose workers see the same interpreter and environment share one check.
+  std::map<std::string, std::pair<run::RunnerSettings, std::vector<Use>>> groups;
+  for (const auto* op : ops) {
+    for (const auto& [runnable, role] : {std::pair{&op->op_script, "op"}, std::pair{&op->reference, "reference"}}) {
+      if (runnable->empty()) continue;
+      run::RunnerSettings settings = runner_settings(config, *op, role);
+      std::string key = settings.python;
+      for (const auto& [name, value] : run::python_env(settings)) key += "\n" + name + "=" + value;
+      auto& group = groups[key];
+      if (group.second.empty() || settings.timeout > group.first.timeout) group.first = settings;
+      group.second.push_back({op, runnable, role});
+    }
+  }
+
+  std::map<std::string, std::string> inferred;
+  std::vector<std::string> problems;
+  for (auto& [key, group] : groups) {
+    auto& [settings, uses] = group;
+    std::vector<config::Runnable> runnables;
+    for (const auto& use : uses) runnables.push_back(*use.runnable);
+    const auto checks = TRY(run::check_loads(settings, runnables));
+    for (std::size_t i = 0; i < uses.size(); ++i) {
+      const Use& use = uses[i];
+      const run::LoadCheck& check = checks[i];
+      if (!check.ok) {
+        config::SourceLocation where = use.runnable->location;
+        if (where.file.empty()) where.file = config.project_file;
+        std::string message = fmt::format("{} '{}' of op '{}' does not load: {}", use.role,
+                                          use.runnable->spelling, use.op->name, check.error);
+        std::string diagnostic = config::diagnostic_at(where, message, hint_for(check.error));
+        if (std::find(problems.begin(), problems.end(), diagnostic) == problems.end()) {
+          problems.push_back(std::move(diagnostic));
+        }
+        continue;
+      }
+      if (use.role != "op" || !use.op->source.empty()) continue;
+      if (!check.file.empty()) {
+        inferred[use.op->name] = project_relative(check.file, config) + (check.line > 0 ? fmt::format(":{}", check.line) : "");
+      } else if (use.runnable->kind == config::Runnable::Kind::script) {
+        inferred[use.op->name] = project_relative(use.runnable->script, config);
+      }
+    }
+  }
+  if (!problems.empty()) {
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p;
+    return fail(ErrorKind::config, all);
+  }
+  return inferred;
+}
+
+}  // namespace gpuemu::engine
