@@ -57,6 +57,37 @@ def _merge(low: dict, high: dict) -> dict:
     return out
 
 
+_KERNEL_KEYS = ("op_script", "module", "implementations", "source")
+
+
+def _resolve_extends(tables: dict[str, dict]) -> dict[str, dict]:
+    """Each [[ops]] table with what it inherits through `extends` (docs/configuration.md, "extends"):
+    the parent's keys under the child's, tables merged key by key, the kernel keys replaced together.
+    Unknown parents and cycles are left for the binary to diagnose; here the table stays as written."""
+    resolved: dict[str, dict] = {}
+
+    def get(name: str, chain: tuple[str, ...]) -> dict:
+        if name in resolved:
+            return resolved[name]
+        table = tables[name]
+        parent = table.get("extends")
+        if not isinstance(parent, str) or parent not in tables or parent in chain or parent == name:
+            resolved[name] = table
+            return table
+        base = {k: v for k, v in get(parent, (*chain, name)).items() if k not in ("name", "extends")}
+        if any(k in table for k in _KERNEL_KEYS[:3]):
+            base = {k: v for k, v in base.items() if k not in _KERNEL_KEYS}
+        merged = _merge(base, table)
+        if "schema" in table:  # a schema is replaced whole; an input's table per input
+            merged["schema"] = table["schema"]
+        if "inputs" in table:
+            merged["inputs"] = {**base.get("inputs", {}), **table["inputs"]}
+        resolved[name] = merged
+        return merged
+
+    return {name: get(name, ()) for name in tables}
+
+
 class InlineProject:
     """The merged configuration (daemon defaults < user defaults < gpuemu.toml) of one project."""
 
@@ -83,7 +114,7 @@ class InlineProject:
         self.check_nan = bool(validation.get("check_nan", True))
         self.check_inf = bool(validation.get("check_inf", True))
         default_dtypes = list(validation.get("dtypes", ["float32"]))
-        self._tables = {str(t["name"]): t for t in merged.get("ops", [])}
+        self._tables = _resolve_extends({str(t["name"]): t for t in merged.get("ops", [])})
         self.ops = {name: OpSpec.from_toml(t, default_dtypes) for name, t in self._tables.items()}
         self._references: dict[str, Callable] = {}
 

@@ -276,3 +276,29 @@ def test_inline_holds_reference_and_op_to_the_declared_output_shape(project):
         assert source in result.failures[0]["message"] and "[12]" in result.failures[0]["message"]
     # An op of the right shape against that reference fails too (the reference cannot judge).
     assert client.validate_op("flat", {"x": x}, x.copy()).kind == "reference_error"
+def test_inline_ops_inherit_through_extends(tmp_path):
+    from gpuemu.inline import InlineProject
+
+    (tmp_path / "gpuemu.toml").write_text(TOML + """
+[[ops]]
+name = "loose_scale"
+extends = "layer_scale"
+
+[ops.tolerances]
+float32 = { rtol = 0.5 }
+
+[[ops]]
+name = "cycle"
+extends = "cycle"
+reference = "myrefs.ops:relu_reference"
+execution_mode = "client_side"
+""")
+    project = InlineProject(tmp_path / "gpuemu.toml")
+    # The reference, kwargs and execution mode come from layer_scale; atol too, rtol is overridden.
+    assert project.op("loose_scale").reference == "myrefs.ops:scale_reference"
+    tol = project.tolerance("loose_scale", "float32")
+    assert (tol.atol, tol.rtol) == (1e-3, 0.5)
+    assert project._tables["loose_scale"]["kwargs"] == {"factor": 2.0}
+    assert project._tables["loose_scale"]["name"] == "loose_scale"
+    # A cycle is the binary's to diagnose; inline keeps the table as written.
+    assert project.op("cycle").reference == "myrefs.ops:relu_reference"

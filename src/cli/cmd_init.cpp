@@ -2,6 +2,8 @@
 // `gpuemu ci run` passes as written, and never overwrites a file unless --force says so.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <system_error>
 
@@ -75,7 +77,11 @@ class InitCommand final : public Command {
       return ExitCode::ok;
     }
     std::cout << fmt::format("gpuemu init: a {} project ({}) in {}\n", chosen->name, chosen->help, dir.string());
-    for (const auto& f : files) std::cout << "  " << f.path << (existing.empty() ? "" : " (overwritten if it existed)") << "\n";
+    for (const auto& f : files) {
+      const bool replaced = std::find(existing.begin(), existing.end(), (dir / f.path).lexically_normal().string()) !=
+                            existing.end();
+      std::cout << "  " << f.path << (replaced ? " (overwritten)" : "") << "\n";
+    }
     std::cout << fmt::format(
         "next: cd {} && gpuemu ci run   (then add a second implementation of '{}' in gpuemu.toml)\n",
         dir.string(), chosen->op);

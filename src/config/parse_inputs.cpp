@@ -191,6 +191,11 @@ Expected<InputSpec> parse_input(const Diagnostics& diag, const Entry& e, bool ha
 
 Expected<void> parse_op_inputs(const TableReader& r, OpConfig& op) {
   const Diagnostics& diag = r.diag();
+  // What an op that `extends` another starts from: the parent's inputs, re-derived below.
+  const std::vector<std::string> inherited_names = std::move(op.input_names);
+  std::map<std::string, InputSpec> inherited = std::move(op.inputs);
+  op.input_names.clear();
+  op.inputs.clear();
   if (const toml::table* schema = TRY(r.subtable("schema"))) op.schema = TRY(parse_schema(diag, *schema));
   const toml::table* inputs = TRY(r.subtable("inputs"));
 
@@ -212,22 +217,36 @@ Expected<void> parse_op_inputs(const TableReader& r, OpConfig& op) {
     }
   } else if (op.schema) {
     for (const auto& [name, shape] : op.schema->inputs) op.input_names.push_back(name);
+  } else if (!inherited_names.empty()) {
+    op.input_names = inherited_names;
   } else if (inputs != nullptr && !inputs->empty()) {
     for (const Entry& e : entries_in_file_order(*inputs)) op.input_names.push_back(e.name);
   } else {
     op.input_names = {"x"};
   }
   const std::vector<std::string_view> names(op.input_names.begin(), op.input_names.end());
-  if (op.schema && explicit_names) {
+  if (op.schema && explicit_names && r.node("schema") != nullptr) {
     const toml::table& schema_inputs = *(*r.node("schema")->as_table())["inputs"].as_table();
     for (const Entry& e : entries_in_file_order(schema_inputs)) {
       if (std::find(names.begin(), names.end(), e.name) != names.end()) continue;
       return diag.at(*e.key, "input '" + e.name + "' is in [ops.schema] inputs but not in input_names",
                      "add it to input_names or remove it here");
     }
+  } else if (op.schema && explicit_names) {  // the schema is inherited through `extends`
+    for (const auto& [name, shape] : op.schema->inputs) {
+      if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+      return diag.at(*r.node("input_names"),
+                     "input '" + name + "' is in the inherited [ops.schema] inputs but not in input_names",
+                     "add it to input_names");
+    }
   }
 
-  for (const std::string& name : op.input_names) op.inputs[name].name = name;
+  for (const std::string& name : op.input_names) {
+    auto it = inherited.find(name);
+    op.inputs[name] = it != inherited.end() ? it->second : InputSpec{};
+    op.inputs[name].name = name;
+    if (op.schema) op.inputs[name].shape.clear();  // shapes come from the schema
+  }
   if (inputs != nullptr) {
     for (const Entry& e : entries_in_file_order(*inputs)) {
       if (std::find(names.begin(), names.end(), e.name) == names.end()) {

@@ -42,6 +42,7 @@ Expected<Runnable> op_under_test(const TableReader& r, const OpConfig& op) {
     callable.function = op.name;
   }
   callable.spelling = callable.module + ":" + callable.function;
+  callable.location = r.diag().locate(module->node->source());
   return callable;
 }
 

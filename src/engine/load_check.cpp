@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/op_session.hpp"
 #include "run/load_check.hpp"
 #include "run/runner_common.hpp"
@@ -68,8 +70,11 @@ Expected<std::map<std::string, std::string>> check_op_loads(const config::Config
       if (!check.ok) {
         config::SourceLocation where = use.runnable->location;
         if (where.file.empty()) where.file = config.project_file;
-        std::string message = fmt::format("{} '{}' of op '{}' does not load: {}", use.role,
-                                          use.runnable->spelling, use.op->name, check.error);
+        const std::string what = use.role == "reference"        ? "reference"
+                                 : use.op->implementation.empty() ? "op under test"
+                                                                  : "implementation";
+        std::string message = fmt::format("{} '{}' of op '{}' does not load: {}", what, use.runnable->spelling,
+                                          use.op->name, check.error);
         std::string diagnostic = config::diagnostic_at(where, message, hint_for(check.error));
         if (std::find(problems.begin(), problems.end(), diagnostic) == problems.end()) {
           problems.push_back(std::move(diagnostic));

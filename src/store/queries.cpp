@@ -107,8 +107,8 @@ Expected<std::vector<StoredRun>> Store::list_runs(const Query& query) const {
 SELECT r.id, r.command, r.master_seed, r.config_digest, r.project, r.started_at, r.finished_at, r.duration_secs,
        r.partial, r.passed, (SELECT count(*) FROM failures f WHERE f.run_id = r.id AND f.minimized_from IS NULL)
 FROM runs r
-WHERE (?1 IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND x.op = ?1)
-                  OR EXISTS (SELECT 1 FROM failures x WHERE x.run_id = r.id AND x.op = ?1))
+WHERE (?1 IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND (x.op = ?1 OR substr(x.op, 1, length(?1) + 1) = ?1 || '/'))
+                  OR EXISTS (SELECT 1 FROM failures x WHERE x.run_id = r.id AND (x.op = ?1 OR substr(x.op, 1, length(?1) + 1) = ?1 || '/')))
   AND (?2 IS NULL OR r.started_at >= ?2)
 ORDER BY r.id DESC LIMIT ?3)sql"));
   select.bind(1, query.op).bind(2, query.since).bind(3, sql_limit(query.limit));
@@ -138,7 +138,7 @@ Expected<std::vector<StoredResult>> Store::list_results(const Query& query) cons
 SELECT x.id, x.run_id, r.command, x.op, x.source, x.created_at, x.dtype, x.total, x.passed, x.failed, x.errors,
        x.max_abs, x.max_rel, x.max_ulp, x.tolerance_used, x.atol, x.rtol
 FROM results x JOIN runs r ON r.id = x.run_id
-WHERE (?1 IS NULL OR x.op = ?1) AND (?2 IS NULL OR x.created_at >= ?2)
+WHERE (?1 IS NULL OR x.op = ?1 OR substr(x.op, 1, length(?1) + 1) = ?1 || '/') AND (?2 IS NULL OR x.created_at >= ?2)
 ORDER BY x.id DESC LIMIT ?3)sql"));
   select.bind(1, query.op).bind(2, query.since).bind(3, sql_limit(query.limit));
   std::vector<StoredResult> results;
@@ -171,7 +171,7 @@ ORDER BY x.id DESC LIMIT ?3)sql"));
 Expected<std::vector<StoredFailure>> Store::list_failures(const Query& query) const {
   std::lock_guard lock(impl_->mutex);
   return select_failures(*impl_,
-                         "WHERE (?1 IS NULL OR f.op = ?1) AND (?2 IS NULL OR f.created_at >= ?2) "
+                         "WHERE (?1 IS NULL OR f.op = ?1 OR substr(f.op, 1, length(?1) + 1) = ?1 || '/') AND (?2 IS NULL OR f.created_at >= ?2) "
                          "ORDER BY f.id DESC LIMIT ?3",
                          [&](sqlite::Statement& s) {
                            s.bind(1, query.op).bind(2, query.since).bind(3, sql_limit(query.limit));

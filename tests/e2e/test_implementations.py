@@ -160,6 +160,11 @@ def test_reproduce_and_minimize_work_per_implementation(impls):
     shrunk = run(impls, "minimize", seed, "--op", "double/v2_tail_bug", "--format", "json")
     assert shrunk.returncode == 1, shrunk.stderr
     assert "double/v2_tail_bug" in shrunk.stdout
+    # The store lists an op's failures under its implementations' names.
+    listed = json.loads(run(impls, "failures", "--op", "double", "--limit", "0", "--format", "json").stdout)
+    assert listed["failures"] and {f["op"] for f in listed["failures"]} == {"double/v2_tail_bug"}
+    results = json.loads(run(impls, "results", "--op", "double", "--limit", "0", "--format", "json").stdout)
+    assert {r["op"] for r in results["results"]} == {"double/v1", "double/v2_tail_bug"}
     # Not in the store and several implementations: the command asks which one.
     unknown = run(impls, "reproduce", "999", "--op", "double")
     assert unknown.returncode == 2
@@ -200,9 +205,8 @@ def test_a_reference_that_does_not_load_is_a_config_error_at_its_key(impls, call
     path = str(impls.root / "gpuemu.toml")
     first = proc.stderr.splitlines()
     line = next(i for i, text in enumerate(first) if ": error: " in text)
-    assert first[line] == (f"gpuemu: {path}:13:13: error: reference '{callable_spec}' of op 'double/v1' does not "
-                           f"load: {python_error}") or first[line].endswith(
-        f"gpuemu.toml:13:13: error: reference '{callable_spec}' of op 'double/v1' does not load: {python_error}")
+    assert first[line] == (f"{path}:12:13: error: reference '{callable_spec}' of op 'double/v1' does not load: "
+                           f"{python_error}")
     assert first[line + 1] == f'reference = "{callable_spec}"'
     assert first[line + 2] == "            ^"
 
@@ -210,7 +214,7 @@ def test_a_reference_that_does_not_load_is_a_config_error_at_its_key(impls, call
 def test_an_op_that_is_not_callable_is_a_config_error(impls):
     proc = load_error(impls, "kernels.double:NOT_A_FUNCTION", key="op")
     assert proc.returncode == 2, proc.stderr
-    assert ("14:20: error: op 'kernels.double:NOT_A_FUNCTION' of op 'double/NOT_A_FUNCTION' does not load: "
+    assert ("13:20: error: implementation 'kernels.double:NOT_A_FUNCTION' of op 'double/NOT_A_FUNCTION' does not load: "
             "TypeError: kernels.double:NOT_A_FUNCTION is a int, not a function") in proc.stderr
     assert "hint: name a function" in proc.stderr
 
@@ -238,7 +242,7 @@ op_script = "kernels.nowhere:fn"
     assert proc.returncode == 0, proc.stderr
     proc = run(impls, "fuzz", "--iterations", "2")
     assert proc.returncode == 2
-    assert "op 'kernels.nowhere:fn' of op 'broken' does not load: ModuleNotFoundError" in proc.stderr
+    assert "op under test 'kernels.nowhere:fn' of op 'broken' does not load: ModuleNotFoundError" in proc.stderr
 
 
 def test_three_kernel_example_is_at_most_half_the_toml_and_finds_each_bug(tmp_path, gpuemu_bin):

@@ -52,7 +52,7 @@ TEST(Implementations, ExpandIntoOneOpEachSharingTheSpec) {
   EXPECT_EQ(c.ops[2].source, "k.py:3");
   EXPECT_EQ(c.ops[0].source, "");
   // The value's position is kept for load-time checks after loading.
-  EXPECT_EQ(c.ops[0].op_script.location.line, 5);
+  EXPECT_EQ(c.ops[0].op_script.location.line, 8);
   EXPECT_EQ(c.ops[0].op_script.location.column, 20);
   EXPECT_EQ(to_json(c)["ops"][0]["implementation"], "v1");
 }
@@ -113,13 +113,13 @@ TEST(Extends, AChildThatNamesNoKernelKeepsThePartentsImplementations) {
 TEST(Extends, UnknownNameSuggestsTheClosest) {
   EXPECT_EQ(load_error(kOp + "[[ops]]\nname = \"mm2\"\nextends = \"nm\"\n"),
             kPath +
-                ":8:11: error: op 'mm2' extends unknown op 'nm'\n"
+                ":9:11: error: op 'mm2' extends unknown op 'nm'\n"
                 "extends = \"nm\"\n"
                 "          ^\n"
                 "hint: did you mean 'mm'?");
   EXPECT_EQ(load_error(kOp + "[[ops]]\nname = \"mm2\"\nextends = \"softmax\"\n"),
             kPath +
-                ":8:11: error: op 'mm2' extends unknown op 'softmax'\n"
+                ":9:11: error: op 'mm2' extends unknown op 'softmax'\n"
                 "extends = \"softmax\"\n"
                 "          ^\n"
                 "hint: the ops in this file are 'mm' or 'mm2'");
@@ -135,7 +135,7 @@ TEST(Extends, CyclesAreNamed) {
                 "hint: an op cannot inherit from itself; remove 'extends' from one of them");
   EXPECT_EQ(load_error(kOp + "[[ops]]\nname = \"x\"\nextends = \"x\"\n"),
             kPath +
-                ":8:11: error: 'extends' makes a cycle: x -> x\n"
+                ":9:11: error: 'extends' makes a cycle: x -> x\n"
                 "extends = \"x\"\n"
                 "          ^\n"
                 "hint: an op cannot inherit from itself; remove 'extends' from one of them");
@@ -145,10 +145,10 @@ TEST(Implementations, ListMistakesPointAtTheEntry) {
   const std::string head = kHead + "[[ops]]\nname = \"softmax\"\n" + kRef;
   EXPECT_EQ(load_error(head + "implementations = [\"a.b:v1\", \"c.d:v1\"]\n"),
             kPath +
-                ":6:31: error: implementation name 'v1' is used twice (first at " + kPath +
+                ":6:30: error: implementation name 'v1' is used twice (first at " + kPath +
                 ":6:20)\n"
                 "implementations = [\"a.b:v1\", \"c.d:v1\"]\n"
-                "                              ^\n"
+                "                             ^\n"
                 "hint: name one of them: { name = \"v1_2\", op_script = \"c.d:v1\" }");
   EXPECT_EQ(load_error(head + "implementations = []\n"),
             kPath +
@@ -185,9 +185,9 @@ TEST(Implementations, ListMistakesPointAtTheEntry) {
                 "choose one");
   EXPECT_EQ(load_error(head + "implementations = [{ name = \"v2\", op = \"a.b:v2\" }]\n"),
             kPath +
-                ":6:36: error: unknown key 'op' in [[ops]] 'softmax' implementation\n"
+                ":6:35: error: unknown key 'op' in [[ops]] 'softmax' implementation\n"
                 "implementations = [{ name = \"v2\", op = \"a.b:v2\" }]\n"
-                "                                   ^\n"
+                "                                  ^\n"
                 "hint: did you mean 'op_script'?");
   EXPECT_EQ(load_error(head + "source = \"k.py:1\"\nimplementations = [\"a.b:v1\"]\n"),
             kPath +
