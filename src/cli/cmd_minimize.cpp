@@ -7,8 +7,8 @@
 
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
-#include "engine/load_check.hpp"
 #include "cli/store_access.hpp"
+#include "engine/load_check.hpp"
 #include "engine/minimize.hpp"
 #include "util/json_text.hpp"
 
