@@ -14,7 +14,7 @@ from gpuemu.results import TestCase
 from gpuemu.rng import SeededRng, derive_seed
 from gpuemu.values import generate_tensor
 
-__all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "generate_case"]
+__all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "generate_case"]
 
 _DISTRIBUTIONS = ("regular", "boundary", "adversarial")
 DEFAULT_SHAPE = (4, 64)  # config::kDefaultInputShape
@@ -141,21 +141,31 @@ def _resolve(ref, dims: dict, op: OpSpec, name: str) -> int:
     return dims[ref]
 
 
-def generate_case(op: OpSpec, seed: int) -> TestCase:
-    """The case of `seed`: same dims, dtype, layout and input bits as fuzz::generate_case."""
-    dtype, layout, distribution = case_params(op, seed)
+def case_shapes(op: OpSpec, seed: int) -> dict[str, tuple[int, ...]]:
+    """The input shapes of the case of `seed` (its dims draw only; no values are generated)."""
     dims: dict[str, int] = {}
     if op.has_schema:
         r = SeededRng(derive_seed(seed, "dims"))
         for d in op.dims:
             dims[d.name] = choose_dim(r, d.lo, d.hi) if not d.candidates else d.candidates[r.gen_range(0, len(d.candidates))]
-    inputs: dict[str, np.ndarray] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
     for name in op.input_names:
         spec = op.inputs.get(name)
         refs = op.schema_inputs.get(name) if op.has_schema else None
         if refs is None and spec is not None and spec.shape:
             refs = spec.shape
-        shape = tuple(_resolve(r, dims, op, name) for r in refs) if refs is not None else DEFAULT_SHAPE
+        shapes[name] = tuple(_resolve(r, dims, op, name) for r in refs) if refs is not None else DEFAULT_SHAPE
+    return shapes
+
+
+def generate_case(op: OpSpec, seed: int) -> TestCase:
+    """The case of `seed`: same dims, dtype, layout and input bits as fuzz::generate_case."""
+    dtype, layout, distribution = case_params(op, seed)
+    shapes = case_shapes(op, seed)
+    inputs: dict[str, np.ndarray] = {}
+    for name in op.input_names:
+        spec = op.inputs.get(name)
+        shape = shapes[name]
         in_dtype = canonical_dtype(spec.dtype) if spec is not None and spec.dtype else dtype
         domain = spec.domain if spec is not None else (-1.0, 1.0)
         values = generate_tensor(derive_seed(seed, f"input/{name}"), in_dtype, shape, domain, distribution)

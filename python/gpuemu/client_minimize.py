@@ -13,7 +13,7 @@ from gpuemu.guard import run_guarded
 from gpuemu.results import MinimizeResult
 from gpuemu.rng import derive_seed
 
-__all__ = ["minimize_client_side", "axis_groups"]
+__all__ = ["minimize_client_side", "axis_groups", "shrink"]
 
 
 def axis_groups(spec, inputs: dict[str, np.ndarray]) -> list[list[tuple[str, int]]]:
@@ -103,6 +103,17 @@ class _Search:
         return inputs
 
 
+def shrink(spec, inputs: dict, fails: Callable[[dict], bool], strategy: str, max_iters: int) -> tuple[dict, int]:
+    """(smallest inputs found that still fail, accepted steps): dims first, then values, at most
+    max_iters calls of fails(candidate). Also used by the pytest plugin (gpuemu.testing)."""
+    search = _Search(fails, max_iters)
+    if strategy in ("dims", "all"):
+        inputs = search.dims(inputs, axis_groups(spec, inputs))
+    if strategy in ("values", "all"):
+        inputs = search.values(inputs)
+    return inputs, search.steps
+
+
 def minimize_client_side(client, seed: int, run_op: Callable, strategy: str, max_iters: int,
                          op: str | None = None) -> MinimizeResult:
     repro = client.reproduce(seed, op=op)
@@ -117,14 +128,9 @@ def minimize_client_side(client, seed: int, run_op: Callable, strategy: str, max
         result = project.validate(original.op_name, candidate, run.output, original.dtype, seed)
         return not result.passed and result.kind == original.kind
 
-    search = _Search(fails, max_iters)
-    inputs = dict(repro.inputs)
-    if strategy in ("dims", "all"):
-        inputs = search.dims(inputs, axis_groups(spec, inputs))
-    if strategy in ("values", "all"):
-        inputs = search.values(inputs)
+    inputs, steps = shrink(spec, dict(repro.inputs), fails, strategy, max_iters)
     run = run_guarded(run_op, {k: np.array(v) for k, v in inputs.items()})
-    minimized_seed = derive_seed(seed, f"client-minimized/{search.steps}")
+    minimized_seed = derive_seed(seed, f"client-minimized/{steps}")
     extra = {"minimized_from": str(seed)}
     if run.kind != "none":
         extra["client_failure"] = {"kind": run.kind, "message": run.message}
@@ -133,4 +139,4 @@ def minimize_client_side(client, seed: int, run_op: Callable, strategy: str, max
     first = next(iter(repro.inputs))
     return MinimizeResult(original_seed=seed, minimized_seed=minimized_seed, minimized_shape=tuple(inputs[first].shape),
                           result=result, inputs=inputs, original_shape=tuple(repro.inputs[first].shape),
-                          steps=search.steps)
+                          steps=steps)

@@ -1,0 +1,241 @@
+"""The pytest plugin (gpuemu.testing, docs/pytest.md) run by pytester in a subprocess, against the
+real kernels of examples/ and the real gpuemu binary: a correct kernel passes under several seeds,
+a buggy one fails with the replay command, the failure lands in the store, and `gpuemu reproduce`
+on the printed seed reproduces it; plus ids, options, inline specs, minimizing and pytest-xdist.
+"""
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Autoloaded once `pip install gpuemu` has registered the entry point; named explicitly before that.
+REGISTERED = any(ep.name == "gpuemu" for ep in importlib.metadata.entry_points(group="pytest11"))
+PLUGIN = [] if REGISTERED else ["-p", "gpuemu.testing.plugin"]
+FAILURE = re.compile(r"gpuemu: op (\S+) case seed (\d+) \((\w+), \w+, \w+ values; case (\d+) of master seed (\d+)\)")
+
+
+@pytest.fixture
+def project(pytester, tmp_path):
+    """A copy of examples/ as the pytester project, with a private GPUEMU_HOME."""
+    shutil.copytree(REPO_ROOT / "examples", pytester.path, dirs_exist_ok=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    pytester._monkeypatch.setenv("GPUEMU_HOME", str(home))
+    pytester._monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(REPO_ROOT / "python"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    return pytester
+
+
+def run(pytester, *args):
+    return pytester.runpytest_subprocess(*PLUGIN, "-p", "no:cacheprovider", *args, timeout=600)
+
+
+def cli(binary, pytester, *args):
+    return subprocess.run([str(binary), "--config", "gpuemu.toml", *args], cwd=pytester.path, capture_output=True,
+                          text=True, timeout=300, env=os.environ.copy())
+
+
+EXAMPLE_TESTS = '''
+import pytest
+from gpuemu.worker import load_script
+
+softmax = load_script("kernels/softmax.py")[0]
+
+
+@pytest.mark.gpuemu("softmax")
+def test_softmax_explicit_kernel(gpuemu_case):
+    gpuemu_case.run(softmax)
+
+
+@pytest.mark.gpuemu("matmul")
+def test_matmul_own_op_script(gpuemu_case):
+    gpuemu_case.run()
+'''
+
+BUGGY_TEST = '''
+import pytest
+
+
+@pytest.mark.gpuemu("softmax_tail_bug")
+def test_softmax_tail_bug(gpuemu_case):
+    gpuemu_case.run()
+'''
+
+
+@pytest.mark.parametrize("seed", ["1", "2", "77"])
+def test_correct_kernels_pass_under_several_seeds(project, seed):
+    project.makepyfile(test_examples=EXAMPLE_TESTS)
+    result = run(project, "--gpuemu-seed", seed, "--gpuemu-iterations", "12", "--gpuemu-store", "off")
+    result.assert_outcomes(passed=24)
+    assert f"gpuemu: master seed {seed} (--gpuemu-seed)" in result.stdout.str()
+
+
+def test_ids_carry_op_dtype_shapes_and_seed_and_match_the_cli_cases(project, gpuemu_bin):
+    project.makepyfile(test_examples=EXAMPLE_TESTS)
+    result = run(project, "--collect-only", "-q", "--gpuemu-seed", "5", "--gpuemu-iterations", "6")
+    ids = re.findall(r"test_matmul_own_op_script\[(.+)\]", result.stdout.str())
+    assert len(ids) == 6
+    for case_id in ids:
+        assert re.fullmatch(r"matmul-(float32|float16|bfloat16)-a_\d+x\d+-b_\d+x\d+-seed_\d+", case_id), case_id
+    # The same cases as `gpuemu fuzz --seed 5 --iterations 6`: seeds, dtypes and shapes.
+    fuzz = cli(gpuemu_bin, project, "--no-store", "--format", "json", "-v", "fuzz", "--op", "matmul", "--seed", "5",
+               "--iterations", "6")
+    assert fuzz.returncode == 0, fuzz.stderr
+    for case_id in ids:
+        seed = case_id.rsplit("_", 1)[1]
+        replay = cli(gpuemu_bin, project, "--no-store", "--format", "json", "reproduce", seed, "--op", "matmul")
+        doc = json.loads(replay.stdout)
+        shapes = "-".join(f"{n}_{'x'.join(map(str, s))}" for n, s in doc["shapes"].items())
+        assert case_id == f"matmul-{doc['dtype']}-{shapes}-seed_{seed}"
+
+
+def test_a_buggy_kernel_fails_with_the_replay_command_and_gpuemu_reproduces_it(project, gpuemu_bin):
+    project.makepyfile(test_bug=BUGGY_TEST)
+    result = run(project, "--gpuemu-seed", "3", "--gpuemu-iterations", "8", "--gpuemu-bin", str(gpuemu_bin))
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) >= 1, result.stdout.str()
+    out = result.stdout.str()
+    op, seed, dtype, index, master = FAILURE.search(out).groups()
+    assert (op, master) == ("softmax_tail_bug", "3")
+    assert "worst out[" in out and "got " in out and "expected " in out
+    assert f"gpuemu --config gpuemu.toml reproduce {seed} --op softmax_tail_bug" in out
+    assert f"gpuemu --config gpuemu.toml show {seed}" in out
+    assert re.search(rf"pytest 'test_bug.py::test_softmax_tail_bug\[softmax_tail_bug-{dtype}-x_\d+x\d+-seed_{seed}\]' "
+                     r"--gpuemu-seed 3", out)
+    assert f"store: stored as failure {seed} of op softmax_tail_bug (mismatch)" in out
+    assert "stopped the daemon this session started" in out
+    # The printed command reproduces it: regenerated from the seed, and from the store without --op.
+    again = cli(gpuemu_bin, project, "reproduce", seed, "--op", "softmax_tail_bug")
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert f"FAIL seed {seed} op softmax_tail_bug: {dtype}" in again.stdout
+    stored = cli(gpuemu_bin, project, "reproduce", seed)
+    assert stored.returncode == 1, stored.stdout + stored.stderr
+    failures = json.loads(cli(gpuemu_bin, project, "--format", "json", "failures").stdout)["failures"]
+    assert {(f["op"], f["seed"]) for f in failures} >= {("softmax_tail_bug", seed)}
+    assert len(failures) == outcomes["failed"]
+
+
+def test_minimize_shows_and_stores_the_smallest_failing_case(project, gpuemu_bin):
+    project.makepyfile(test_bug=BUGGY_TEST)
+    result = run(project, "--gpuemu-seed", "3", "--gpuemu-iterations", "8", "--gpuemu-minimize", "-x",
+                 "--gpuemu-bin", str(gpuemu_bin))
+    out = result.stdout.str()
+    minimized = re.search(r"minimized \(\d+ steps\): x \[(\d+), (\d+)\]: mismatch", out)
+    assert minimized, out
+    original = re.search(r"inputs: x \[(\d+), (\d+)\]", out)
+    assert int(minimized[1]) * int(minimized[2]) < int(original[1]) * int(original[2])
+    small_seed = re.search(r"stored as failure (\d+) \(minimized from (\d+)\)", out)
+    assert small_seed, out
+    shown = cli(gpuemu_bin, project, "reproduce", small_seed[1])
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+    assert f"input x [{minimized[1]}, {minimized[2]}]" in shown.stdout
+
+
+INLINE_TESTS = '''
+import numpy as np
+import pytest
+from gpuemu.testing import Op
+
+RELU = Op("relu", reference=lambda inputs: np.maximum(inputs["x"].astype(np.float64), 0),
+          schema={"dims": {"M": [1, 64], "N": [1, 300]}, "inputs": {"x": ["M", "N"]}},
+          inputs={"x": {"domain": [-4.0, 4.0]}}, dtypes=["float32", "float16"], iterations=10)
+
+
+@pytest.mark.gpuemu(RELU)
+def test_relu(gpuemu_case):
+    gpuemu_case.run(lambda inputs: np.maximum(inputs["x"], 0))
+
+
+@pytest.mark.gpuemu(RELU)
+def test_relu_that_leaks_negatives(gpuemu_case):
+    x = gpuemu_case.inputs["x"]
+    gpuemu_case.check(np.where(x > -1, np.maximum(x, 0), x))
+
+
+@pytest.mark.gpuemu(RELU, iterations=2)
+def test_relu_in_place(gpuemu_case):
+    def in_place(inputs):
+        np.maximum(inputs["x"], 0, out=inputs["x"])
+        return inputs["x"]
+    gpuemu_case.run(in_place)
+
+
+@pytest.mark.gpuemu(RELU, iterations=1)
+def test_forgets_to_check(gpuemu_case):
+    assert gpuemu_case.inputs["x"].size > 0
+'''
+
+
+def test_an_op_declared_in_python(project):
+    project.makepyfile(test_inline=INLINE_TESTS)
+    result = run(project, "--gpuemu-seed", "9")
+    out = result.stdout.str()
+    assert "FAILED test_inline.py::test_relu[" not in out and result.parseoutcomes()["passed"] >= 10
+    failed = set(re.findall(r"FAILED test_inline.py::(\w+)\[", out))
+    assert failed == {"test_relu_that_leaks_negatives", "test_relu_in_place", "test_forgets_to_check"}
+    assert "not stored: the op is declared in Python (gpuemu.testing.Op)" in out
+    assert "input_mutated" in out and "run_op wrote into its input(s) x" in out
+    assert "never called gpuemu_case.run(kernel) or gpuemu_case.check(output): the case checked nothing" in out
+
+
+def test_seeds_come_from_the_option_then_the_marker_then_the_config(project):
+    project.makepyfile(test_seeds='''
+import pytest
+
+@pytest.mark.gpuemu("softmax", iterations=2)
+def test_config_seed(gpuemu_case):
+    gpuemu_case.run()
+
+@pytest.mark.gpuemu("softmax", iterations=2, seed=7)
+def test_marker_seed(gpuemu_case):
+    gpuemu_case.run()
+''')
+    from gpuemu.cases import case_seed
+    from gpuemu.inline import InlineProject
+
+    spec = InlineProject(project.path / "gpuemu.toml").op("softmax")
+    ids = run(project, "--collect-only", "-q").stdout.str()
+    assert f"test_config_seed[softmax-" in ids and f"seed_{case_seed(spec, 12345, 'fuzz', 0)}]" in ids
+    assert f"seed_{case_seed(spec, 7, 'fuzz', 1)}]" in ids
+    forced = run(project, "--collect-only", "-q", "--gpuemu-seed", "8").stdout.str()
+    assert forced.count(f"seed_{case_seed(spec, 8, 'fuzz', 0)}]") == 2
+
+
+def test_xdist_workers_collect_the_same_cases(project):
+    """No fixed seed anywhere: the controller's session seed reaches every worker."""
+    project.makepyfile(test_inline=INLINE_TESTS.split("@pytest.mark.gpuemu(RELU)\ndef test_relu_that")[0])
+    result = run(project, "-n", "2", "-p", "xdist")
+    result.assert_outcomes(passed=10)
+    header = re.search(r"gpuemu: session seed (\d+)", result.stdout.str())
+    assert header, result.stdout.str()
+
+
+def test_usage_errors_name_the_fix(project):
+    project.makepyfile(test_bad='''
+import pytest
+
+@pytest.mark.gpuemu("softmx")
+def test_typo(gpuemu_case):
+    gpuemu_case.run()
+''')
+    result = run(project)
+    assert result.ret != 0
+    assert "op 'softmx' is not in" in result.stderr.str() + result.stdout.str()
+    assert "did you mean 'softmax'?" in result.stderr.str() + result.stdout.str()
+
+
+def test_the_plugin_is_registered_by_the_package():
+    """python/pyproject.toml's pytest11 entry point, which `pip install gpuemu` registers."""
+    import tomllib
+
+    meta = tomllib.loads((REPO_ROOT / "python" / "pyproject.toml").read_text())
+    assert meta["project"]["entry-points"]["pytest11"] == {"gpuemu": "gpuemu.testing.plugin"}
+    assert "gpuemu.testing" in meta["tool"]["setuptools"]["packages"]
