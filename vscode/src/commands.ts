@@ -71,7 +71,7 @@ export function resolveProject(
   };
 }
 
-function invocation(project: Project, title: string, args: string[]): Invocation {
+export function invocation(project: Project, title: string, args: string[]): Invocation {
   const config = project.config !== undefined ? ['--config', project.config] : [];
   return { command: project.binary, args: [...config, ...args], cwd: project.root, title };
 }

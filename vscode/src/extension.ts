@@ -22,7 +22,9 @@ import { Finding, casePicks, collectFindings, label } from './findings';
 import { COMMANDS, DIAGNOSTIC_SOURCE, PROBLEM_MATCHER, SECTION, TASK_TYPE } from './ids';
 import { LintReport, ResultDocument, ResultError, parseResult } from './result';
 import { exitMeaning, lintOutcome, locateBinary, runCaptured } from './run';
+import { SaveValidator, opsForFile, validateCommand } from './saveValidator';
 import { Status, missingStatus, resultStatus, unreadableStatus } from './status';
+import { TestExplorer } from './testExplorer';
 
 // What the extension knows about the current project and its last result.
 class State {
@@ -42,6 +44,9 @@ export function activate(context: vscode.ExtensionContext): void {
   let watcher: vscode.FileSystemWatcher | undefined;
   let reloadTimer: NodeJS.Timeout | undefined;
   context.subscriptions.push(output, diagnostics, status, { dispose: () => watcher?.dispose() });
+  const explorer = new TestExplorer(() => state.project, output);
+  let configWatcher: vscode.FileSystemWatcher | undefined;
+  context.subscriptions.push(explorer, { dispose: () => configWatcher?.dispose() });
 
   const showStatus = (s: Status) => {
     status.text = s.text;
@@ -87,6 +92,7 @@ export function activate(context: vscode.ExtensionContext): void {
     try {
       state.result = parseResult(text, project.resultFile);
       state.lint = undefined; // the new result's ci.lint is the newer lint
+      explorer.publish(state.result, path.basename(project.resultFile));
     } catch (e) {
       state.result = undefined;
       const message = e instanceof Error ? e.message : String(e);
@@ -129,8 +135,52 @@ export function activate(context: vscode.ExtensionContext): void {
     watcher.onDidCreate(scheduleReload);
     watcher.onDidChange(scheduleReload);
     watcher.onDidDelete(scheduleReload);
+    configWatcher?.dispose();
+    configWatcher = undefined;
+    if (state.project.config) {
+      configWatcher = vscode.workspace.createFileSystemWatcher(
+        new vscode.RelativePattern(vscode.Uri.file(path.dirname(state.project.config)), path.basename(state.project.config)),
+      );
+      configWatcher.onDidChange(() => explorer.refresh(state.result));
+      configWatcher.onDidCreate(() => explorer.refresh(state.result));
+    }
+    explorer.refresh();
     await reload();
   };
+
+  // gpuemu.validateOnSave: `gpuemu test` on the ops of a saved kernel file, shown in the Test Explorer.
+  const validator = new SaveValidator(
+    (invocation, signal) => runCaptured(invocation, undefined, signal),
+    (v) => {
+      if ('cancelled' in v.outcome) {
+        output.appendLine(`gpuemu: validation of ${v.ops.join(', ')} cancelled by a newer save`);
+      } else if ('error' in v.outcome) {
+        output.appendLine(`gpuemu: validation of ${v.ops.join(', ')}: ${v.outcome.error.message}`);
+      } else if (v.outcome.captured.code === 0 || v.outcome.captured.code === 1) {
+        try {
+          explorer.publish(parseResult(v.outcome.captured.stdout, v.invocation.title), `validate on save: ${v.ops.join(', ')}`);
+        } catch (e) {
+          output.appendLine(String(e));
+        }
+      } else {
+        output.append(v.outcome.captured.stderr);
+        void vscode.window.showErrorMessage(
+          `gpuemu validation of ${v.ops.join(', ')} failed: ${exitMeaning(v.outcome.captured.code)} (see the gpuemu output).`,
+        );
+      }
+    },
+    (ops) => validateCommand(state.project!, ops),
+  );
+  context.subscriptions.push(
+    validator,
+    vscode.workspace.onDidSaveTextDocument((document) => {
+      const project = state.project;
+      if (!project || !state.folder) return;
+      if (!vscode.workspace.getConfiguration(SECTION, state.folder.uri).get<boolean>('validateOnSave', false)) return;
+      const ops = opsForFile(document.uri.fsPath, project, explorer.ops, state.result);
+      if (ops.length > 0 && locateBinary(project.binary)) validator.saved(ops);
+    }),
+  );
 
   // Runs a gpuemu command line in the terminal panel, as a task with an argument array (no shell).
   const runTask = async (invocation: Invocation, afterwards?: () => void) => {

@@ -15,13 +15,29 @@ export interface Captured {
 
 // Runs `invocation` to completion with its stdout and stderr captured. Rejects only when the process
 // could not start (ENOENT, EACCES); any exit code resolves.
-export function runCaptured(invocation: Invocation, env?: NodeJS.ProcessEnv): Promise<Captured> {
+// An AbortSignal stops the process (SIGTERM: gpuemu then stops its scripts) and rejects with an
+// error named AbortError.
+export function runCaptured(
+  invocation: Invocation,
+  env?: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
+): Promise<Captured> {
   return new Promise((resolve, reject) => {
     execFile(
       invocation.command,
       invocation.args,
-      { cwd: invocation.cwd, env: env ?? process.env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
+      {
+        cwd: invocation.cwd,
+        env: env ?? process.env,
+        maxBuffer: 256 * 1024 * 1024,
+        encoding: 'utf8',
+        ...(signal ? { signal } : {}),
+      },
       (error, stdout, stderr) => {
+        if (error && error.name === 'AbortError') {
+          reject(error);
+          return;
+        }
         if (error && typeof error.code === 'string') {
           reject(new Error(`cannot run ${invocation.command}: ${error.message}`));
           return;

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 
 import { DEFAULT_SETTINGS } from '../commands';
 import {
+  BOOLEAN_SETTINGS,
   COMMANDS,
   DIAGNOSTIC_SOURCE,
   PALETTE_COMMANDS,
@@ -14,6 +15,7 @@ import {
   SECTION,
   SETTINGS,
   TASK_TYPE,
+  TEST_CONTROLLER,
 } from '../ids';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -62,7 +64,15 @@ describe('package.json', () => {
 
   it('contributes the settings with the defaults the code assumes', () => {
     const properties = manifest.contributes.configuration.properties;
-    assert.deepEqual(Object.keys(properties).sort(), SETTINGS.map((s) => `${SECTION}.${s}`).sort());
+    assert.deepEqual(
+      Object.keys(properties).sort(),
+      [...SETTINGS, ...Object.keys(BOOLEAN_SETTINGS)].map((s) => `${SECTION}.${s}`).sort(),
+    );
+    for (const [setting, value] of Object.entries(BOOLEAN_SETTINGS)) {
+      assert.equal(properties[`${SECTION}.${setting}`].type, 'boolean');
+      assert.equal(properties[`${SECTION}.${setting}`].default, value, setting);
+      assert.ok(extensionSource.includes(`get<boolean>('${setting}', ${value})`), setting);
+    }
     for (const setting of SETTINGS) {
       assert.equal(properties[`${SECTION}.${setting}`].type, 'string');
       assert.equal(properties[`${SECTION}.${setting}`].default, DEFAULT_SETTINGS[setting], setting);
@@ -86,6 +96,14 @@ describe('package.json', () => {
     // other's markers (microsoft/vscode#251268): a reproduce task could wipe the result's problems.
     assert.notEqual(manifest.contributes.problemMatchers[0].owner, DIAGNOSTIC_SOURCE);
     assert.ok(extensionSource.includes('createDiagnosticCollection(DIAGNOSTIC_SOURCE)'));
+  });
+
+  it('creates the test controller with its id and a run and a fuzz profile', () => {
+    const explorer = fs.readFileSync(path.join(ROOT, 'src', 'testExplorer.ts'), 'utf8');
+    assert.ok(explorer.includes('vscode.tests.createTestController(TEST_CONTROLLER,'));
+    assert.equal(TEST_CONTROLLER, 'gpuemu');
+    assert.match(explorer, /profile\('Run \(gpuemu test[^']*'\, 'test', true\)/);
+    assert.match(explorer, /profile\('Fuzz \(gpuemu fuzz[^']*'\, 'fuzz', false\)/);
   });
 
   it('has only build-time dependencies, so the packaged extension needs no node_modules', () => {
