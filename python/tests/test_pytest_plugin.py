@@ -239,3 +239,34 @@ def test_the_plugin_is_registered_by_the_package():
     meta = tomllib.loads((REPO_ROOT / "python" / "pyproject.toml").read_text())
     assert meta["project"]["entry-points"]["pytest11"] == {"gpuemu": "gpuemu.testing.plugin"}
     assert "gpuemu.testing" in meta["tool"]["setuptools"]["packages"]
+
+
+TORCH_TESTS = '''
+import pytest
+import torch
+
+
+@pytest.mark.gpuemu("softmax")
+def test_torch_softmax(gpuemu_case):
+    # torch tensors in, a torch tensor out (bfloat16 and float16 stay themselves)
+    gpuemu_case.run(lambda inputs: torch.softmax(inputs["x"].float(), -1).to(inputs["x"].dtype),
+                    framework="pytorch", device="cpu")
+
+
+@pytest.mark.gpuemu("softmax")
+def test_torch_softmax_over_the_wrong_dim(gpuemu_case):
+    x = gpuemu_case.tensors("pytorch", device="cpu")["x"]
+    assert isinstance(x, torch.Tensor) and str(x.dtype) == "torch." + gpuemu_case.dtype
+    gpuemu_case.check(torch.softmax(x.float(), 0).to(x.dtype))
+'''
+
+
+def test_torch_tensors(project):
+    pytest.importorskip("torch")
+    project.makepyfile(test_torch=TORCH_TESTS)
+    result = run(project, "--gpuemu-seed", "4", "--gpuemu-iterations", "8", "--gpuemu-store", "off")
+    out = result.stdout.str()
+    failed = re.findall(r"FAILED test_torch.py::(\w+)\[softmax-(\w+)-", out)
+    assert {name for name, _ in failed} == {"test_torch_softmax_over_the_wrong_dim"}, out
+    assert {dtype for _, dtype in failed} == {"float32", "float16", "bfloat16"}
+    assert result.parseoutcomes()["passed"] >= 8

@@ -12,7 +12,7 @@ import numpy as np
 
 from gpuemu.cases import case_params, case_shapes, case_seed, generate_case
 from gpuemu.compare import Verdict, compare_output
-from gpuemu.dtypes import round_to_dtype
+from gpuemu.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
 from gpuemu.guard import run_guarded
 from gpuemu.testing.spec import ResolvedOp, relative
 
@@ -59,12 +59,13 @@ def to_numpy(value: Any) -> Any:
     """An output as numpy: torch tensors (any device, bfloat16 as exact float32) and dicts of them."""
     if isinstance(value, dict):
         return {k: to_numpy(v) for k, v in value.items()}
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, without importing torch
-        tensor = value.detach().cpu()
-        if str(tensor.dtype) == "torch.bfloat16":
-            tensor = tensor.float()
-        return tensor.numpy()
-    return value
+    if isinstance(value, np.ndarray) or value is None:
+        return value
+    from gpuemu.frameworks import framework_of
+    from gpuemu.frameworks.foreign import to_numpy_any
+
+    # torch (any device), jax, tensorflow: gpuemu.frameworks' conversion (bfloat16 as ml_dtypes.bfloat16).
+    return to_numpy_any(value, "the output") if framework_of(value) not in (None, "numpy") else value
 
 
 class GpuemuCase:
@@ -98,14 +99,21 @@ class GpuemuCase:
     def kwargs(self) -> dict:
         return dict(self._ref.op.spec.kwargs)
 
-    def run(self, kernel: Callable | None = None) -> Any:
+    def tensors(self, framework: str = "pytorch", device: str = "auto") -> dict[str, Any]:
+        """The inputs as tensors of a framework (pytorch, jax, tensorflow, numpy) on a device (auto:
+        the GPU when the framework sees one), converted by gpuemu.frameworks (bfloat16 stays bfloat16)."""
+        conv = _converter(framework, device)
+        return conv.inputs({name: self._storage(name, arr) for name, arr in self.inputs.items()}, self.op)
+
+    def run(self, kernel: Callable | None = None, *, framework: str = "numpy", device: str = "auto") -> Any:
         """Calls kernel(inputs, **op kwargs) (default: the op's own op_script from gpuemu.toml) under the
         guard (an op that writes its inputs or returns a view of one fails), checks its output against
-        the reference, and returns the output. A failure raises GpuemuCaseFailure."""
+        the reference, and returns the output. With framework="pytorch" (or jax, tensorflow) the kernel
+        gets that framework's tensors on `device` and may return them. A failure raises GpuemuCaseFailure."""
         __tracebackhide__ = True
         self.checked = True
         kernel = kernel if kernel is not None else self._own_kernel()
-        call = self._call(kernel)
+        call = self._call(kernel) if framework == "numpy" else self._framework_call(kernel, framework, device)
         guarded = run_guarded(call, self.inputs)
         if guarded.kind != "none":
             self._fail(Verdict(guarded.kind, guarded.message), guarded.output, call)
@@ -137,6 +145,24 @@ class GpuemuCase:
             if bf16 and isinstance(out, np.ndarray) and out.dtype == np.float32:
                 out = round_to_dtype(out, "bfloat16")
             return out
+        return call
+
+    def _storage(self, name: str, arr: np.ndarray) -> tuple[np.ndarray, str]:
+        """(gpuemu storage, dtype) of an input: a bfloat16 input (exact float32 here) as its bit patterns."""
+        spec = self._ref.op.spec.inputs.get(name)
+        dtype = canonical_dtype(spec.dtype) if spec is not None and spec.dtype else self.dtype
+        if dtype == "bfloat16" and arr.dtype == np.float32:
+            return to_bf16_bits(arr).reshape(arr.shape), "bfloat16"
+        return arr, arr.dtype.name
+
+    def _framework_call(self, kernel: Callable, framework: str, device: str) -> Callable[[dict], Any]:
+        conv = _converter(framework, device)
+        kwargs, dtype = self.kwargs, self.dtype
+
+        def call(inputs: dict) -> Any:
+            tensors = conv.inputs({name: self._storage(name, arr) for name, arr in inputs.items()}, self.op)
+            outputs = conv.outputs(conv.call(kernel, tensors, kwargs, dtype), self.op)
+            return outputs[0][1] if len(outputs) == 1 and outputs[0][0] == "out" else dict(outputs)
         return call
 
     def _verdict(self, inputs: dict, output: Any) -> tuple[Verdict, Any]:
@@ -207,6 +233,20 @@ class GpuemuCase:
         if stored:
             lines.append(f"    {stored}")
         return lines
+
+
+_converters: dict[tuple[str, str], Any] = {}
+
+
+def _converter(framework: str, device: str):
+    """One gpuemu.frameworks.Converter per (framework, device) and process: it imports the framework
+    and picks the device once (a missing framework is one clear error)."""
+    from gpuemu.frameworks import AdapterSettings, Converter
+
+    key = (framework, device)
+    if key not in _converters:
+        _converters[key] = Converter(AdapterSettings(framework=framework, device=device, numpy_bfloat16="ml_dtypes"))
+    return _converters[key]
 
 
 def _copy(arr: np.ndarray) -> np.ndarray:
