@@ -82,3 +82,19 @@ def test_docs_and_workflows_name_the_action_skelf_gpuemu_action():
     assert not stale, f"the Action is skelf/gpuemu-action, not gpuemu/gpuemu: {stale}"
     uses = [s["uses"] for w in WORKFLOWS for s in steps(w) if "gpuemu" in s.get("uses", "")]
     assert uses and all(u.startswith(ACTION) for u in uses), uses
+
+
+def test_the_gpu_recipe_runs_the_same_config_on_a_hosted_cpu_and_a_self_hosted_gpu_runner():
+    flow = yaml.safe_load((REPO / "examples" / "workflows" / "gpu-runner.yml").read_text())
+    cpu, gpu = flow["jobs"]["cpu"], flow["jobs"]["gpu"]
+    assert cpu["runs-on"] == "ubuntu-latest" and any(is_gate(s) for s in cpu["steps"])
+    assert gpu["runs-on"] == ["self-hosted", "gpu"]
+    # No container action on the GPU runner (its container would see no GPU): the binary, same config.
+    assert not any(s.get("uses", "").startswith(ACTION) for s in gpu["steps"])
+    runs = [s["run"] for s in gpu["steps"] if "run" in s]
+    assert any(r.strip().startswith("gpuemu ci run") and "--config" not in r for r in runs)
+    assert not any("config" in s.get("with", {}) for s in cpu["steps"])
+    # A self-hosted runner never runs a fork's pull request.
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in gpu["if"]
+    labels = yaml.safe_load((REPO / ".github" / "actionlint.yaml").read_text())["self-hosted-runner"]["labels"]
+    assert "gpu" in labels
