@@ -270,3 +270,28 @@ def test_torch_tensors(project):
     assert {name for name, _ in failed} == {"test_torch_softmax_over_the_wrong_dim"}, out
     assert {dtype for _, dtype in failed} == {"float32", "float16", "bfloat16"}
     assert result.parseoutcomes()["passed"] >= 8
+
+
+def test_pip_install_registers_the_plugin(tmp_path, pytester):
+    """A wheel built from python/ and installed into a fresh directory: pytest autoloads the plugin
+    from its pytest11 entry point, without -p."""
+    wheels, site, source = tmp_path / "wheels", tmp_path / "site", tmp_path / "source"
+    # A copy: setuptools writes build/ into the folder it builds.
+    shutil.copytree(REPO_ROOT / "python" / "gpuemu", source / "gpuemu", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO_ROOT / "python" / "pyproject.toml", source)
+    pip = ["python3", "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(source)],
+                   check=True, capture_output=True, timeout=600)
+    [wheel] = wheels.glob("gpuemu-*.whl")
+    subprocess.run([*pip, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+                   check=True, capture_output=True, timeout=600)
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env["PYTHONPATH"] = str(site)
+    proc = subprocess.run(["python3", "-m", "pytest", "--help"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "--gpuemu-seed=SEED" in proc.stdout and "--gpuemu-minimize" in proc.stdout
+    plugins = subprocess.run(["python3", "-c", "import importlib.metadata as m; print([e.value for e in "
+                              "m.entry_points(group='pytest11') if e.name == 'gpuemu'])"],
+                             env=env, capture_output=True, text=True, timeout=60).stdout
+    assert "gpuemu.testing.plugin" in plugins
