@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -64,7 +65,6 @@ class Session:
         self.minimize = bool(config.getoption("gpuemu_minimize"))
         self.minimize_max_iters = 200
         self.store = StoreAccess(config.getoption("gpuemu_store"), config.getoption("gpuemu_bin"), marker)
-        self.random_seed_used = False
 
     def master_seed(self, marker_seed, op_seed: int) -> int:
         option = self.config.getoption("gpuemu_seed")
@@ -74,7 +74,6 @@ class Session:
             return int(marker_seed)
         if op_seed:
             return op_seed
-        self.random_seed_used = True
         return self.session_seed
 
     # ── the store ─────────────────────────────────────────────────────────────────────────
@@ -168,6 +167,7 @@ def pytest_unconfigure(config):
     session.store.close()
     if session.is_controller:
         message = session.store.stop_started_daemon()
+        shutil.rmtree(session.store.started_marker.parent, ignore_errors=True)
         if message:
             reporter = config.pluginmanager.get_plugin("terminalreporter")
             if reporter is not None:
@@ -179,6 +179,10 @@ def pytest_report_header(config):
     option = config.getoption("gpuemu_seed")
     if option is not None:
         return f"gpuemu: master seed {option} (--gpuemu-seed)"
+    # The plugin is loaded in every pytest session once gpuemu is installed: say nothing outside
+    # gpuemu projects.
+    if find_config_from(Path(config.rootpath)) is None and not config.getoption("gpuemu_config"):
+        return None
     return (f"gpuemu: session seed {session.session_seed} (for ops without a marker seed or [validation] seed; "
             f"rerun them with --gpuemu-seed {session.session_seed})")
 
