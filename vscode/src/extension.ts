@@ -139,7 +139,10 @@ export function activate(context: vscode.ExtensionContext): void {
     configWatcher = undefined;
     if (state.project.config) {
       configWatcher = vscode.workspace.createFileSystemWatcher(
-        new vscode.RelativePattern(vscode.Uri.file(path.dirname(state.project.config)), path.basename(state.project.config)),
+        new vscode.RelativePattern(
+          vscode.Uri.file(path.dirname(state.project.config)),
+          path.basename(state.project.config),
+        ),
       );
       configWatcher.onDidChange(() => explorer.refresh(state.result));
       configWatcher.onDidCreate(() => explorer.refresh(state.result));
@@ -158,7 +161,10 @@ export function activate(context: vscode.ExtensionContext): void {
         output.appendLine(`gpuemu: validation of ${v.ops.join(', ')}: ${v.outcome.error.message}`);
       } else if (v.outcome.captured.code === 0 || v.outcome.captured.code === 1) {
         try {
-          explorer.publish(parseResult(v.outcome.captured.stdout, v.invocation.title), `validate on save: ${v.ops.join(', ')}`);
+          explorer.publish(
+            parseResult(v.outcome.captured.stdout, v.invocation.title),
+            `validate on save: ${v.ops.join(', ')}`,
+          );
         } catch (e) {
           output.appendLine(String(e));
         }
@@ -176,7 +182,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidSaveTextDocument((document) => {
       const project = state.project;
       if (!project || !state.folder) return;
-      if (!vscode.workspace.getConfiguration(SECTION, state.folder.uri).get<boolean>('validateOnSave', false)) return;
+      if (!vscode.workspace.getConfiguration(SECTION, state.folder.uri).get<boolean>('validateOnSave', false))
+        return;
       const ops = opsForFile(document.uri.fsPath, project, explorer.ops, state.result);
       if (ops.length > 0 && locateBinary(project.binary)) validator.saved(ops);
     }),

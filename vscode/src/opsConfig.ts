@@ -72,7 +72,15 @@ class Reader {
       const c = t[this.pos++];
       if (c === '\\' && quote === '"') {
         const e = t[this.pos++];
-        const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', '"': '"', '\\': '\\', b: '\b', f: '\f' };
+        const simple: Record<string, string> = {
+          n: '\n',
+          t: '\t',
+          r: '\r',
+          '"': '"',
+          '\\': '\\',
+          b: '\b',
+          f: '\f',
+        };
         if (e in simple) out += simple[e];
         else if (e === 'u' || e === 'U') {
           const n = e === 'u' ? 4 : 8;
@@ -191,10 +199,18 @@ const isCallable = (spec: string) => /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_][\
 
 // An implementation's name: the table's `name`, a callable's function name, a script's stem.
 function implementation(entry: Value): { name: string; file?: string } | undefined {
-  const spec = typeof entry === 'string' ? entry : typeof entry === 'object' && !Array.isArray(entry) ? entry.op_script : undefined;
-  const given = typeof entry === 'object' && !Array.isArray(entry) && typeof entry.name === 'string' ? entry.name : undefined;
+  const spec =
+    typeof entry === 'string'
+      ? entry
+      : typeof entry === 'object' && !Array.isArray(entry)
+        ? entry.op_script
+        : undefined;
+  const given =
+    typeof entry === 'object' && !Array.isArray(entry) && typeof entry.name === 'string'
+      ? entry.name
+      : undefined;
   if (typeof spec !== 'string') return undefined;
-  if (isCallable(spec)) return { name: given ?? spec.split(':')[1].split('.').pop()!, };
+  if (isCallable(spec)) return { name: given ?? spec.split(':')[1].split('.').pop()! };
   return { name: given ?? path.basename(spec).replace(/\.[^.]*$/, ''), file: spec };
 }
 
@@ -206,7 +222,11 @@ export function configOps(text: string): ConfigOp[] {
   const tables = (Array.isArray(root.ops) ? root.ops : []) as Table[];
   const byName = new Map(tables.map((t) => [String(t.name), t]));
   // `extends`: the chain's first table that names a key decides it; the kernel keys go together.
-  const lookup = (table: Table, pick: (t: Table) => Value | undefined, seen = new Set<string>()): Value | undefined => {
+  const lookup = (
+    table: Table,
+    pick: (t: Table) => Value | undefined,
+    seen = new Set<string>(),
+  ): Value | undefined => {
     const own = pick(table);
     if (own !== undefined) return own;
     const parent = typeof table.extends === 'string' ? byName.get(table.extends) : undefined;
@@ -223,16 +243,25 @@ export function configOps(text: string): ConfigOp[] {
     const dtypes = strings(lookup(table, (t) => t.dtypes)) ?? defaultDtypes;
     const kernels = (lookup(table, kernelKeys) ?? {}) as Table;
     const line = opLines[i] ?? 0;
-    const impls = Array.isArray(kernels.implementations) ? kernels.implementations.map(implementation) : undefined;
+    const impls = Array.isArray(kernels.implementations)
+      ? kernels.implementations.map(implementation)
+      : undefined;
     if (impls) {
       for (const impl of impls) {
         if (!impl) continue;
-        out.push({ name: `${spec}/${impl.name}`, spec, implementation: impl.name, dtypes, line,
-          kernelFiles: impl.file ? [impl.file] : [] });
+        out.push({
+          name: `${spec}/${impl.name}`,
+          spec,
+          implementation: impl.name,
+          dtypes,
+          line,
+          kernelFiles: impl.file ? [impl.file] : [],
+        });
       }
       return;
     }
-    const script = typeof kernels.op_script === 'string' && !isCallable(kernels.op_script) ? [kernels.op_script] : [];
+    const script =
+      typeof kernels.op_script === 'string' && !isCallable(kernels.op_script) ? [kernels.op_script] : [];
     out.push({ name: spec, spec, dtypes, line, kernelFiles: script });
   });
   return out;

@@ -11,7 +11,12 @@ export const SAVE_DEBOUNCE_MS = 750;
 
 // The ops whose kernel is `file`: script paths of the config (relative to its folder) and the
 // `source` paths of the last result (relative to the project root; they also cover callables).
-export function opsForFile(file: string, project: Project, ops: ConfigOp[], result?: ResultDocument): string[] {
+export function opsForFile(
+  file: string,
+  project: Project,
+  ops: ConfigOp[],
+  result?: ResultDocument,
+): string[] {
   const target = path.resolve(file);
   const found: string[] = [];
   const add = (op: string) => !found.includes(op) && found.push(op);
@@ -28,7 +33,12 @@ export function opsForFile(file: string, project: Project, ops: ConfigOp[], resu
 
 // `gpuemu --format json test --op A --op B`: the fixed cases of those ops, result.json on stdout.
 export function validateCommand(project: Project, ops: string[]): Invocation {
-  return invocation(project, `validate ${ops.join(' ')}`, ['--format', 'json', 'test', ...ops.flatMap((o) => ['--op', o])]);
+  return invocation(project, `validate ${ops.join(' ')}`, [
+    '--format',
+    'json',
+    'test',
+    ...ops.flatMap((o) => ['--op', o]),
+  ]);
 }
 
 export type Runner = (invocation: Invocation, signal: AbortSignal) => Promise<Captured>;
@@ -73,7 +83,9 @@ export class SaveValidator {
       const captured = await this.runner(inv, controller.signal);
       outcome = controller.signal.aborted ? { cancelled: true } : { captured };
     } catch (e) {
-      outcome = controller.signal.aborted ? { cancelled: true } : { error: e instanceof Error ? e : new Error(String(e)) };
+      outcome = controller.signal.aborted
+        ? { cancelled: true }
+        : { error: e instanceof Error ? e : new Error(String(e)) };
     }
     if (this.current === controller) this.current = undefined;
     this.report({ ops, invocation: inv, outcome });

@@ -21,8 +21,12 @@ export class TestExplorer implements vscode.Disposable {
     private readonly output: vscode.OutputChannel,
   ) {
     const profile = (label: string, mode: RunMode, isDefault: boolean) =>
-      this.controller.createRunProfile(label, vscode.TestRunProfileKind.Run,
-        (request, token) => this.run(mode, request, token), isDefault);
+      this.controller.createRunProfile(
+        label,
+        vscode.TestRunProfileKind.Run,
+        (request, token) => this.run(mode, request, token),
+        isDefault,
+      );
     profile('Run (gpuemu test: the fixed cases)', 'test', true);
     profile('Fuzz (gpuemu fuzz: seeded random cases)', 'fuzz', false);
     this.controller.refreshHandler = () => this.refresh();
@@ -40,7 +44,9 @@ export class TestExplorer implements vscode.Disposable {
       try {
         this.ops = configOps(fs.readFileSync(project.config, 'utf8'));
       } catch (e) {
-        this.output.appendLine(`gpuemu Test Explorer: cannot read the ops of ${project.config}: ${String(e)}`);
+        this.output.appendLine(
+          `gpuemu Test Explorer: cannot read the ops of ${project.config}: ${String(e)}`,
+        );
       }
     }
     const roots = buildTree(this.ops, result);
@@ -86,7 +92,11 @@ export class TestExplorer implements vscode.Disposable {
     }
   }
 
-  private async run(mode: RunMode, request: vscode.TestRunRequest, token: vscode.CancellationToken): Promise<void> {
+  private async run(
+    mode: RunMode,
+    request: vscode.TestRunRequest,
+    token: vscode.CancellationToken,
+  ): Promise<void> {
     const project = this.project();
     const run = this.controller.createTestRun(request, `gpuemu ${mode}`, false);
     if (!project) {
@@ -94,7 +104,9 @@ export class TestExplorer implements vscode.Disposable {
       run.end();
       return;
     }
-    const selected = (request.include ?? []).map((i) => this.nodes.get(i.id)).filter((n): n is TreeNode => !!n);
+    const selected = (request.include ?? [])
+      .map((i) => this.nodes.get(i.id))
+      .filter((n): n is TreeNode => !!n);
     const started = request.include ?? [];
     const all: vscode.TestItem[] = [];
     const collect = (item: vscode.TestItem) => {

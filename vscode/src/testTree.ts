@@ -29,8 +29,14 @@ export function buildTree(ops: ConfigOp[], result?: ResultDocument): TreeNode[] 
     let entry = entries.find((e) => e.name === r.op);
     if (!entry) {
       const spec = resultSpec(r) ?? r.op;
-      entry = { name: r.op, spec, ...(spec !== r.op ? { implementation: r.op.slice(spec.length + 1) } : {}),
-        dtypes: [], kernelFiles: [], line: 0 };
+      entry = {
+        name: r.op,
+        spec,
+        ...(spec !== r.op ? { implementation: r.op.slice(spec.length + 1) } : {}),
+        dtypes: [],
+        kernelFiles: [],
+        line: 0,
+      };
       entries.push(entry);
     }
     for (const d of r.dtypes) if (!entry.dtypes.includes(d.dtype)) entry.dtypes.push(d.dtype);
@@ -40,7 +46,14 @@ export function buildTree(ops: ConfigOp[], result?: ResultDocument): TreeNode[] 
     label: e.implementation ?? e.name,
     op: e.name,
     line: e.line,
-    children: e.dtypes.map((dtype) => ({ id: dtypeId(e.name, dtype), label: dtype, op: e.name, dtype, line: e.line, children: [] })),
+    children: e.dtypes.map((dtype) => ({
+      id: dtypeId(e.name, dtype),
+      label: dtype,
+      op: e.name,
+      dtype,
+      line: e.line,
+      children: [],
+    })),
   });
   const roots: TreeNode[] = [];
   const groups = new Map<string, TreeNode>();
@@ -83,7 +96,14 @@ export function runInvocations(project: Project, selected: TreeNode[], mode: Run
   for (const [dtype, names] of byDtype) {
     const rest = names.filter((n) => !whole.includes(n));
     if (rest.length > 0)
-      out.push(invocation(project, `${mode} ${rest.join(' ')} [${dtype}]`, [...base, ...ops(rest), '--dtype', dtype]));
+      out.push(
+        invocation(project, `${mode} ${rest.join(' ')} [${dtype}]`, [
+          ...base,
+          ...ops(rest),
+          '--dtype',
+          dtype,
+        ]),
+      );
   }
   return out;
 }
@@ -95,7 +115,9 @@ export interface Outcome {
 }
 
 function describe(failures: Failure[]): string {
-  const shown = failures.slice(0, 5).map((f) => `${f.kind} (${f.dtype}, seed ${f.seed}): ${f.message}\n  replay: ${f.replay}`);
+  const shown = failures
+    .slice(0, 5)
+    .map((f) => `${f.kind} (${f.dtype}, seed ${f.seed}): ${f.message}\n  replay: ${f.replay}`);
   const more = failures.length > shown.length ? `\n... and ${failures.length - shown.length} more` : '';
   return shown.join('\n') + more;
 }
@@ -115,7 +137,15 @@ export function outcomes(result: ResultDocument): Map<string, Outcome> {
     const o = outcome(r.total, r.failed, r.errors, r.failures);
     out.set(opId(r.op), o);
     for (const d of r.dtypes) {
-      out.set(dtypeId(r.op, d.dtype), outcome(d.total, d.failed, d.errors, r.failures.filter((f) => f.dtype === d.dtype)));
+      out.set(
+        dtypeId(r.op, d.dtype),
+        outcome(
+          d.total,
+          d.failed,
+          d.errors,
+          r.failures.filter((f) => f.dtype === d.dtype),
+        ),
+      );
     }
     const spec = resultSpec(r);
     if (spec !== undefined) groups.set(spec, [...(groups.get(spec) ?? []), o]);

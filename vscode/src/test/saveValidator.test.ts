@@ -27,10 +27,16 @@ describe('validate on save', () => {
 
   before(() => {
     root = tempDir('save');
-    const ops = opToml('tail', 'op_off_by_tail.py', 'op_off_by_tail.py:7') + opToml('identity', 'op_identity.py') +
+    const ops =
+      opToml('tail', 'op_off_by_tail.py', 'op_off_by_tail.py:7') +
+      opToml('identity', 'op_identity.py') +
       opToml('hang', 'op_hang.py');
-    const config = writeProject(root, projectToml(ops, '').replace('timeout = 5', 'timeout = 60'),
-      ['op_off_by_tail.py', 'op_identity.py', 'op_hang.py', 'ref_identity.py']);
+    const config = writeProject(root, projectToml(ops, '').replace('timeout = 5', 'timeout = 60'), [
+      'op_off_by_tail.py',
+      'op_identity.py',
+      'op_hang.py',
+      'ref_identity.py',
+    ]);
     project = resolveProject({ ...DEFAULT_SETTINGS, binaryPath: gpuemuBinary() }, root, config);
     env = { ...gpuemuEnv(root), HANG_PID_FILE: path.join(root, 'hang.pids') };
   });
@@ -48,7 +54,9 @@ describe('validate on save', () => {
     assert.deepEqual(opsForFile(path.join(root, 'op_off_by_tail.py'), project, ops), ['tail']);
     assert.deepEqual(opsForFile(path.join(root, 'ref_identity.py'), project, ops), []);
     // A callable's file is known from the last result's source.
-    const result = { ops: [{ op: 'fancy', source: 'kernels/fancy.py:12' }] } as unknown as Parameters<typeof opsForFile>[3];
+    const result = { ops: [{ op: 'fancy', source: 'kernels/fancy.py:12' }] } as unknown as Parameters<
+      typeof opsForFile
+    >[3];
     assert.deepEqual(opsForFile(path.join(root, 'kernels', 'fancy.py'), project, [], result), ['fancy']);
   });
 
@@ -73,7 +81,13 @@ describe('validate on save', () => {
     const outcome = reports[0].outcome as { captured: Captured };
     assert.equal(outcome.captured.code, 1);
     const result = parseResult(outcome.captured.stdout, 'stdout');
-    assert.deepEqual(result.ops.map((o) => [o.op, o.failed > 0]), [['identity', false], ['tail', true]]);
+    assert.deepEqual(
+      result.ops.map((o) => [o.op, o.failed > 0]),
+      [
+        ['identity', false],
+        ['tail', true],
+      ],
+    );
     validator.dispose();
   });
 

@@ -10,7 +10,16 @@ import { DEFAULT_SETTINGS, Project, resolveProject } from '../commands';
 import { configOps } from '../opsConfig';
 import { parseResult } from '../result';
 import { buildTree, dtypeId, opId, outcomes, runInvocations } from '../testTree';
-import { REPO, gpuemuBinary, gpuemuEnv, opToml, projectToml, run, tempDir, writeProject } from '../testsupport/gpuemu';
+import {
+  REPO,
+  gpuemuBinary,
+  gpuemuEnv,
+  opToml,
+  projectToml,
+  run,
+  tempDir,
+  writeProject,
+} from '../testsupport/gpuemu';
 
 describe('the ops of gpuemu.toml', () => {
   it('reads the 8 ops of examples/ with their dtypes, lines and kernel files', () => {
@@ -18,8 +27,16 @@ describe('the ops of gpuemu.toml', () => {
     const ops = configOps(text);
     assert.deepEqual(
       ops.map((o) => o.name),
-      ['softmax', 'softmax_tail_bug', 'matmul', 'matmul_acc_bug', 'attention', 'attention_no_scale',
-        'flash_attention', 'flash_attention_no_rescale'],
+      [
+        'softmax',
+        'softmax_tail_bug',
+        'matmul',
+        'matmul_acc_bug',
+        'attention',
+        'attention_no_scale',
+        'flash_attention',
+        'flash_attention_no_rescale',
+      ],
     );
     for (const op of ops) assert.deepEqual(op.dtypes, ['float32', 'float16', 'bfloat16']);
     assert.deepEqual(ops[1].kernelFiles, ['kernels/softmax_tail_bug.py']);
@@ -57,18 +74,39 @@ dtypes = ["bfloat16"]
       ops.map((o) => [o.name, o.spec, o.implementation, o.dtypes.join(','), o.kernelFiles.join(',')]),
       [
         ['softmax/v1', 'softmax', 'v1', 'float32,float16', ''],
-        ['softmax/softmax_tail_bug', 'softmax', 'softmax_tail_bug', 'float32,float16', 'kernels/softmax_tail_bug.py'],
+        [
+          'softmax/softmax_tail_bug',
+          'softmax',
+          'softmax_tail_bug',
+          'float32,float16',
+          'kernels/softmax_tail_bug.py',
+        ],
         ['softmax/v3', 'softmax', 'v3', 'float32,float16', ''],
         ['softmax_wide/v1', 'softmax_wide', 'v1', 'float32', ''],
-        ['softmax_wide/softmax_tail_bug', 'softmax_wide', 'softmax_tail_bug', 'float32', 'kernels/softmax_tail_bug.py'],
+        [
+          'softmax_wide/softmax_tail_bug',
+          'softmax_wide',
+          'softmax_tail_bug',
+          'float32',
+          'kernels/softmax_tail_bug.py',
+        ],
         ['softmax_wide/v3', 'softmax_wide', 'v3', 'float32', ''],
         ['relu', 'relu', undefined, 'bfloat16', 'relu.py'],
       ],
     );
     const tree = buildTree(ops);
-    assert.deepEqual(tree.map((n) => n.id), ['spec:softmax', 'spec:softmax_wide', 'op:relu']);
-    assert.deepEqual(tree[0].children.map((n) => n.label), ['v1', 'softmax_tail_bug', 'v3']);
-    assert.deepEqual(tree[0].children[0].children.map((n) => n.id), [dtypeId('softmax/v1', 'float32'), dtypeId('softmax/v1', 'float16')]);
+    assert.deepEqual(
+      tree.map((n) => n.id),
+      ['spec:softmax', 'spec:softmax_wide', 'op:relu'],
+    );
+    assert.deepEqual(
+      tree[0].children.map((n) => n.label),
+      ['v1', 'softmax_tail_bug', 'v3'],
+    );
+    assert.deepEqual(
+      tree[0].children[0].children.map((n) => n.id),
+      [dtypeId('softmax/v1', 'float32'), dtypeId('softmax/v1', 'float16')],
+    );
   });
 });
 
@@ -79,7 +117,8 @@ describe('running items with the real binary', () => {
 
   before(() => {
     root = tempDir('explorer');
-    const ops = opToml('tail', 'op_off_by_tail.py', 'op_off_by_tail.py:7') + opToml('identity', 'op_identity.py');
+    const ops =
+      opToml('tail', 'op_off_by_tail.py', 'op_off_by_tail.py:7') + opToml('identity', 'op_identity.py');
     const toml = projectToml(ops).replace('dtypes = ["float32"]', 'dtypes = ["float32", "float16"]');
     const config = writeProject(root, toml, ['op_off_by_tail.py', 'op_identity.py', 'ref_identity.py']);
     project = resolveProject({ ...DEFAULT_SETTINGS, binaryPath: gpuemuBinary() }, root, config);
@@ -97,7 +136,10 @@ describe('running items with the real binary', () => {
     const found = outcomes(parseResult(ran.stdout, 'stdout'));
     assert.equal(found.get(opId('identity'))?.state, 'passed');
     assert.equal(found.get(opId('tail'))?.state, 'failed');
-    assert.match(found.get(opId('tail'))!.message, /mismatch \(float(32|16), seed \d+\): .*\n {2}replay: gpuemu reproduce \d+ --op tail/);
+    assert.match(
+      found.get(opId('tail'))!.message,
+      /mismatch \(float(32|16), seed \d+\): .*\n {2}replay: gpuemu reproduce \d+ --op tail/,
+    );
     for (const node of tree) {
       for (const child of node.children) assert.ok(found.has(child.id), `an outcome for ${child.id}`);
     }
@@ -117,7 +159,10 @@ describe('running items with the real binary', () => {
     );
     const result = parseResult(run(invocations[1], env).stdout, 'stdout');
     assert.equal(result.command, 'fuzz');
-    assert.deepEqual(result.ops.map((o) => [o.op, o.dtypes.map((d) => d.dtype)]), [['tail', ['float16']]]);
+    assert.deepEqual(
+      result.ops.map((o) => [o.op, o.dtypes.map((d) => d.dtype)]),
+      [['tail', ['float16']]],
+    );
     const found = outcomes(result);
     assert.equal(found.get(dtypeId('tail', 'float16'))?.state, 'failed');
     assert.equal(found.has(dtypeId('tail', 'float32')), false);
@@ -125,7 +170,11 @@ describe('running items with the real binary', () => {
 
   it('reports a configuration error as exit 2, which the explorer shows as errored', () => {
     fs.writeFileSync(path.join(root, 'broken.toml'), '[[ops]]\nname = 3\n');
-    const broken = resolveProject({ ...DEFAULT_SETTINGS, binaryPath: gpuemuBinary() }, root, path.join(root, 'broken.toml'));
+    const broken = resolveProject(
+      { ...DEFAULT_SETTINGS, binaryPath: gpuemuBinary() },
+      root,
+      path.join(root, 'broken.toml'),
+    );
     const ran = run(runInvocations(broken, [], 'test')[0], env);
     assert.equal(ran.code, 2);
     assert.match(ran.stderr, /broken\.toml:2/);
