@@ -295,3 +295,58 @@ def test_pip_install_registers_the_plugin(tmp_path, pytester):
                               "m.entry_points(group='pytest11') if e.name == 'gpuemu'])"],
                              env=env, capture_output=True, text=True, timeout=60).stdout
     assert "gpuemu.testing.plugin" in plugins
+
+
+IMPLEMENTATIONS_TOML = '''
+[validation]
+dtypes = ["float32", "float16"]
+seed = 5
+
+[[ops]]
+name = "softmax"
+reference = "refs/softmax_ref.py"
+implementations = ["kernels/softmax.py", { name = "tail", op_script = "kernels/softmax_tail_bug.py" }]
+
+[ops.schema]
+dims = { M = [1, 40], N = [1, 300] }
+inputs = { x = ["M", "N"] }
+output = ["M", "N"]
+
+[ops.inputs.x]
+domain = [-30.0, 30.0]
+'''
+
+
+def test_one_op_spec_with_implementations(project):
+    """OP/IMPLEMENTATION names one kernel of an op spec (docs/configuration.md); both get the same cases."""
+    (project.path / "impl").mkdir()
+    (project.path / "impl" / "gpuemu.toml").write_text(IMPLEMENTATIONS_TOML)
+    shutil.copytree(project.path / "kernels", project.path / "impl" / "kernels")
+    shutil.copytree(project.path / "refs", project.path / "impl" / "refs")
+    project.makepyfile(test_impl='''
+import pytest
+
+@pytest.mark.gpuemu("softmax/softmax", config="impl/gpuemu.toml", iterations=6)
+def test_v1(gpuemu_case):
+    gpuemu_case.run()
+
+@pytest.mark.gpuemu("softmax/tail", config="impl/gpuemu.toml", iterations=6)
+def test_tail(gpuemu_case):
+    gpuemu_case.run()
+''')
+    result = run(project, "--gpuemu-store", "off")
+    out = result.stdout.str()
+    assert "FAILED test_impl.py::test_v1" not in out and "FAILED test_impl.py::test_tail[softmax/tail-" in out
+    v1 = re.findall(r"test_v1\[softmax/softmax-(\S+)\]", run(project, "--collect-only", "-q").stdout.str())
+    tail = re.findall(r"test_tail\[softmax/tail-(\S+)\]", run(project, "--collect-only", "-q").stdout.str())
+    assert v1 == tail and len(v1) == 6  # the same cases: seeds come from the op spec, not the kernel
+    project.makepyfile(test_impl='''
+import pytest
+
+@pytest.mark.gpuemu("softmax", config="impl/gpuemu.toml")
+def test_which(gpuemu_case):
+    gpuemu_case.run()
+''')
+    which = run(project, "--gpuemu-store", "off")
+    text = which.stdout.str() + which.stderr.str()
+    assert "name one implementation of 'softmax' in the marker (known: softmax/softmax, softmax/tail)" in text

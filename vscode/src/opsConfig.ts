@@ -146,7 +146,7 @@ function assign(table: Table, key: string[], value: Value): void {
   t[key[key.length - 1]] = value;
 }
 
-// The document as nested tables; `lines` maps each [[ops]] table to the line of its name (or header).
+// The document as nested tables; `opLines` holds, per [[ops]] table, the line of its name (or header).
 export function parseToml(text: string): { root: Table; opLines: number[] } {
   const r = new Reader(text);
   const root: Table = {};

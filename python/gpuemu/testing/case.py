@@ -40,7 +40,7 @@ class CaseRef:
     def id(self) -> str:
         # Only characters `pytest -k` accepts in a word: letters, digits, _ and -.
         shapes = "-".join(f"{name}_{'x'.join(map(str, shape)) or 'scalar'}" for name, shape in self.shapes.items())
-        return f"{self.op.spec.name}-{self.dtype}-{shapes}-seed_{self.seed}"
+        return f"{self.op.name}-{self.dtype}-{shapes}-seed_{self.seed}"
 
 
 def plan_cases(op: ResolvedOp, master_seed: int, iterations: int, dtype: str | None = None) -> list[CaseRef]:
@@ -78,7 +78,7 @@ class GpuemuCase:
         self._nodeid = nodeid
         self._case = None
         self.checked = False
-        self.op = ref.op.spec.name
+        self.op = ref.op.name  # the result name: "softmax", or "softmax/v1" for an implementation
         self.seed, self.index, self.master_seed = ref.seed, ref.index, ref.master_seed
         self.dtype, self.layout, self.distribution, self.shapes = ref.dtype, ref.layout, ref.distribution, ref.shapes
 

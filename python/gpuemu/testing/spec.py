@@ -64,7 +64,8 @@ def _tolerance(dtype: str, tables: list[dict]) -> ToleranceConfig:
 class ResolvedOp:
     """Everything the plugin needs of one op, wherever it was declared."""
 
-    spec: OpSpec
+    spec: OpSpec  # spec.name is the [[ops]] name: case seeds derive from it
+    name: str  # the result name the CLI and the store use: the op, or "OP/IMPLEMENTATION"
     tolerance: Callable[[str], ToleranceConfig]
     reference: Callable[[], Callable]  # loads (once) and returns fn(inputs, **kwargs)
     own_kernel: Callable[[], Callable | None]  # the op's op_script / module as fn(inputs, **kwargs), or None
@@ -86,12 +87,31 @@ def project(path: Path) -> InlineProject:
     return _projects[path]
 
 
+def implementation_script(entry: Any) -> tuple[str, str]:
+    """(name, op_script) of an `implementations` entry (docs/configuration.md): a callable is named
+    by its function, a script by its stem, a table by its `name`."""
+    if isinstance(entry, dict):
+        script = str(entry.get("op_script", ""))
+        return str(entry.get("name") or implementation_script(script)[0]), script
+    script = str(entry)
+    if CALLABLE_RE.match(script):
+        return script.split(":", 1)[1].split(".")[-1], script
+    return Path(script).stem, script
+
+
 def resolve_project_op(config_path: Path, name: str) -> ResolvedOp:
     proj = project(config_path)
-    spec = proj.op(name)  # ClientError with "did you mean" for an unknown name
-    table = proj._tables[name]
+    spec_name, _, impl = name.partition("/")
+    spec = proj.op(spec_name)  # ClientError with "did you mean" for an unknown name
+    table = proj._tables[spec_name]
     validation = proj.data.get("validation", {})
     op_script = str(table.get("op_script", "") or table.get("module", ""))
+    if "implementations" in table or impl:
+        scripts = dict(implementation_script(e) for e in table.get("implementations", []))
+        if impl not in scripts:
+            known = ", ".join(f"{spec_name}/{n}" for n in scripts) or "none"
+            raise ValueError(f"op '{name}': name one implementation of '{spec_name}' in the marker (known: {known})")
+        op_script = scripts[impl]
     kernels: dict[str, Callable | None] = {}
 
     def own_kernel() -> Callable | None:
@@ -99,8 +119,8 @@ def resolve_project_op(config_path: Path, name: str) -> ResolvedOp:
             kernels["fn"] = _load(proj, op_script) if op_script else None
         return kernels["fn"]
 
-    return ResolvedOp(spec=spec, tolerance=lambda dtype: proj.tolerance(name, dtype),
-                      reference=lambda: proj.reference(name), own_kernel=own_kernel,
+    return ResolvedOp(spec=spec, name=name, tolerance=lambda dtype: proj.tolerance(spec_name, dtype),
+                      reference=lambda: proj.reference(spec_name), own_kernel=own_kernel,
                       check_nan=proj.check_nan, check_inf=proj.check_inf,
                       iterations=int(validation.get("fuzz_iterations", DEFAULT_ITERATIONS)),
                       seed=int(validation.get("seed", 0)), config_path=proj.path, op_script=op_script)
@@ -130,7 +150,8 @@ def resolve_inline_op(op: Op) -> ResolvedOp:
     if isinstance(op.reference, str) and not CALLABLE_RE.match(op.reference):
         raise ValueError(f"gpuemu.testing.Op {op.name!r}: reference {op.reference!r} is neither a callable nor "
                          "'module:function'")
-    return ResolvedOp(spec=spec, tolerance=lambda dtype: _tolerance(dtype, [op.tolerances]), reference=reference,
+    return ResolvedOp(spec=spec, name=op.name, tolerance=lambda dtype: _tolerance(dtype, [op.tolerances]),
+                      reference=reference,
                       own_kernel=lambda: None, check_nan=op.check_nan, check_inf=op.check_inf,
                       iterations=int(op.iterations), seed=int(op.seed))
 
