@@ -15,7 +15,7 @@ export interface Captured {
 
 // Runs `invocation` to completion with its stdout and stderr captured. Rejects only when the process
 // could not start (ENOENT, EACCES); any exit code resolves.
-// An AbortSignal stops the process (SIGTERM: gpuemu then stops its scripts) and rejects with an
+// An AbortSignal stops the process (SIGTERM) and rejects with an
 // error named AbortError.
 export function runCaptured(
   invocation: Invocation,

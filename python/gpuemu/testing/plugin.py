@@ -236,13 +236,25 @@ def pytest_generate_tests(metafunc):
 _CASE = pytest.StashKey[GpuemuCase]()
 
 
+def _replay_id(request) -> str:
+    """The item's node id with its file relative to where pytest was started (node ids are relative
+    to the rootdir, which may be another folder), so the printed command works when pasted."""
+    where = request.config.invocation_params.dir
+    _, _, rest = request.node.nodeid.partition("::")
+    try:
+        path = os.path.relpath(request.node.path, where)
+    except ValueError:
+        path = str(request.node.path)
+    return f"{path}::{rest}"
+
+
 @pytest.fixture
 def gpuemu_case(request):
     """One seeded case of the op named by the test's @pytest.mark.gpuemu marker."""
     ref = getattr(request, "param", None)
     if not isinstance(ref, CaseRef):
         raise pytest.UsageError(f"{request.node.nodeid} uses gpuemu_case without @pytest.mark.gpuemu(OP)")
-    case = GpuemuCase(ref, _session(request.config), request.node.nodeid)
+    case = GpuemuCase(ref, _session(request.config), _replay_id(request))
     request.node.stash[_CASE] = case
     return case
 
