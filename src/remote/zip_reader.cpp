@@ -41,8 +41,8 @@ Expected<std::string> inflate_raw(std::string_view input, std::size_t expected, 
 
 }  // namespace
 
-Expected<std::vector<ZipEntry>> read_zip(std::string_view zip, std::string_view what,
-                                         std::size_t max_entry_bytes) {
+Expected<std::vector<ZipEntry>> list_zip(std::string_view zip, std::string_view what,
+                                         const ZipLimits& limits) {
   auto corrupt = [&](std::string_view why) {
     return fail(ErrorKind::parse, fmt::format("{} is not a readable zip archive: {}", what, why));
   };
@@ -64,6 +64,11 @@ Expected<std::vector<ZipEntry>> read_zip(std::string_view zip, std::string_view 
   if (std::size_t(dir_offset) + dir_size > eocd)
     return corrupt("the central directory lies outside the file");
   std::vector<ZipEntry> entries;
+  std::size_t total = 0;
+  // Entries must follow each other in the file in directory order, each starting after the one
+  // before ends: then no two entries can share bytes, and the archive's size bounds their number.
+  std::size_t previous_end = 0;
+  std::string previous_name;
   std::size_t at = dir_offset;
   for (std::uint32_t i = 0; i < count; ++i) {
     if (at + 46 > eocd || u32(zip, at) != kDirectoryHeader)
@@ -79,34 +84,59 @@ Expected<std::vector<ZipEntry>> read_zip(std::string_view zip, std::string_view 
     if (next > eocd) return corrupt("a central directory entry runs past its end");
     std::string name(zip.substr(at + 46, name_len));
     at = next;
-    if (name.ends_with('/')) continue;
-    if (flags & 1u) return corrupt(fmt::format("entry '{}' is encrypted", name));
-    if (size > max_entry_bytes) {
-      return fail(ErrorKind::io, fmt::format("{}: entry '{}' is {} bytes, over the limit of {} bytes", what,
-                                             name, size, max_entry_bytes));
-    }
-    if (local + 30 > zip.size() || u32(zip, local) != kLocalHeader) {
+    if (local + 30 > dir_offset || u32(zip, local) != kLocalHeader) {
       return corrupt(fmt::format("the local header of '{}' is missing", name));
     }
+    if (local < previous_end) {
+      return corrupt(
+          fmt::format("entry '{}' overlaps entry '{}' or comes before it in the file; a zip "
+                      "written by an archiver never does this, so it is refused",
+                      name, previous_name));
+    }
     const std::size_t data = local + 30 + u16(zip, local + 26) + u16(zip, local + 28);
-    if (data + packed > zip.size()) return corrupt(fmt::format("the data of '{}' runs past the end", name));
-    const std::string_view raw = zip.substr(data, packed);
-    std::string content;
-    if (method == 0) {
-      if (packed != size) return corrupt(fmt::format("stored entry '{}' has two different sizes", name));
-      content = std::string(raw);
-    } else if (method == 8) {
-      content = TRY(inflate_raw(raw, size, fmt::format("{} entry '{}'", what, name)));
-    } else {
+    if (data + packed > dir_offset) return corrupt(fmt::format("the data of '{}' runs past the end", name));
+    previous_end = data + packed;
+    previous_name = name;
+    if (name.ends_with('/')) continue;
+    if (flags & 1u) return corrupt(fmt::format("entry '{}' is encrypted", name));
+    if (method != 0 && method != 8) {
       return corrupt(fmt::format("entry '{}' uses compression method {}; only stored and deflate are read",
                                  name, method));
     }
-    const auto actual =
-        crc32(0L, reinterpret_cast<const Bytef*>(content.data()), static_cast<uInt>(content.size()));
-    if (actual != crc) return corrupt(fmt::format("entry '{}' fails its CRC-32 check", name));
-    entries.push_back({std::move(name), std::move(content)});
+    if (method == 0 && packed != size) {
+      return corrupt(fmt::format("stored entry '{}' has two different sizes", name));
+    }
+    if (size > limits.max_entry_bytes) {
+      return fail(ErrorKind::io, fmt::format("{}: entry '{}' is {} bytes, over the limit of {} bytes", what,
+                                             name, size, limits.max_entry_bytes));
+    }
+    total += size;
+    if (total > limits.max_total_bytes) {
+      return fail(ErrorKind::io, fmt::format("{}: its entries hold more than {} bytes together, over the "
+                                             "limit for one archive",
+                                             what, limits.max_total_bytes));
+    }
+    entries.push_back({std::move(name), size, method, crc, data, packed});
   }
   return entries;
+}
+
+Expected<std::string> extract_zip_entry(std::string_view zip, const ZipEntry& entry, std::string_view what) {
+  if (entry.data_offset + entry.packed > zip.size()) {
+    return fail(ErrorKind::internal, fmt::format("{}: entry '{}' is not in this archive", what, entry.name));
+  }
+  const std::string_view raw = zip.substr(entry.data_offset, entry.packed);
+  std::string content =
+      entry.method == 0 ? std::string(raw)
+                        : TRY(inflate_raw(raw, entry.size, fmt::format("{} entry '{}'", what, entry.name)));
+  const auto actual =
+      crc32(0L, reinterpret_cast<const Bytef*>(content.data()), static_cast<uInt>(content.size()));
+  if (actual != entry.crc) {
+    return fail(
+        ErrorKind::parse,
+        fmt::format("{} is not a readable zip archive: entry '{}' fails its CRC-32 check", what, entry.name));
+  }
+  return content;
 }
 
 }  // namespace gpuemu::remote

@@ -71,7 +71,12 @@ class GhArtifactStore final : public BaselineStore {
     }
     const auto archive = TRY(download_zip(download));
     if (!archive) return std::optional<std::string>();
-    return pick_entry(TRY(read_zip(*archive, describe(), options_.limits.max_body_bytes)), tag);
+    // Each entry is capped like a download, all of them together at four downloads; only the
+    // picked entry is inflated (docs/baselines.md).
+    const ZipLimits limits{options_.limits.max_body_bytes, 4 * options_.limits.max_body_bytes};
+    const auto entries = TRY(list_zip(*archive, describe(), limits));
+    const ZipEntry* picked = TRY(pick_entry(entries, tag));
+    return std::optional<std::string>(TRY(extract_zip_entry(*archive, *picked, describe())));
   }
 
   Expected<void> put(const std::string&, const std::string&) override {
@@ -145,15 +150,14 @@ class GhArtifactStore final : public BaselineStore {
   }
 
   // TAG.json when the archive has it, else its only .json entry.
-  Expected<std::optional<std::string>> pick_entry(const std::vector<ZipEntry>& entries,
-                                                  const std::string& tag) {
+  Expected<const ZipEntry*> pick_entry(const std::vector<ZipEntry>& entries, const std::string& tag) {
     std::vector<const ZipEntry*> json;
     for (const auto& e : entries) {
       const std::string base = e.name.substr(e.name.rfind('/') + 1);
-      if (base == tag + ".json") return std::optional<std::string>(e.data);
+      if (base == tag + ".json") return &e;
       if (base.ends_with(".json")) json.push_back(&e);
     }
-    if (json.size() == 1) return std::optional<std::string>(json.front()->data);
+    if (json.size() == 1) return json.front();
     std::string names;
     for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.name;
     return fail(ErrorKind::parse,
