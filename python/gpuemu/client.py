@@ -78,7 +78,8 @@ class Client:
         if self._config_arg:
             return str(Path(self._config_arg).resolve())
         found = find_config()
-        return str(found) if found else None
+        # Resolved: the daemon does not follow a symlink named in a request (docs/protocol.md).
+        return str(found.resolve()) if found else None
 
     def _request(self, kind: str, fields: dict | None = None, tensors: dict | None = None,
                  timeout_ms: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:

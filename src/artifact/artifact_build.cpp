@@ -1,10 +1,11 @@
 // Building a kernel's artifacts (lint.hpp): read or compile the PTX, assemble it with ptxas -v,
 // disassemble the cubin; every missing tool becomes a note saying what it would have added.
 #include <fmt/format.h>
+
 #include <fstream>
-#include <sstream>
 
 #include "artifact/lint.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::artifact {
 namespace {
@@ -23,13 +24,7 @@ Expected<SourceKind> source_kind(const fs::path& source) {
 }
 
 Expected<std::string> read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    return fail(ErrorKind::config,
-                fmt::format("cannot read kernel source {}: check the path", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return util::read_text_file(file, "kernel source", {.kind = ErrorKind::config});
 }
 
 // "sm_80, debug" -> "sm_80"; anything but an sm_ arch -> "".

@@ -11,10 +11,10 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "run/process.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::artifact {
 namespace {
@@ -174,11 +174,9 @@ Expected<std::string> compile_cu(const Toolchain& tools, const fs::path& cu, std
     return fail(ErrorKind::config, fmt::format("nvcc could not compile {} for {} (exit {}):\n{}", cu.string(),
                                                arch, result.exit_code, tail_lines(result.stderr_tail)));
   }
-  std::ifstream in(out, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) return fail(ErrorKind::environment, "nvcc reported success but wrote no PTX at " + out.string());
-  return text.str();
+  auto text = util::read_text_file(out, "the PTX nvcc wrote", {.kind = ErrorKind::environment});
+  if (!text) return fail(ErrorKind::environment, "nvcc reported success, but " + text.error().message);
+  return text;
 }
 
 Expected<std::string> assemble_ptx(const Toolchain& tools, const fs::path& ptx, std::string_view arch,

@@ -3,6 +3,7 @@
 #include "attest/keys.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -12,10 +13,9 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "util/hash.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::attest {
 namespace {
@@ -56,23 +56,20 @@ std::string bio_text(BIO* bio) {
   return std::string(data, static_cast<std::size_t>(size));
 }
 
-Expected<std::string> read_pem_file(const fs::path& path) {
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  if (ec) {
-    return fail(ErrorKind::io, "cannot read key file '" + path.string() + "': " + ec.message());
+// Reads a PEM key through util's one file reader. A private key that group or others can read is
+// refused unless the caller allows it, as ssh does: the file mode is the key's only protection.
+Expected<std::string> read_pem_file(const fs::path& path, std::string_view what, KeyAccess access) {
+  util::RegularFile file =
+      TRY(util::RegularFile::open(path, what, {kMaxPemBytes, util::Symlinks::follow, ErrorKind::io}));
+  const auto mode = static_cast<unsigned>(file.status().st_mode & 07777);
+  if (access == KeyAccess::owner_only && (mode & 077) != 0) {
+    return fail(ErrorKind::config,
+                fmt::format("{} '{}' has mode {:04o}: a private key must not be readable or writable by "
+                            "group or others; run `chmod 600 {}` (or pass --allow-shared-key if the "
+                            "directory itself is private)",
+                            what, path.string(), mode, path.string()));
   }
-  if (size > kMaxPemBytes) {
-    return fail(ErrorKind::config, "key file '" + path.string() + "' is " + std::to_string(size) +
-                                       " bytes, too large for a PEM Ed25519 key: check the path");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) {
-    return fail(ErrorKind::io, "cannot read key file '" + path.string() + "'");
-  }
-  return text.str();
+  return file.read_all();
 }
 
 Expected<void> require_ed25519(EVP_PKEY* key, std::string_view what) {
@@ -247,13 +244,13 @@ Expected<PublicKey> public_key_from_pem(std::string_view pem, std::string_view w
   return PublicKey(std::move(key));
 }
 
-Expected<PrivateKey> load_private_key(const fs::path& path) {
-  std::string pem = TRY(read_pem_file(path));
+Expected<PrivateKey> load_private_key(const fs::path& path, KeyAccess access) {
+  std::string pem = TRY(read_pem_file(path, "key file", access));
   return private_key_from_pem(pem, "key file '" + path.string() + "'");
 }
 
 Expected<PublicKey> load_public_key(const fs::path& path) {
-  std::string pem = TRY(read_pem_file(path));
+  std::string pem = TRY(read_pem_file(path, "public key file", KeyAccess::any));
   return public_key_from_pem(pem, "public key file '" + path.string() + "'");
 }
 

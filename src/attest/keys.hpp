@@ -72,7 +72,11 @@ Expected<GeneratedKeys> generate_keys(const fs::path& dir, Overwrite overwrite);
 // never exists with wider permissions and never follows a planted symlink. Returns the fd.
 Expected<int> create_exclusive(const fs::path& path, unsigned mode);
 
-Expected<PrivateKey> load_private_key(const fs::path& path);
+// Who may read a private key file: owner_only refuses a mode with any group/other bit (as ssh
+// does); any is for callers whose keys come from places that cannot keep modes (docs/attest.md).
+enum class KeyAccess { owner_only, any };
+
+Expected<PrivateKey> load_private_key(const fs::path& path, KeyAccess access);
 Expected<PublicKey> load_public_key(const fs::path& path);
 // `what` names the source in error messages (a path, or "the built-in test key").
 Expected<PrivateKey> private_key_from_pem(std::string_view pem, std::string_view what);

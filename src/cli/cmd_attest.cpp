@@ -4,9 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "attest/render.hpp"
 #include "attest/statement.hpp"
@@ -17,28 +15,16 @@
 #include "report/writer.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Reports and results are small; a bigger file is a wrong path, not a report.
-constexpr std::uintmax_t kMaxDocumentBytes = 256u * 1024 * 1024;
-
 Expected<nlohmann::json> read_json(const fs::path& path, std::string_view what) {
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  if (ec)
-    return fail(ErrorKind::io, fmt::format("cannot read {} '{}': {}", what, path.string(), ec.message()));
-  if (size > kMaxDocumentBytes) {
-    return fail(ErrorKind::usage,
-                fmt::format("{} '{}' is {} bytes, too large: check the path", what, path.string(), size));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto json = nlohmann::json::parse(text.str(), nullptr, false);
+  const std::string text = TRY(util::read_text_file(path, what));
+  auto json = nlohmann::json::parse(text, nullptr, false);
   if (json.is_discarded()) {
     return fail(ErrorKind::config, fmt::format("{} '{}' is not valid JSON", what, path.string()));
   }
@@ -70,17 +56,21 @@ class SignCommand final : public Command {
     app.add_option("--artifacts-root", root_,
                    "Project root subjects are named relative to (default: the "
                    "directory of gpuemu.toml)");
+    app.add_flag("--allow-shared-key", allow_shared_key_,
+                 "Use a private key even if group or others may read it (default: refuse, as ssh does)");
   }
   Expected<ExitCode> run(Context& context) override {
     auto result = TRY(read_json(result_, "result file"));
     const config::Config& config = *TRY(context.config());
     fs::path root = root_.empty() ? config.root : fs::path(root_);
-    const auto signed_report = TRY(sign_result(result, config, root, key_, out_));
+    const auto access = allow_shared_key_ ? attest::KeyAccess::any : attest::KeyAccess::owner_only;
+    const auto signed_report = TRY(sign_result(result, config, root, key_, access, out_));
     context.log(fmt::format("signed {} with key {}: {} subject(s)", out_, signed_report.key_id,
                             signed_report.subjects));
     return ExitCode::ok;
   }
   std::string result_, key_, out_, root_;
+  bool allow_shared_key_ = false;
 };
 
 std::string_view status_word(attest::CheckStatus status) {

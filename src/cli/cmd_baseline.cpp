@@ -124,7 +124,10 @@ class BaselineImportCommand final : public Command {
   Expected<ExitCode> run(Context& context) override {
     auto document = TRY(read_json_file(file_));
     TRY(engine::parse_baseline(document, file_));
-    const std::string tag = !tag_.empty() ? tag_ : document.value("tag", "");
+    const auto inside = document.find("tag");
+    const std::string tag = !tag_.empty()                                     ? tag_
+                            : inside != document.end() && inside->is_string() ? inside->get<std::string>()
+                                                                              : std::string();
     if (tag.empty()) return fail(ErrorKind::usage, file_ + " has no tag inside; pass --tag NAME");
     document["tag"] = tag;
     auto store = TRY(open_store());

@@ -16,6 +16,7 @@
 #include "cli/result_output.hpp"
 #include "cli/store_access.hpp"
 #include "config/policy_pack.hpp"
+#include "config/table_reader.hpp"
 #include "engine/baseline.hpp"
 #include "engine/plans.hpp"
 #include "github/environment.hpp"
@@ -71,7 +72,8 @@ class CiRunCommand final : public Command {
         "--quick", quick_,
         "Only [ci] quick_dtypes and [ci] quick_iterations fuzz cases per op (a fast pre-merge check)");
     app.add_option("--iterations,-n", iterations_,
-                   "Fuzz cases per op (default [ci] fuzz_iterations, or quick_iterations with --quick)");
+                   "Fuzz cases per op (default [ci] fuzz_iterations, or quick_iterations with --quick)")
+        ->check(CLI::Range(std::int64_t{0}, config::kMaxCasesPerOp));
     app.add_option("--seed", seed_, "Master seed (decimal u64); default [validation] seed, else random");
     app.add_option("--jobs,-j", jobs_, "Parallel jobs (default [ci] parallel_jobs)");
     app.add_option("--shard", shard_,
@@ -175,7 +177,8 @@ class CiRunCommand final : public Command {
     TRY(write_outputs(document, render));
     if (!sign_key_.empty()) {
       const fs::path report_path = fs::path(out_) / "REPORT.json";
-      const auto signed_report = TRY(sign_result(document, config, config.root, sign_key_, report_path));
+      const auto signed_report =
+          TRY(sign_result(document, config, config.root, sign_key_, attest::KeyAccess::any, report_path));
       context.log(fmt::format("gpuemu ci run: signed {} with key {} ({} subject(s))", report_path.string(),
                               signed_report.key_id, signed_report.subjects));
     }

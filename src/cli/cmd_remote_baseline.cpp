@@ -60,7 +60,8 @@ class BaselinePushCommand final : public Command {
     }
     std::optional<attest::PrivateKey> key;
     if (const auto path = key_path(sign_key_, options.store.env, "GPUEMU_BASELINE_SIGN_KEY"); !path.empty()) {
-      key.emplace(TRY(attest::load_private_key(path)));
+      // Keys here often come from CI secrets written with the default umask: any mode is accepted.
+      key.emplace(TRY(attest::load_private_key(path, attest::KeyAccess::any)));
       options.sign_key = &*key;
     }
     const auto where = TRY(remote::push_baseline(url_, tag_, bytes, options));

@@ -8,6 +8,7 @@
 #include "cli/progress.hpp"
 #include "cli/result_output.hpp"
 #include "cli/store_access.hpp"
+#include "config/table_reader.hpp"
 #include "engine/plans.hpp"
 
 namespace gpuemu::cli {
@@ -105,7 +106,8 @@ class TestCommand final : public RunCommand {
     if (cases_ > 0) request["cases"] = cases_;
   }
   void add_specific_options(CLI::App& app) override {
-    app.add_option("--cases", cases_, "Cases per op and dtype (default [validation] test_cases)");
+    app.add_option("--cases", cases_, "Cases per op and dtype (default [validation] test_cases)")
+        ->check(CLI::Range(std::int64_t{1}, config::kMaxCasesPerOp));
     app.add_flag("--fail-fast", fail_fast_, "Stop at the first failing case");
   }
   Expected<engine::RunPlan> make_plan(const config::Config& config, const engine::Selection& selection,
@@ -123,7 +125,8 @@ class FuzzCommand final : public RunCommand {
     if (!layout_.empty()) request["layout"] = layout_;
   }
   void add_specific_options(CLI::App& app) override {
-    app.add_option("--iterations,-n", iterations_, "Cases per op (default [validation] fuzz_iterations)");
+    app.add_option("--iterations,-n", iterations_, "Cases per op (default [validation] fuzz_iterations)")
+        ->check(CLI::Range(std::int64_t{0}, config::kMaxCasesPerOp));
     app.add_flag("--fail-fast", fail_fast_, "Stop at the first failing case");
     app.add_option("--values", values_,
                    "Value distribution: regular, boundary, adversarial or mixed (default)");

@@ -9,11 +9,22 @@
 
 namespace gpuemu::cli {
 
+namespace {
+
+// The daemon does not follow a symlink named in a request (docs/protocol.md): send the real path.
+std::filesystem::path real_path(const std::filesystem::path& file) {
+  std::error_code ec;
+  auto canonical = std::filesystem::canonical(file, ec);
+  return ec ? std::filesystem::absolute(file) : canonical;
+}
+
+}  // namespace
+
 std::optional<std::filesystem::path> project_file(const Context& context) {
-  if (!context.globals.config_path.empty()) return std::filesystem::absolute(context.globals.config_path);
+  if (!context.globals.config_path.empty()) return real_path(context.globals.config_path);
   auto found = config::find_project_file(std::filesystem::current_path());
   if (!found) return std::nullopt;
-  return std::filesystem::absolute(*found);
+  return real_path(*found);
 }
 
 Expected<daemon::Message> daemon_request(Context& context, nlohmann::json header) {

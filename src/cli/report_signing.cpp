@@ -60,9 +60,11 @@ Expected<std::vector<attest::SubjectFile>> subjects_for(const nlohmann::json& re
 }  // namespace
 
 Expected<SignedReport> sign_result(const nlohmann::json& result, const config::Config& config,
-                                   const fs::path& root, const fs::path& key_path, const fs::path& out) {
+                                   const fs::path& root, const fs::path& key_path,
+                                   attest::KeyAccess key_access, const fs::path& out) {
+  // The key first: a key that must not be used stops the command before any other work.
+  auto key = TRY(attest::load_private_key(key_path, key_access));
   auto subjects = TRY(subjects_for(result, config, root));
-  auto key = TRY(attest::load_private_key(key_path));
   auto statement = TRY(attest::build_statement(result, subjects));
   auto envelope = TRY(attest::sign_statement(statement, attest::Ed25519Signer(key)));
   TRY(util::write_file_atomically(out, util::dump_json(envelope) + "\n"));

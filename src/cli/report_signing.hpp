@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attest/keys.hpp"
 #include "config/config.hpp"
 #include "util/error.hpp"
 
@@ -22,6 +23,6 @@ struct SignedReport {
 // envelope to `out`. Subjects are the op and reference scripts, named relative to `root`.
 Expected<SignedReport> sign_result(const nlohmann::json& result, const config::Config& config,
                                    const std::filesystem::path& root, const std::filesystem::path& key_path,
-                                   const std::filesystem::path& out);
+                                   attest::KeyAccess key_access, const std::filesystem::path& out);
 
 }  // namespace gpuemu::cli

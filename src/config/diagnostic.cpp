@@ -38,14 +38,14 @@ std::string caret_line(std::string_view line_text, int column) {
 }  // namespace
 
 std::string format_diagnostic(std::string_view path, int line, int column, std::string_view line_text,
-                              std::string_view message, std::string_view hint) {
+                              std::string_view message, std::string_view hint, Quote quote) {
   std::string out(path);
   if (line > 0) {
     out += ":" + std::to_string(line) + ":" + std::to_string(column > 0 ? column : 1);
   }
   out += ": error: ";
   out += message;
-  if (line > 0) {
+  if (line > 0 && quote == Quote::line) {
     out += "\n";
     out += line_text;
     out += "\n";
@@ -56,6 +56,10 @@ std::string format_diagnostic(std::string_view path, int line, int column, std::
     out += hint;
   }
   return out;
+}
+
+Quote quote_for(const std::filesystem::path& file) {
+  return file.extension() == ".toml" ? Quote::line : Quote::none;
 }
 
 void Diagnostics::add_file(const std::string& display_path, const std::filesystem::path& absolute_path,
@@ -73,10 +77,12 @@ std::unexpected<Error> Diagnostics::at(const toml::source_region& where, std::st
   const int line = static_cast<int>(where.begin.line);
   const int column = static_cast<int>(where.begin.column);
   std::string_view line_text;
-  if (const auto it = files_.find(path); it != files_.end() && line > 0) {
-    line_text = nth_line(it->second.text, line);
+  Quote quote = quote_for(path);
+  if (const auto it = files_.find(path); it != files_.end()) {
+    quote = quote_for(it->second.absolute);
+    if (line > 0) line_text = nth_line(it->second.text, line);
   }
-  return fail(ErrorKind::config, format_diagnostic(path, line, column, line_text, message, hint));
+  return fail(ErrorKind::config, format_diagnostic(path, line, column, line_text, message, hint, quote));
 }
 
 std::filesystem::path Diagnostics::base_dir(const toml::source_region& where) const {

@@ -14,10 +14,18 @@
 
 namespace gpuemu::config {
 
+// Whether a diagnostic quotes the offending line. A file whose name does not end in .toml may not
+// be a gpuemu file at all (a wrong --config, a path a client sent): its text is never shown.
+enum class Quote { line, none };
+
 // The full text of one diagnostic. `line_text` is the source line (without newline); line and
 // column are 1-based; line 0 means "no position" and prints only "path: error: message".
 std::string format_diagnostic(std::string_view path, int line, int column, std::string_view line_text,
-                              std::string_view message, std::string_view hint = {});
+                              std::string_view message, std::string_view hint = {},
+                              Quote quote = Quote::line);
+
+// Quote::line for a file named *.toml, else Quote::none.
+Quote quote_for(const std::filesystem::path& file);
 
 // The files of one load, so any node's error can quote its line and any relative path can be
 // resolved against the directory of the file that wrote it.

@@ -3,29 +3,25 @@
 #include "config/loader.hpp"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
-#include <system_error>
+#include <optional>
 
 #include "config/config_json.hpp"
 #include "config/diagnostic.hpp"
 #include "config/sections.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::config {
 
 namespace {
 
-Expected<std::string> read_text(const fs::path& path, std::string_view role) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  if (!in || fs::is_directory(path, ec)) {
-    return fail(ErrorKind::config, path.string() + ": error: cannot read the " + std::string(role) +
-                                       " file\nhint: check that it exists and is readable" +
-                                       (role == "project" ? ", or pass --config FILE" : ""));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// Config files go through util's one file reader: a FIFO, a device or a huge file is refused
+// before anything is read. Its error gets the diagnostic form "path: error: ...".
+util::ReadOptions config_read_options(util::Symlinks symlinks) {
+  return {kMaxConfigFileBytes, symlinks, ErrorKind::config};
+}
+
+std::unexpected<Error> config_read_error(const fs::path& path, const Error& error, std::string_view hint) {
+  return fail(ErrorKind::config, path.string() + ": error: " + error.message + std::string(hint));
 }
 
 // Nodes are moved, never copied: toml++ keeps source regions on move only, and the regions are
@@ -49,6 +45,12 @@ Expected<toml::table> parse_file(Diagnostics& diag, const std::string& display, 
   try {
     return toml::parse(std::string_view(text), std::string_view(display));
   } catch (const toml::parse_error& e) {
+    // toml++'s description can quote the text ("saw 'x'"): only for files named *.toml.
+    if (quote_for(absolute) == Quote::none) {
+      return diag.at(e.source(), "not a TOML file (a syntax error here)",
+                     "a gpuemu config is a TOML file named *.toml; its text is not shown because "
+                     "this one's name does not end in .toml");
+    }
     return diag.at(e.source(), "TOML syntax: " + std::string(e.description()));
   }
 }
@@ -112,16 +114,23 @@ Expected<fs::path> find_project_file(const fs::path& start) {
 }
 
 Expected<Config> load_config(const ConfigSources& sources) {
-  const std::string project_text = TRY(read_text(sources.project_file, "project"));
+  auto project_text = util::read_text_file(sources.project_file, "the project file",
+                                           config_read_options(sources.project_symlinks));
+  if (!project_text) {
+    return config_read_error(sources.project_file, project_text.error(),
+                             "\nhint: pass --config FILE with the path of a gpuemu.toml");
+  }
+  // The user and daemon files are optional: a missing one is skipped, a wrong one is an error.
   std::vector<std::pair<fs::path, std::string>> lower;
-  std::error_code ec;
   for (const auto& [file, role] :
-       {std::pair{sources.daemon_file, "daemon"}, std::pair{sources.user_file, "user"}}) {
-    if (!file || !fs::exists(*file, ec)) continue;
-    lower.emplace_back(*file, TRY(read_text(*file, role)));
+       {std::pair{sources.daemon_file, "the daemon file"}, std::pair{sources.user_file, "the user file"}}) {
+    if (!file) continue;
+    auto text = util::read_text_file_if_present(*file, role, config_read_options(util::Symlinks::follow));
+    if (!text) return config_read_error(*file, text.error(), "");
+    if (*text) lower.emplace_back(*file, std::move(**text));
   }
   Diagnostics diag;
-  return load(diag, sources.project_file, project_text, lower);
+  return load(diag, sources.project_file, *project_text, lower);
 }
 
 Expected<Config> load_config_text(std::string_view text, const fs::path& pretend_path) {

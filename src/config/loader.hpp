@@ -7,11 +7,17 @@
 
 #include "config/config.hpp"
 #include "util/error.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::config {
 
+// Config files above this are refused before reading (a config is a few KiB; this is a wrong path).
+inline constexpr std::uintmax_t kMaxConfigFileBytes = 4u * 1024 * 1024;
+
 struct ConfigSources {
-  fs::path project_file;                // required
+  fs::path project_file;  // required
+  // refuse: a project path from a daemon request is opened with O_NOFOLLOW (docs/protocol.md).
+  util::Symlinks project_symlinks = util::Symlinks::follow;
   std::optional<fs::path> user_file;    // used when it exists
   std::optional<fs::path> daemon_file;  // used when it exists
 };

@@ -73,7 +73,7 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
   if (auto b = TRY(r.boolean("check_inf"))) v.check_inf = *b;
   if (auto s = TRY(parse_seed(r))) v.seed = *s;
   v.tolerances = TRY(parse_tolerances(r, "tolerances", "[validation.tolerances]", check::default_tolerance));
-  if (auto t = TRY(r.positive_number("timeout"))) v.timeout = *t;
+  if (auto t = TRY(r.timeout_seconds("timeout"))) v.timeout = *t;
   if (auto p = TRY(r.string_item("python"))) {
     if (p->value.empty())
       return diag.at(*p->node, "'python' must not be empty", "write python = \"python3\"");
@@ -96,8 +96,8 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
       v.python_path.push_back(dir);
     }
   }
-  if (auto n = TRY(r.int_at_least("test_cases", 1))) v.test_cases = *n;
-  if (auto n = TRY(r.int_at_least("fuzz_iterations", 1))) v.fuzz_iterations = *n;
+  if (auto n = TRY(r.int_in_range("test_cases", 1, kMaxCasesPerOp))) v.test_cases = *n;
+  if (auto n = TRY(r.int_in_range("fuzz_iterations", 1, kMaxCasesPerOp))) v.fuzz_iterations = *n;
   if (auto n = TRY(r.int_at_least("worker_max_cases", 1))) v.worker_max_cases = *n;
   return v;
 }
@@ -154,8 +154,8 @@ Expected<CiConfig> parse_ci(const Diagnostics& diag, const toml::table& root, Ci
   if (auto d = TRY(parse_dtype_list(r, "quick_dtypes"))) c.quick_dtypes = *d;
   if (auto n = TRY(r.int_at_least("thorough_timeout", 1))) c.thorough_timeout = *n;
   if (auto n = TRY(r.int_at_least("parallel_jobs", 1))) c.parallel_jobs = *n;
-  if (auto n = TRY(r.int_at_least("quick_iterations", 1))) c.quick_iterations = *n;
-  if (auto n = TRY(r.int_at_least("fuzz_iterations", 1))) c.fuzz_iterations = *n;
+  if (auto n = TRY(r.int_in_range("quick_iterations", 1, kMaxCasesPerOp))) c.quick_iterations = *n;
+  if (auto n = TRY(r.int_in_range("fuzz_iterations", 1, kMaxCasesPerOp))) c.fuzz_iterations = *n;
   return c;
 }
 

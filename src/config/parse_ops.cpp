@@ -187,7 +187,7 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table, con
   for (const auto& [dtype, tol] : overrides) op.tolerances[dtype] = tol;
   if (auto invariants = TRY(parse_invariant_list(r, "invariants"))) op.invariants = *invariants;
   if (auto layouts = TRY(parse_layout_list(r, "layouts"))) op.layouts = *layouts;
-  if (auto timeout = TRY(r.positive_number("timeout"))) op.timeout_secs = timeout;
+  if (auto timeout = TRY(r.timeout_seconds("timeout"))) op.timeout_secs = timeout;
   if (const toml::table* kwargs = TRY(r.subtable("kwargs"))) {
     const nlohmann::json written = toml_to_json(*kwargs);
     for (const auto& [key, value] : written.items()) op.kwargs[key] = value;

@@ -2,15 +2,15 @@
 // parsers and diagnostics as gpuemu.toml, and lays its [policies] and [ci] keys over the Config.
 #include "config/policy_pack.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <system_error>
 #include <vector>
 
 #include "config/config_json.hpp"
 #include "config/diagnostic.hpp"
+#include "config/loader.hpp"
 #include "config/sections.hpp"
 #include "config/suggest.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::config {
 
@@ -40,17 +40,12 @@ std::string choices_hint() {
 }
 
 Expected<std::string> read_pack_file(const std::string& path) {
-  std::error_code ec;
-  std::ifstream in(path, std::ios::binary);
-  if (!in || fs::is_directory(path, ec)) {
-    return fail(
-        ErrorKind::config,
-        path + ": error: cannot read the policy pack file\nhint: check that it exists and is readable; " +
-            choices_hint());
+  auto text = util::read_text_file(path, "the policy pack file",
+                                   {kMaxConfigFileBytes, util::Symlinks::follow, ErrorKind::config});
+  if (!text) {
+    return fail(ErrorKind::config, path + ": error: " + text.error().message + "\nhint: " + choices_hint());
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return text;
 }
 
 // The top level of a pack holds [policies] and [ci] only: project settings stay in gpuemu.toml.

@@ -2,6 +2,8 @@
 // parser reports unknown keys and wrong types with the same wording.
 #include "config/table_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -145,23 +147,33 @@ Expected<const toml::array*> TableReader::array(std::string_view key) const {
 }
 
 Expected<std::optional<int>> TableReader::int_at_least(std::string_view key, std::int64_t minimum) const {
+  return int_in_range(key, minimum, std::numeric_limits<int>::max());
+}
+
+Expected<std::optional<int>> TableReader::int_in_range(std::string_view key, std::int64_t minimum,
+                                                       std::int64_t maximum) const {
   const auto value = TRY(integer(key));
   if (!value) return std::nullopt;
   if (*value < minimum) {
     return diag_->at(*node(key), "'" + std::string(key) + "' must be at least " + std::to_string(minimum) +
                                      ", got " + std::to_string(*value));
   }
-  if (*value > std::numeric_limits<int>::max()) {
+  if (*value > maximum) {
     return diag_->at(*node(key), "'" + std::string(key) + "' is too large: " + std::to_string(*value),
-                     "use at most " + std::to_string(std::numeric_limits<int>::max()));
+                     "use at most " + std::to_string(maximum));
   }
   return static_cast<int>(*value);
 }
 
-Expected<std::optional<double>> TableReader::positive_number(std::string_view key) const {
+Expected<std::optional<double>> TableReader::timeout_seconds(std::string_view key) const {
   const auto value = TRY(number(key));
-  if (value && *value <= 0) {
+  // Written as !(v > 0) so that nan, which compares false, is refused too.
+  if (value && !(*value > 0)) {
     return diag_->at(*node(key), "'" + std::string(key) + "' must be greater than 0");
+  }
+  if (value && !(*value <= kMaxTimeoutSecs)) {
+    return diag_->at(*node(key), fmt::format("'{}' is too large: {} seconds", key, *value),
+                     fmt::format("use at most {} (one day)", kMaxTimeoutSecs));
   }
   return value;
 }

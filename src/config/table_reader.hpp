@@ -16,6 +16,12 @@
 
 namespace gpuemu::config {
 
+// The longest per-case timeout a config may set: one day (docs/configuration.md).
+inline constexpr double kMaxTimeoutSecs = 86400;
+// The most cases per op (and dtype) a config may ask for: the daemon's limit for a fuzz request.
+// Above it a plan's seeds alone would take gigabytes.
+inline constexpr std::int64_t kMaxCasesPerOp = 1'000'000;
+
 // "a string", "an integer", "a table", ... for "got ..." in type errors.
 std::string_view toml_type_phrase(const toml::node& node);
 
@@ -60,8 +66,12 @@ class TableReader {
 
   // Integers with a lower bound, e.g. parallel_jobs >= 1; fits into int.
   Expected<std::optional<int>> int_at_least(std::string_view key, std::int64_t minimum) const;
-  // A number > 0 (timeouts).
-  Expected<std::optional<double>> positive_number(std::string_view key) const;
+  // Integers in [minimum, maximum] (maximum <= INT_MAX).
+  Expected<std::optional<int>> int_in_range(std::string_view key, std::int64_t minimum,
+                                            std::int64_t maximum) const;
+  // A timeout in seconds: a finite number > 0 and at most kMaxTimeoutSecs, so that converting it to
+  // a clock duration can never overflow.
+  Expected<std::optional<double>> timeout_seconds(std::string_view key) const;
   // A required non-empty string.
   Expected<StringItem> required_string(std::string_view key, std::string_view example) const;
 

@@ -13,10 +13,10 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -24,6 +24,7 @@
 #include "daemon/server.hpp"
 #include "daemon/state.hpp"
 #include "store/store.hpp"
+#include "util/read_file.hpp"
 
 extern char** environ;
 
@@ -47,9 +48,10 @@ Expected<void> make_private_dir(const fs::path& dir) {
 
 // The pid written in the pid file (0 if unreadable).
 pid_t read_pid(const fs::path& file) {
-  std::ifstream in(file);
+  const auto text = util::read_text_file(file, "pid file", {.max_bytes = 64});
+  if (!text) return 0;
   long pid = 0;
-  in >> pid;
+  std::from_chars(text->data(), text->data() + text->size(), pid);
   return static_cast<pid_t>(pid > 0 ? pid : 0);
 }
 

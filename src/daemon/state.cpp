@@ -40,11 +40,14 @@ double DaemonState::uptime_secs() const {
 
 Result<std::shared_ptr<const config::Config>> DaemonState::config(const nlohmann::json& header) {
   std::filesystem::path file;
+  // A path a client sends is opened without following a final symlink (docs/protocol.md).
+  util::Symlinks symlinks = util::Symlinks::follow;
   if (auto it = header.find("config"); it != header.end() && !it->is_null()) {
     if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
       return reject(WireError::bad_request, "field \"config\" must be the path of a gpuemu.toml");
     }
     file = it->get<std::string>();
+    symlinks = util::Symlinks::refuse;
   } else if (options_.config) {
     file = *options_.config;
   } else {
@@ -66,7 +69,9 @@ Result<std::shared_ptr<const config::Config>> DaemonState::config(const nlohmann
     if (auto it = configs_.find(absolute); it != configs_.end() && it->second.mtime == mtime)
       return it->second.config;
   }
-  auto loaded = TRY(config::load_config(config::default_sources(absolute)));
+  config::ConfigSources sources = config::default_sources(absolute);
+  sources.project_symlinks = symlinks;
+  auto loaded = TRY(config::load_config(sources));
   auto shared = std::make_shared<const config::Config>(std::move(loaded));
   std::lock_guard lock(configs_mutex_);
   configs_[absolute] = {mtime, shared};

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 
 namespace gpuemu::engine {
@@ -22,6 +24,34 @@ double number(const nlohmann::json& j, const char* key) {
     if (s == "NaN") return NAN;
   }
   return 0;
+}
+
+// Baselines come from files and remote stores: each field is checked for its JSON type (counts
+// also for their range) so a wrong document is an error naming the field, never a json exception.
+std::unexpected<Error> wrong_field(const std::string& source, std::string_view where, std::string_view key,
+                                   std::string_view want) {
+  return fail(ErrorKind::parse, fmt::format("{}: {}\"{}\" must be {}; re-export the baseline with "
+                                            "'gpuemu baseline export TAG FILE'",
+                                            source, where, key, want));
+}
+
+Expected<std::string> string_field(const nlohmann::json& j, const char* key, const std::string& source,
+                                   std::string_view where) {
+  const auto it = j.find(key);
+  if (it == j.end()) return std::string();
+  if (!it->is_string()) return wrong_field(source, where, key, "a string");
+  return it->get<std::string>();
+}
+
+Expected<int> count_field(const nlohmann::json& j, const char* key, const std::string& source,
+                          std::string_view where) {
+  const auto it = j.find(key);
+  if (it == j.end()) return 0;
+  if (!it->is_number_unsigned() || it->get<std::uint64_t>() > std::numeric_limits<int>::max()) {
+    return wrong_field(source, where, key,
+                       fmt::format("a whole number from 0 to {}", std::numeric_limits<int>::max()));
+  }
+  return static_cast<int>(it->get<std::uint64_t>());
 }
 
 nlohmann::json entry_json(const BaselineEntry& e) {
@@ -83,30 +113,36 @@ nlohmann::json make_baseline(const std::string& tag, const std::string& config_d
 }
 
 Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& document, const std::string& source) {
-  if (!document.is_object() || document.value("kind", "") != "gpuemu-baseline") {
+  const auto kind = document.is_object() ? document.find("kind") : document.end();
+  if (!document.is_object() || kind == document.end() || *kind != "gpuemu-baseline") {
     return fail(ErrorKind::parse, source + " is not a gpuemu baseline document (no \"kind\": \"gpuemu-baseline\"); "
                                   "create one with 'gpuemu baseline export TAG FILE'");
   }
-  const int version = document.value("schema_version", 0);
+  const int version = TRY(count_field(document, "schema_version", source, ""));
   if (version != kBaselineSchemaVersion) {
     return fail(ErrorKind::parse, fmt::format("{} has baseline schema_version {}, this gpuemu reads {}; re-export it "
                                               "with this version",
                                               source, version, kBaselineSchemaVersion));
   }
+  const auto list = document.find("entries");
+  if (list != document.end() && !list->is_array()) return wrong_field(source, "", "entries", "an array");
   std::vector<BaselineEntry> entries;
-  for (const auto& e : document.value("entries", nlohmann::json::array())) {
+  for (std::size_t i = 0; list != document.end() && i < list->size(); ++i) {
+    const nlohmann::json& e = (*list)[i];
+    const std::string where = fmt::format("entries[{}].", i);
+    if (!e.is_object()) return wrong_field(source, "", where.substr(0, where.size() - 1), "an object");
     BaselineEntry entry;
-    entry.op = e.value("op", "");
-    auto dtype = tensor::parse_dtype(e.value("dtype", ""));
+    entry.op = TRY(string_field(e, "op", source, where));
+    auto dtype = tensor::parse_dtype(TRY(string_field(e, "dtype", source, where)));
     if (entry.op.empty() || !dtype) {
       return fail(ErrorKind::parse, source + ": a baseline entry lacks a valid \"op\" or \"dtype\"");
     }
     auto& d = entry.summary;
     d.dtype = *dtype;
-    d.total = e.value("total", 0);
-    d.passed = e.value("passed", 0);
-    d.failed = e.value("failed", 0);
-    d.errors = e.value("errors", 0);
+    d.total = TRY(count_field(e, "total", source, where));
+    d.passed = TRY(count_field(e, "passed", source, where));
+    d.failed = TRY(count_field(e, "failed", source, where));
+    d.errors = TRY(count_field(e, "errors", source, where));
     d.max_abs = number(e, "max_abs");
     d.max_rel = number(e, "max_rel");
     d.max_ulp = number(e, "max_ulp");

@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <regex>
 #include <sstream>
 
+#include "config/loader.hpp"
 #include "engine/calibrate.hpp"
 #include "util/atomic_file.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::engine {
 namespace {
@@ -120,11 +121,10 @@ Expected<std::string> edit_tolerances_text(const std::string& text, const std::s
 
 Expected<void> write_tolerances(const std::filesystem::path& file, const std::string& op_name,
                                 const std::vector<CalibrationRow>& rows) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return fail(ErrorKind::io, "cannot read '" + file.string() + "' to update its tolerances");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string edited = TRY(edit_tolerances_text(buffer.str(), op_name, rows));
+  const std::string text =
+      TRY(util::read_text_file(file, "the config file to update its tolerances",
+                               {config::kMaxConfigFileBytes, util::Symlinks::follow, ErrorKind::io}));
+  const std::string edited = TRY(edit_tolerances_text(text, op_name, rows));
   // Atomic replace: a crash leaves either the old file or the new one, never half of each.
   TRY(util::write_file_atomically(file, edited));
   return {};

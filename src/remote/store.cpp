@@ -31,6 +31,25 @@ const std::array kSchemes = {
     SchemeRow{"gh-artifact", &make_gh_artifact_store},
 };
 
+// What wrong content looks like, in words: its bytes are never quoted, since a store can hand
+// back any file or page (issue 20: errors never echo what is not a gpuemu file).
+std::string describe_content(std::string_view bytes) {
+  if (bytes.empty()) return "an empty body";
+  const auto first = std::find_if(bytes.begin(), bytes.end(),
+                                  [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
+  const auto binary = std::count_if(
+      bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(bytes.size(), 512)),
+      [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 && u != '\n' && u != '\r' && u != '\t';
+      });
+  if (binary > 0) return fmt::format("{} bytes of binary data", bytes.size());
+  if (first != bytes.end() && *first == '<') {
+    return fmt::format("{} bytes that look like HTML or XML, such as a login or error page", bytes.size());
+  }
+  return fmt::format("{} bytes of text that is not a JSON object", bytes.size());
+}
+
 }  // namespace
 
 Env Env::process() {
@@ -100,15 +119,10 @@ std::string location_for_tag(std::string_view base, const std::string& tag) {
 Expected<void> check_baseline_content(std::string_view bytes, std::string_view source) {
   const auto document = nlohmann::json::parse(bytes, nullptr, false);
   if (document.is_discarded() || !document.is_object()) {
-    std::string start(bytes.substr(0, 40));
-    for (auto& c : start) {
-      if (!std::isprint(static_cast<unsigned char>(c))) c = '.';
-    }
     return fail(ErrorKind::parse,
-                fmt::format("wrong content at {}: not a JSON baseline document (it starts with "
-                            "\"{}\"); check that the URL points at a file written by gpuemu "
-                            "baseline export",
-                            source, start));
+                fmt::format("wrong content at {}: not a JSON baseline document ({}); check "
+                            "that the URL points at a file written by gpuemu baseline export",
+                            source, describe_content(bytes)));
   }
   if (!document.contains("schema_version")) {
     return fail(ErrorKind::parse,

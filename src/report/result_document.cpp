@@ -3,11 +3,10 @@
 #include "report/result_document.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "report/failure_kinds.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::report {
 namespace {
@@ -256,15 +255,12 @@ Expected<void> validate_result(const nlohmann::json& result, std::string_view na
 }
 
 Expected<nlohmann::json> load_result(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail(ErrorKind::io, path.string() +
-                                   ": cannot open the result document; check the path (a "
-                                   "`gpuemu ci run --out DIR` writes DIR/result.json)");
+  auto text = util::read_text_file(path, "the result document", {.kind = ErrorKind::io});
+  if (!text) {
+    return fail(ErrorKind::io,
+                text.error().message + " (a `gpuemu ci run --out DIR` writes DIR/result.json)");
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  auto document = nlohmann::json::parse(buffer.str(), nullptr, false);
+  auto document = nlohmann::json::parse(*text, nullptr, false);
   if (document.is_discarded()) {
     return fail(ErrorKind::parse, path.string() +
                                       ": not valid JSON (truncated or not a result.json); "

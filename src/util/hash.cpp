@@ -3,10 +3,15 @@
 #include "util/hash.hpp"
 
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <array>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <limits>
 #include <memory>
+
+#include "util/read_file.hpp"
 
 namespace gpuemu::util {
 namespace {
@@ -45,18 +50,18 @@ std::string sha256_hex(std::span<const std::byte> data) {
 }
 
 Expected<std::string> sha256_file_hex(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail(ErrorKind::io, "cannot read '" + path.string() + "': check that the file exists and is readable");
-  }
+  // Streamed, so no size cap; the one reader still refuses a FIFO or a device (which never ends).
+  RegularFile file = TRY(RegularFile::open(
+      path, "file to hash", {std::numeric_limits<std::uintmax_t>::max(), Symlinks::follow, ErrorKind::io}));
   DigestContext d;
   std::array<char, 1 << 16> buffer{};
-  while (in) {
-    in.read(buffer.data(), buffer.size());
-    d.update(buffer.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) {
-    return fail(ErrorKind::io, "error while reading '" + path.string() + "'");
+  for (;;) {
+    const ssize_t got = ::read(file.fd(), buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      return fail(ErrorKind::io, "error while reading '" + path.string() + "': " + std::strerror(errno));
+    if (got == 0) break;
+    d.update(buffer.data(), static_cast<std::size_t>(got));
   }
   return d.hex();
 }

@@ -7,12 +7,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <random>
-#include <sstream>
 
 #include "remote/backends/backends.hpp"
 #include "util/atomic_file.hpp"
+#include "util/read_file.hpp"
 
 namespace gpuemu::remote {
 namespace {
@@ -27,25 +27,17 @@ class FileStore final : public BaselineStore {
   Expected<std::optional<std::string>> get(const std::string& tag) override {
     TRY(check_tag(tag));
     const fs::path path = path_for(tag);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::error_code ec;
-      if (fs::exists(path, ec)) {
-        return fail(ErrorKind::io,
-                    fmt::format("cannot read baseline '{}': check its permissions", path.string()));
-      }
+    // util's one reader: a FIFO or a device named TAG.json is refused before reading, and a file
+    // above the body limit before a byte of it is read.
+    std::optional<util::RegularFile> file = TRY(util::RegularFile::open_if_present(
+        path, "baseline", {options_.limits.max_body_bytes, util::Symlinks::follow, ErrorKind::io}));
+    if (!file) {
       warn_missing(options_, path.string(), "no such file");
       return std::optional<std::string>();
     }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (buffer.str().size() > options_.limits.max_body_bytes) {
-      return fail(ErrorKind::io, fmt::format("baseline '{}' is larger than the limit of {} bytes",
-                                             path.string(), options_.limits.max_body_bytes));
-    }
-    if (options_.verbose)
-      options_.verbose(fmt::format("read {} ({} bytes)", path.string(), buffer.str().size()));
-    return std::optional<std::string>(buffer.str());
+    std::string bytes = TRY(file->read_all());
+    if (options_.verbose) options_.verbose(fmt::format("read {} ({} bytes)", path.string(), bytes.size()));
+    return std::optional<std::string>(std::move(bytes));
   }
 
   Expected<void> put(const std::string& tag, const std::string& bytes) override {

@@ -118,7 +118,7 @@ TEST(Dsse, SignedEnvelopeVerifiesWithEd25519AndNamesTheKey) {
   testing::ScratchDir dir;
   auto keys = generate_keys(dir.path(), Overwrite::refuse);
   ASSERT_TRUE(keys);
-  auto priv = load_private_key(keys->private_key);
+  auto priv = load_private_key(keys->private_key, KeyAccess::owner_only);
   auto pub = load_public_key(keys->public_key);
   ASSERT_TRUE(priv && pub);
   auto json = sign_envelope("application/vnd.in-toto+json", bytes_of("{\"a\":1}"), Ed25519Signer(*priv));

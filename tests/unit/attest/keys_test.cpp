@@ -4,6 +4,8 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
+
 #include "attest_test_util.hpp"
 
 namespace gpuemu::attest {
@@ -92,7 +94,7 @@ TEST(Keys, LoadedKeysAgreeWithEachOtherAndWithOpenssl) {
   ScratchDir dir;
   auto keys = generate_keys(dir.path(), Overwrite::refuse);
   ASSERT_TRUE(keys) << keys.error().message;
-  auto priv = load_private_key(keys->private_key);
+  auto priv = load_private_key(keys->private_key, KeyAccess::owner_only);
   auto pub = load_public_key(keys->public_key);
   ASSERT_TRUE(priv) << priv.error().message;
   ASSERT_TRUE(pub) << pub.error().message;
@@ -110,11 +112,44 @@ TEST(Keys, LoadedKeysAgreeWithEachOtherAndWithOpenssl) {
   EXPECT_NE(text.output.find("ED25519 Private-Key"), std::string::npos) << text.output;
 }
 
+TEST(Keys, APrivateKeyOthersCanReadIsRefusedUnlessAllowed) {
+  ScratchDir dir;
+  auto keys = generate_keys(dir.path(), Overwrite::refuse);
+  ASSERT_TRUE(keys) << keys.error().message;
+  for (const fs::perms mode : {fs::perms(0644), fs::perms(0640), fs::perms(0602)}) {
+    fs::permissions(keys->private_key, mode);
+    auto refused = load_private_key(keys->private_key, KeyAccess::owner_only);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().kind, ErrorKind::config);
+    char octal[8];
+    std::snprintf(octal, sizeof octal, "%04o", static_cast<unsigned>(mode));
+    const std::string path = keys->private_key.string();
+    EXPECT_EQ(refused.error().message,
+              "key file '" + path + "' has mode " + octal +
+                  ": a private key must not be readable or writable by group or others; run `chmod 600 " +
+                  path + "` (or pass --allow-shared-key if the directory itself is private)");
+    auto allowed = load_private_key(keys->private_key, KeyAccess::any);
+    ASSERT_TRUE(allowed) << allowed.error().message;
+  }
+  fs::permissions(keys->private_key, fs::perms(0400));
+  EXPECT_TRUE(load_private_key(keys->private_key, KeyAccess::owner_only));
+  // A public key is public: any mode.
+  fs::permissions(keys->public_key, fs::perms(0644));
+  EXPECT_TRUE(load_public_key(keys->public_key));
+}
+
+TEST(Keys, AKeyPathThatIsADeviceIsRefusedWithoutReadingIt) {
+  auto priv = load_private_key("/dev/zero", KeyAccess::any);
+  ASSERT_FALSE(priv);
+  EXPECT_EQ(priv.error().message,
+            "cannot read key file '/dev/zero': it is a character device, not a regular file; check the path");
+}
+
 TEST(Keys, GarbagePemGivesAClearError) {
   ScratchDir dir;
   fs::path path = dir.path() / "garbage.key";
   testing::write_text(path, "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n");
-  auto priv = load_private_key(path);
+  auto priv = load_private_key(path, KeyAccess::any);
   ASSERT_FALSE(priv);
   EXPECT_EQ(priv.error().kind, ErrorKind::config);
   EXPECT_EQ(priv.error().message, "key file '" + path.string() +
@@ -138,7 +173,7 @@ TEST(Keys, NonEd25519KeysAreNamed) {
       "openssl pkey -in ec.key -pubout -out ec.pub",
       dir.path());
   ASSERT_EQ(made.exit_code, 0) << made.output;
-  auto priv = load_private_key(dir.path() / "ec.key");
+  auto priv = load_private_key(dir.path() / "ec.key", KeyAccess::any);
   ASSERT_FALSE(priv);
   EXPECT_EQ(priv.error().message,
             "key file '" + (dir.path() / "ec.key").string() +
@@ -152,7 +187,7 @@ TEST(Keys, EncryptedKeysAreRejectedWithoutPrompting) {
       "openssl genpkey -algorithm ED25519 -aes-128-cbc -pass pass:secret -out enc.key </dev/null",
       dir.path());
   ASSERT_EQ(made.exit_code, 0) << made.output;
-  auto priv = load_private_key(dir.path() / "enc.key");
+  auto priv = load_private_key(dir.path() / "enc.key", KeyAccess::any);
   ASSERT_FALSE(priv);
   EXPECT_NE(priv.error().message.find("unencrypted PKCS#8 Ed25519"), std::string::npos);
 }

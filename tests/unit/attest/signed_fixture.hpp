@@ -29,7 +29,7 @@ struct SignedFixture {
     auto built = build_statement(fixture_result(), subjects(), kSignedAt);
     EXPECT_TRUE(built) << built.error().message;
     statement = *built;
-    auto priv = load_private_key(keys_dir / kPrivateKeyFile);
+    auto priv = load_private_key(keys_dir / kPrivateKeyFile, KeyAccess::owner_only);
     EXPECT_TRUE(priv);
     auto signed_statement = sign_statement(statement, Ed25519Signer(*priv));
     EXPECT_TRUE(signed_statement) << signed_statement.error().message;
@@ -42,7 +42,7 @@ struct SignedFixture {
   }
 
   nlohmann::json sign(const nlohmann::json& payload, std::string_view type = kPayloadType) const {
-    auto priv = load_private_key(keys_dir / kPrivateKeyFile);
+    auto priv = load_private_key(keys_dir / kPrivateKeyFile, KeyAccess::owner_only);
     EXPECT_TRUE(priv);
     auto signed_envelope = sign_envelope(type, bytes_of(payload.dump()), Ed25519Signer(*priv));
     EXPECT_TRUE(signed_envelope);

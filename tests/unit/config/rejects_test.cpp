@@ -58,6 +58,13 @@ INSTANTIATE_TEST_SUITE_P(
             "'seed' string \"12x\" is not a decimal number from 0 to 18446744073709551615"},
         Row{kHead + "[validation]\ntimeout = 0\n", "'timeout' must be greater than 0"},
         Row{kHead + "[validation]\ntimeout = inf\n", "'timeout' must be a finite number"},
+        // Values that would overflow a clock duration or a plan are refused at load (issue 20).
+        Row{kHead + "[validation]\ntimeout = 1e300\n", "'timeout' is too large: 1e+300 seconds"},
+        Row{kHead + "[validation]\ntimeout = 86400.5\n", "'timeout' is too large: 86400.5 seconds"},
+        Row{kOp + "timeout = 1e19\n", "'timeout' is too large: 1e+19 seconds"},
+        Row{kHead + "[validation]\nfuzz_iterations = 1000001\n", "'fuzz_iterations' is too large: 1000001"},
+        Row{kHead + "[validation]\ntest_cases = 2147483647\n", "'test_cases' is too large: 2147483647"},
+        Row{kHead + "[ci]\nquick_iterations = 99999999\n", "'quick_iterations' is too large: 99999999"},
         Row{kHead + "[validation]\npython = \"\"\n", "'python' must not be empty"},
         Row{kHead + "[validation]\npython_path = [\"nope\"]\n",
             "python_path directory not found: 'nope' (looked for " + (kProject / "nope").string() + ")"},

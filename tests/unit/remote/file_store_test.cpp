@@ -1,6 +1,7 @@
 // Tests for backends/file_store.cpp and baseline_transfer.cpp over files: round trips, missing
 // documents as warnings, atomic writes, and signed baselines verified (or ignored) on pull.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -55,6 +56,38 @@ TEST(FileStore, MissingDocumentIsAWarning) {
             "no baseline at " + (dir.path() / "nothing" / "release.json").string() + ": no such file");
 }
 
+// Issue 20 row 8: a main.json that is /dev/zero or a FIFO is refused before reading (no 2 GB
+// read, no open() that waits for a writer for ever); one over the body limit from its size.
+TEST(FileStore, ADeviceAFifoOrAHugeFileIsRefusedBeforeReading) {
+  TempDir dir;
+  Captured captured;
+  RecordingSleeper sleeper(captured);
+  FetchOptions fetch{testing::test_options(captured, sleeper)};
+  const auto main_json = dir.path() / "main.json";
+  std::filesystem::create_symlink("/dev/zero", main_json);
+  auto pulled = fetch_baseline(dir.path().string(), fetch);
+  ASSERT_FALSE(pulled);
+  EXPECT_EQ(pulled.error().kind, ErrorKind::io);
+  EXPECT_EQ(pulled.error().message, "cannot read baseline '" + main_json.string() +
+                                        "': it is a character device, not a regular file; check the path");
+
+  std::filesystem::remove(main_json);
+  ASSERT_EQ(::mkfifo(main_json.c_str(), 0600), 0);
+  pulled = fetch_baseline(dir.path().string(), fetch);
+  ASSERT_FALSE(pulled);
+  EXPECT_NE(pulled.error().message.find("it is a FIFO, not a regular file"), std::string::npos);
+
+  std::filesystem::remove(main_json);
+  std::ofstream(main_json).close();
+  std::filesystem::resize_file(main_json, 1ull << 30);
+  fetch.store.limits.max_body_bytes = 1 << 20;
+  pulled = fetch_baseline(dir.path().string(), fetch);
+  ASSERT_FALSE(pulled);
+  EXPECT_EQ(pulled.error().message, "cannot read baseline '" + main_json.string() +
+                                        "': it is 1073741824 bytes, more than the limit of 1048576 bytes; "
+                                        "check the path");
+}
+
 TEST(FileStore, RefusesToPushSomethingThatIsNotABaseline) {
   TempDir dir;
   const auto pushed = push_baseline(dir.path().string(), "main", "<html/>", PushOptions{});
@@ -79,7 +112,7 @@ struct Keys {
   static Keys make() {
     TempDir dir;
     const auto generated = attest::generate_keys(dir.path() / "k", attest::Overwrite::refuse);
-    auto priv = attest::load_private_key(generated->private_key);
+    auto priv = attest::load_private_key(generated->private_key, attest::KeyAccess::owner_only);
     auto pub = attest::load_public_key(generated->public_key);
     return Keys{std::move(*priv), std::move(*pub)};
   }

@@ -46,10 +46,20 @@ TEST(Content, BaselineNeedsJsonWithSchemaVersion) {
   EXPECT_TRUE(check_baseline_content(R"({"schema_version": 1})", "x"));
   const auto html = check_baseline_content("<html><body>login</body></html>", "https://h/main.json");
   ASSERT_FALSE(html);
-  EXPECT_EQ(
-      html.error().message,
-      "wrong content at https://h/main.json: not a JSON baseline document (it starts with \"<html><body>login"
-      "</body></html>\"); check that the URL points at a file written by gpuemu baseline export");
+  EXPECT_EQ(html.error().message,
+            "wrong content at https://h/main.json: not a JSON baseline document (31 bytes that look like "
+            "HTML or XML, "
+            "such as a login or error page); check that the URL points at a file written by gpuemu baseline "
+            "export");
+  // The content itself is never quoted: a store can hand back any file.
+  const auto secret = check_baseline_content("password=hunter2\n", "file:///etc/x.json");
+  ASSERT_FALSE(secret);
+  EXPECT_EQ(secret.error().message.find("hunter2"), std::string::npos) << secret.error().message;
+  EXPECT_NE(secret.error().message.find("(17 bytes of text that is not a JSON object)"), std::string::npos)
+      << secret.error().message;
+  const auto zeros = check_baseline_content(std::string(10, '\0'), "f");
+  ASSERT_FALSE(zeros);
+  EXPECT_NE(zeros.error().message.find("(10 bytes of binary data)"), std::string::npos);
   const auto plain = check_baseline_content(R"({"entries": []})", "f");
   ASSERT_FALSE(plain);
   EXPECT_NE(plain.error().message.find("wrong content at f: JSON without a \"schema_version\""),
