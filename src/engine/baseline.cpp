@@ -30,7 +30,7 @@ double number(const nlohmann::json& j, const char* key) {
 // also for their range) so a wrong document is an error naming the field, never a json exception.
 std::unexpected<Error> wrong_field(const std::string& source, std::string_view where, std::string_view key,
                                    std::string_view want) {
-  return fail(ErrorKind::parse, fmt::format("{}: {}\"{}\" must be {}; re-export the baseline with "
+  return fail(ErrorKind::parse, fmt::format("{}: \"{}{}\" must be {}; re-export the baseline with "
                                             "'gpuemu baseline export TAG FILE'",
                                             source, where, key, want));
 }
