@@ -93,7 +93,9 @@ std::filesystem::path Diagnostics::base_dir(const toml::source_region& where) co
 
 SourceLocation Diagnostics::locate(const toml::source_region& where) const {
   SourceLocation out{file_of(where), static_cast<int>(where.begin.line), static_cast<int>(where.begin.column), {}};
-  if (const auto it = files_.find(out.file.string()); it != files_.end() && out.line > 0) {
+  // Only a file named *.toml is ever quoted (quote_for).
+  if (const auto it = files_.find(out.file.string());
+      it != files_.end() && out.line > 0 && quote_for(it->second.absolute) == Quote::line) {
     out.line_text = std::string(nth_line(it->second.text, out.line));
   }
   return out;
