@@ -116,6 +116,9 @@ class Minimizer {
               tensor::Shape offsets(sizes.size(), 0);
               for (std::size_t axis = 0; axis < refs.size() && axis < sizes.size(); ++axis) {
                 if (const auto* name = std::get_if<std::string>(&refs[axis]); name && *name == dim.name) {
+                  // A snapshot stored under another config may not have this dim's size here;
+                  // slicing past the axis would read outside the tensor.
+                  if (sizes[axis] < size) return {};
                   if (trailing) offsets[axis] = sizes[axis] - size;
                   sizes[axis] = size;
                 }
@@ -144,7 +147,7 @@ class Minimizer {
   template <class Edit>
   Expected<bool> try_edit(const std::string& name, std::int64_t first, std::int64_t last, Edit edit) {
     auto edited = contiguous_;
-    Tensor& t = edited[name];
+    Tensor& t = edited.at(name);
     std::vector<double> values = t.to_doubles();
     bool changed = false;
     for (std::int64_t i = first; i < last; ++i) {
@@ -161,9 +164,13 @@ class Minimizer {
     const auto edits = std::array<double (*)(double), 3>{
         [](double) { return 0.0; }, [](double v) { return power_of_two(v); },
         [](double v) { return std::isfinite(v) ? std::clamp(std::round(v), -4.0, 4.0) : v; }};
+    // A copy: an accepted edit replaces best_ (and its input_order) while we iterate.
+    const std::vector<std::string> names = best_.input_order;
     for (auto edit : edits) {
-      for (const auto& name : best_.input_order) {
-        const std::int64_t n = contiguous_[name].numel();
+      for (const auto& name : names) {
+        const auto it = contiguous_.find(name);
+        if (it == contiguous_.end()) continue;
+        const std::int64_t n = it->second.numel();
         if (n == 0) continue;
         // Whole tensor first, then halves, quarters, ... down to 1/64th.
         for (std::int64_t chunk = n; chunk >= std::max<std::int64_t>(1, n / 64); chunk /= 2) {
