@@ -116,7 +116,7 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
       const Item& item = items[index];
       auto& session = sessions[item.op_index];
       if (!session) {
-        session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op);
+        session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op, plan.runners);
         if (plan.deadline) session->set_stop_at(*plan.deadline);
       }
       auto record = session->run_seed(item.seed);

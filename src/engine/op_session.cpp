@@ -88,9 +88,11 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
   return s;
 }
 
-OpSession::OpSession(const config::Config& config, const config::OpConfig& op) : config_(config), op_(op) {
-  if (!op.op_script.empty()) op_runner_ = run::make_runner(op.op_script, runner_settings(config, op, "op"));
-  reference_runner_ = run::make_runner(op.reference, runner_settings(config, op, "reference"));
+OpSession::OpSession(const config::Config& config, const config::OpConfig& op, const run::RunnerFactory& runners)
+    : config_(config), op_(op) {
+  const run::RunnerFactory& make = runners ? runners : run::RunnerFactory(run::make_runner);
+  if (!op.op_script.empty()) op_runner_ = make(op.op_script, runner_settings(config, op, "op"));
+  reference_runner_ = make(op.reference, runner_settings(config, op, "reference"));
 }
 
 Expected<CaseRecord> OpSession::run_seed(std::uint64_t seed) {

@@ -22,7 +22,8 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
 
 class OpSession {
  public:
-  OpSession(const config::Config& config, const config::OpConfig& op);
+  // `runners` makes the op's and the reference's runners (empty: run::make_runner).
+  OpSession(const config::Config& config, const config::OpConfig& op, const run::RunnerFactory& runners = {});
 
   // Generates the case for `seed` and runs it. Errors only for fatal conditions (the
   // interpreter cannot start, the schema cannot be resolved); script misbehaviour is a verdict.

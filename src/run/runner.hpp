@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,5 +79,11 @@ std::filesystem::path python_package_dir();
 
 // Makes the runner for a Runnable: a script runs cold unless persistent; callables run warm.
 std::unique_ptr<Runner> make_runner(const config::Runnable& runnable, const RunnerSettings& settings);
+
+// How the engine gets its runners: make_runner, unless a test injects fakes that answer from
+// canned functions (the one seam between the engine and real processes; settings.role says
+// whether the op or the reference is wanted). Empty means make_runner.
+using RunnerFactory =
+    std::function<std::unique_ptr<Runner>(const config::Runnable& runnable, const RunnerSettings& settings)>;
 
 }  // namespace gpuemu::run

@@ -1,0 +1,147 @@
+// Fakes for the engine tests: runners that answer from C++ functions instead of Python processes
+// (ninja's FakeCommandRunner pattern, through the run::RunnerFactory seam), a few such functions
+// (a float64 cumsum reference, a blocked cumsum that drops its carry, an identity), and configs
+// whose ops name them as "fake:<function>" callables.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/loader.hpp"
+#include "run/runner.hpp"
+
+namespace gpuemu::engine::testing {
+
+// Answers one request as a script would: outputs, or a failure.
+using FakeFn = std::function<run::RunOutcome(const run::RunRequest&)>;
+
+// The fake runners of one test: a function per callable name, and a log of what ran.
+class FakeRunners {
+ public:
+  void add(const std::string& function, FakeFn fn) { functions_[function] = std::move(fn); }
+
+  run::RunnerFactory factory() {
+    return [this](const config::Runnable& runnable, const run::RunnerSettings& settings) {
+      auto it = functions_.find(runnable.function);
+      if (it == functions_.end()) ADD_FAILURE() << "no fake for " << runnable.spelling << " (" << settings.role << ")";
+      FakeFn fn = it == functions_.end() ? FakeFn() : it->second;
+      return std::make_unique<Runner>(this, std::move(fn));
+    };
+  }
+
+  int calls() const { return calls_; }
+  // Shapes of the first input of every request, in order (under --jobs, in completion order).
+  std::vector<tensor::Shape> first_input_shapes() const {
+    std::lock_guard lock(mutex_);
+    return shapes_;
+  }
+  // A hash of the first input's bytes for every request, in the same order.
+  std::vector<std::size_t> first_input_hashes() const {
+    std::lock_guard lock(mutex_);
+    return hashes_;
+  }
+
+ private:
+  class Runner final : public run::Runner {
+   public:
+    Runner(FakeRunners* owner, FakeFn fn) : owner_(owner), fn_(std::move(fn)) {}
+    run::RunOutcome run(const run::RunRequest& request) override {
+      ++owner_->calls_;
+      {
+        std::lock_guard lock(owner_->mutex_);
+        if (request.inputs && !request.inputs->empty()) {
+          const auto& t = request.inputs->begin()->second;
+          owner_->shapes_.push_back(t.shape);
+          const std::string_view bytes(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+          owner_->hashes_.push_back(std::hash<std::string_view>{}(bytes));
+        }
+      }
+      if (!fn_) return {run::RunFailure::start_failed, {}, "no fake runner", {}, {}};
+      return fn_(request);
+    }
+
+   private:
+    FakeRunners* owner_;
+    FakeFn fn_;
+  };
+
+  std::map<std::string, FakeFn> functions_;
+  std::atomic<int> calls_{0};
+  mutable std::mutex mutex_;
+  std::vector<tensor::Shape> shapes_;
+  std::vector<std::size_t> hashes_;
+};
+
+inline run::RunOutcome answer(tensor::Tensor out) {
+  run::RunOutcome outcome;
+  outcome.outputs["out"] = std::move(out);
+  return outcome;
+}
+
+inline const tensor::Tensor& input(const run::RunRequest& request, const std::string& name) {
+  return request.inputs->at(name);
+}
+
+// Cumsum over the last axis of input x, in float64 (the reference).
+inline run::RunOutcome cumsum_reference(const run::RunRequest& request) {
+  const auto& x = input(request, "x");
+  auto values = x.to_doubles();
+  const std::int64_t n = x.shape.empty() ? 1 : x.shape.back();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (static_cast<std::int64_t>(i) % n != 0) values[i] += values[i - 1];
+  }
+  return answer(tensor::Tensor::from_doubles(tensor::DType::float64, x.shape, values));
+}
+
+// A blocked cumsum (BLOCK = 32) that drops the carry between blocks: wrong past the first block
+// unless the earlier blocks sum to zero.
+inline run::RunOutcome cumsum_no_carry(const run::RunRequest& request) {
+  const auto& x = input(request, "x");
+  auto values = x.to_doubles();
+  const std::int64_t n = x.shape.empty() ? 1 : x.shape.back();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::int64_t column = static_cast<std::int64_t>(i) % n;
+    if (column % 32 != 0) values[i] += values[i - 1];
+  }
+  return answer(tensor::Tensor::from_doubles(x.dtype, x.shape, values));
+}
+
+// The correct cumsum in the input's dtype.
+inline run::RunOutcome cumsum_ok(const run::RunRequest& request) {
+  auto out = cumsum_reference(request);
+  const auto& t = out.outputs["out"];
+  out.outputs["out"] = tensor::Tensor::from_doubles(input(request, "x").dtype, t.shape, t.to_doubles());
+  return out;
+}
+
+// A project whose ops call fakes: `ops` is the [[ops]] part, e.g. from cumsum_op().
+// `dtypes` is the TOML array of [validation] dtypes.
+inline config::Config fake_config(const std::string& ops, const std::string& dtypes = "[\"float32\"]") {
+  const std::string text =
+      "[project]\nname = \"engine-tests\"\n\n[validation]\ndtypes = " + dtypes + "\nseed = 7\n\n" + ops;
+  auto config = config::load_config_text(text, std::filesystem::path(GPUEMU_SOURCE_DIR) / "gpuemu.toml");
+  if (!config) {
+    ADD_FAILURE() << config.error().message;
+    return {};
+  }
+  return std::move(*config);
+}
+
+// One op over x[M, N] with the given fake op and reference and dim ranges.
+inline std::string cumsum_op(const std::string& name, const std::string& op_function, const std::string& dims,
+                             const std::string& extra = "") {
+  return "[[ops]]\nname = \"" + name + "\"\nop_script = \"fake:" + op_function +
+         "\"\nreference = \"fake:cumsum_reference\"\n" + extra + "\n[ops.schema]\ndims = { " + dims +
+         " }\ninputs = { x = [\"M\", \"N\"] }\n";
+}
+
+}  // namespace gpuemu::engine::testing
