@@ -250,6 +250,8 @@ class Client:
             inputs=_named(tensors, "input/"),
             original_shape=shape_of(original),
             steps=int(reply.get("steps", 0) or 0),
+            out_of_budget=bool(reply.get("out_of_budget", False)),
+            stopped_in=reply.get("stopped_in"),
         )
 
     def list_failures(self, limit: int = 20, op: str | None = None) -> list[ValidationResult]:

@@ -197,6 +197,10 @@ class MinimizeResult:
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
     original_shape: tuple[int, ...] = ()
     steps: int = 0
+    # True when max_iters ran out before the search finished: the result is the smallest case
+    # found so far, and stopped_in ("dims" or "values") says where the search stopped.
+    out_of_budget: bool = False
+    stopped_in: str | None = None
 
 
 @dataclass

@@ -33,7 +33,7 @@ class MinimizeCommand final : public Command {
     app.add_option("--seed", seed_option_, "Same as the positional seed");
     app.add_option("--op", op_, "The op (needed when the seed is not in the store)");
     app.add_option("--strategy", strategy_, "dims, values or all (default)");
-    app.add_option("--max-iters", max_iters_, "At most this many runs of op and reference (default 200)");
+    app.add_option("--max-iters", max_iters_, "At most this many runs of op and reference, the original's included (default 200)");
   }
 
   Expected<ExitCode> run(Context& context) override {
@@ -85,6 +85,10 @@ class MinimizeCommand final : public Command {
           {"kind", check::failure_kind_name(result.original.verdict.kind)},
           {"steps", result.steps},
           {"attempts", result.attempts},
+          {"max_iters", options.max_iters},
+          {"out_of_budget", result.out_of_budget_in.has_value()},
+          {"stopped_in", result.out_of_budget_in ? nlohmann::json(engine::minimize_phase_name(*result.out_of_budget_in))
+                                                 : nlohmann::json()},
           {"stored", stored_seed.has_value()},
           {"replay", replay}};
       std::cout << util::dump_json(doc) << "\n";
@@ -94,6 +98,12 @@ class MinimizeCommand final : public Command {
       std::cout << "  before: " << shapes_text(resolved.c) << "\n";
       std::cout << "  after:  " << shapes_text(result.minimized_case) << "\n";
       std::cout << "  " << result.minimized.verdict.message << "\n";
+      if (result.out_of_budget_in) {
+        std::cout << fmt::format(
+            "  out of budget: all {} runs used during the {} phase; this is the smallest case found so far "
+            "(minimize it again, or raise --max-iters, to shrink it further)\n",
+            options.max_iters, engine::minimize_phase_name(*result.out_of_budget_in));
+      }
       std::cout << "  replay: " << replay << "\n";
     }
     return ExitCode::ok;

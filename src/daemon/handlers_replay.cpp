@@ -115,7 +115,12 @@ Result<Reply> handle_minimize(DaemonState& state, Message& message, const Fields
                   {"minimized", minimized},
                   {"result", minimized},
                   {"steps", result.steps},
-                  {"attempts", result.attempts}};
+                  {"attempts", result.attempts},
+                  {"max_iters", options.max_iters},
+                  {"out_of_budget", result.out_of_budget_in.has_value()},
+                  {"stopped_in", result.out_of_budget_in
+                                     ? nlohmann::json(engine::minimize_phase_name(*result.out_of_budget_in))
+                                     : nlohmann::json()}};
   add_tensors(reply, result.minimized_case.inputs, result.minimized_case.input_order, "input/");
   return reply;
 }

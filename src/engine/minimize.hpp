@@ -1,5 +1,6 @@
-// Shrinks a failing case to a small one that fails the same way: dims first (linked schema dims
-// stay consistent and inside their ranges), then values. Every step re-runs the real op and reference.
+// Shrinks a failing case to a small one that fails the same way: dims first (bisection toward the
+// smallest failing size, then tile edges; linked schema dims stay consistent and inside their
+// ranges), then values. Every step re-runs the real op and reference.
 #pragma once
 
 #include <functional>
@@ -14,9 +15,13 @@ namespace gpuemu::engine {
 enum class MinimizeStrategy { dims, values, all };
 std::optional<MinimizeStrategy> parse_minimize_strategy(std::string_view name);
 
+// The two phases of a minimization, in the order they run.
+enum class MinimizePhase { dims, values };
+std::string_view minimize_phase_name(MinimizePhase phase);
+
 struct MinimizeOptions {
   MinimizeStrategy strategy = MinimizeStrategy::all;
-  int max_iters = 200;  // runs of op + reference, in total
+  int max_iters = 200;  // runs of op + reference, in total (the original's own run included)
   std::function<void(int attempts, const fuzz::Case& best)> on_progress;
 };
 
@@ -26,6 +31,9 @@ struct MinimizeResult {
   fuzz::Case minimized_case;
   int steps = 0;     // accepted reductions
   int attempts = 0;  // runs of op + reference
+  // Set when max_iters ran out before the search finished: `minimized` is then the smallest case
+  // found so far, and the phase says where the search stopped.
+  std::optional<MinimizePhase> out_of_budget_in;
 };
 
 // `original` must fail; the result keeps its failure kind. Errors only for fatal conditions.
