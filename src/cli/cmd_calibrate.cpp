@@ -1,7 +1,9 @@
-// `gpuemu calibrate OP`: fits atol/rtol per dtype from a trusted implementation, prints them next
-// to the current tolerances, and with --write updates [ops.tolerances] in gpuemu.toml in place.
+// `gpuemu calibrate OP`: fits atol/rtol per dtype from a trusted implementation, re-checks them on
+// fresh cases, prints them next to the current tolerances, and with --write updates
+// [ops.tolerances] in gpuemu.toml in place, but only when the re-check passed.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <regex>
 
@@ -17,11 +19,11 @@ class CalibrateCommand final : public Command {
   void add_options(CLI::App& app) override {
     app.add_option("op", op_, "The op to calibrate")->required();
     app.add_option("--dtype", dtype_, "Only this dtype");
-    app.add_option("--iterations,-n", iterations_, "Cases per dtype (default 50)");
+    app.add_option("--iterations,-n", iterations_, "Fit cases per dtype, spread over value kinds and layouts (default 50)");
     app.add_option("--against", against_, "Trusted implementation: module:function or a script path "
                                           "(default: the op's own op_script at a known-good revision)");
     app.add_option("--seed", seed_, "Master seed (default [validation] seed, else random)");
-    app.add_flag("--write", write_, "Update [ops.tolerances] of the op in gpuemu.toml");
+    app.add_flag("--write", write_, "Update [ops.tolerances] of the op in gpuemu.toml when the re-check passes");
   }
 
   Expected<ExitCode> run(Context& context) override {
@@ -46,34 +48,10 @@ class CalibrateCommand final : public Command {
     std::optional<std::uint64_t> seed;
     if (!seed_.empty()) seed = TRY(parse_seed(seed_, "--seed"));
     options.master_seed = engine::resolve_master_seed(seed, config);
-    context.log(fmt::format("gpuemu calibrate {}: {} cases per dtype, master seed {}", op->name, iterations_,
-                            options.master_seed));
+    context.log(fmt::format("gpuemu calibrate {}: about {} cases per dtype over every value kind and layout, then "
+                            "as many fresh ones to re-check, master seed {}",
+                            op->name, iterations_, options.master_seed));
     const auto rows = TRY(engine::calibrate(config, *op, options));
-    if (write_) {
-      TRY(engine::write_tolerances(config.project_file, op->spec.empty() ? op->name : op->spec, rows));
-      context.log("gpuemu: updated [ops.tolerances] of '" + op->name + "' in " + config.project_file.string());
-    }
-    if (context.globals.format == "json") {
-      nlohmann::json list = nlohmann::json::array();
-      for (const auto& r : rows) {
-        list.push_back({{"dtype", tensor::dtype_name(r.dtype)}, {"cases", r.cases}, {"errors", r.errors},
-                        {"p95_abs", r.p95_abs}, {"p95_rel", r.p95_rel},
-                        {"current", {{"atol", r.current.atol}, {"rtol", r.current.rtol}}},
-                        {"fitted", {{"atol", r.fitted.atol}, {"rtol", r.fitted.rtol}}}});
-      }
-      std::cout << util::dump_json({{"op", op->name}, {"seed", std::to_string(options.master_seed)},
-                                    {"written", write_}, {"dtypes", list}})
-                << "\n";
-    } else {
-      std::cout << fmt::format("{:<10} {:>6} {:>7}  {:>10} {:>10}  {:>10} {:>10}\n", "dtype", "cases", "errors",
-                               "atol now", "rtol now", "atol fit", "rtol fit");
-      for (const auto& r : rows) {
-        std::cout << fmt::format("{:<10} {:>6} {:>7}  {:>10.3g} {:>10.3g}  {:>10.3g} {:>10.3g}\n",
-                                 tensor::dtype_name(r.dtype), r.cases, r.errors, r.current.atol, r.current.rtol,
-                                 r.fitted.atol, r.fitted.rtol);
-      }
-      if (!write_) std::cout << "(use --write to put the fitted values into " << config.project_file.string() << ")\n";
-    }
     for (const auto& r : rows) {
       if (r.cases == 0) {
         return fail(ErrorKind::environment, fmt::format("no {} case ran cleanly; the trusted implementation or the "
@@ -81,7 +59,65 @@ class CalibrateCommand final : public Command {
                                                         tensor::dtype_name(r.dtype), tensor::dtype_name(r.dtype)));
       }
     }
+    const bool checked = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.check.passed(); });
+    const bool written = write_ && checked;
+    if (written) {
+      TRY(engine::write_tolerances(config.project_file, op->spec.empty() ? op->name : op->spec, rows));
+      context.log("gpuemu: updated [ops.tolerances] of '" + op->name + "' in " + config.project_file.string());
+    }
+    if (context.globals.format == "json") {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& r : rows) list.push_back(engine::to_json(r));
+      std::cout << util::dump_json({{"op", op->name}, {"seed", std::to_string(options.master_seed)},
+                                    {"written", written}, {"checked", checked}, {"dtypes", list}})
+                << "\n";
+    } else {
+      print_table(rows);
+      if (!write_ && checked)
+        std::cout << "(use --write to put the fitted values into " << config.project_file.string() << ")\n";
+    }
+    if (write_ && !checked) {
+      for (const auto& r : rows) {
+        if (r.check.passed()) continue;
+        context.log(fmt::format("gpuemu: not written: {}", check_failure_text(r)));
+      }
+      context.log(fmt::format("gpuemu: {} is unchanged; raise --iterations so the fit sees more cases (or set the "
+                              "tolerances by hand), then run calibrate --write again",
+                              config.project_file.string()));
+      return ExitCode::check_failed;
+    }
     return ExitCode::ok;
+  }
+
+  static std::string check_failure_text(const engine::CalibrationRow& r) {
+    if (r.check.cases == 0) {
+      return fmt::format("no {} re-check case ran cleanly ({} errors)", tensor::dtype_name(r.dtype), r.check.errors);
+    }
+    const auto& worst = *r.check.worst;
+    return fmt::format("the fitted {} tolerances (atol {:.3g}, rtol {:.3g}) fail the trusted implementation on {} of {} "
+                       "fresh cases; worst: seed {} ({} values), {}: {}",
+                       tensor::dtype_name(r.dtype), r.fitted.atol, r.fitted.rtol, r.check.failed, r.check.cases,
+                       worst.seed, r.check.worst_stratum, check::failure_kind_name(worst.verdict.kind),
+                       worst.verdict.message);
+  }
+
+  static void print_table(const std::vector<engine::CalibrationRow>& rows) {
+    std::cout << fmt::format("{:<10} {:>6} {:>7}  {:>10} {:>10}  {:>10} {:>10}  {}\n", "dtype", "cases", "errors",
+                             "atol now", "rtol now", "atol fit", "rtol fit", "re-check");
+    for (const auto& r : rows) {
+      const std::string verdict =
+          r.check.passed() ? fmt::format("{}/{} passed", r.check.cases, r.check.cases)
+                           : fmt::format("FAILED {}/{}", r.check.failed, r.check.cases);
+      std::cout << fmt::format("{:<10} {:>6} {:>7}  {:>10.3g} {:>10.3g}  {:>10.3g} {:>10.3g}  {}\n",
+                               tensor::dtype_name(r.dtype), r.cases, r.errors, r.current.atol, r.current.rtol,
+                               r.fitted.atol, r.fitted.rtol, verdict);
+    }
+    for (const auto& r : rows) {
+      std::cout << fmt::format("  {}: atol from {} values, rtol from {} values", tensor::dtype_name(r.dtype),
+                               r.atol_from, r.rtol_from);
+      if (!r.check.passed()) std::cout << "; " << check_failure_text(r);
+      std::cout << "\n";
+    }
   }
 
   Expected<config::Runnable> parse_against() const {

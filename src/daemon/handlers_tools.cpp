@@ -17,10 +17,6 @@
 namespace gpuemu::daemon {
 namespace {
 
-nlohmann::json tolerance_json(const check::ToleranceSpec& t) {
-  return {{"atol", t.atol}, {"rtol", t.rtol}};
-}
-
 // The PTX text in a private temporary file for the lint, removed when this goes away.
 class TempPtx {
  public:
@@ -77,15 +73,7 @@ Result<Reply> handle_calibrate(DaemonState& state, Message& message, const Field
     options.against = TRY(runnable_field(*against, *config, "against"));
   const auto rows = TRY(engine::calibrate(*config, *op, options));
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : rows) {
-    out.push_back({{"dtype", tensor::dtype_name(r.dtype)},
-                   {"cases", r.cases},
-                   {"errors", r.errors},
-                   {"p95_abs", engine::json_number(r.p95_abs)},
-                   {"p95_rel", engine::json_number(r.p95_rel)},
-                   {"current", tolerance_json(r.current)},
-                   {"fitted", tolerance_json(r.fitted)}});
-  }
+  for (const auto& r : rows) out.push_back(engine::to_json(r));
   Reply reply;
   reply.header = {{"op", op->name}, {"seed", std::to_string(options.master_seed)}, {"rows", std::move(out)}};
   return reply;

@@ -127,7 +127,9 @@ def test_calibrate_prints_and_writes_keeping_comments(project):
     proc = project.run("calibrate", "op", "--iterations", "4", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["dtypes"][0]["dtype"] == "float32" and doc["dtypes"][0]["cases"] == 4
+    # 4 cases spread over the 3 value kinds: 2 each; the re-check ran as many fresh ones.
+    assert doc["dtypes"][0]["dtype"] == "float32" and doc["dtypes"][0]["cases"] == 6
+    assert doc["dtypes"][0]["check"]["cases"] == 6 and doc["dtypes"][0]["check"]["passed"] and doc["checked"]
     before = (project.root / "gpuemu.toml").read_text()
     wrote = project.run("calibrate", "op", "--iterations", "4", "--write")
     assert wrote.returncode == 0, wrote.stderr
