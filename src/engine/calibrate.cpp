@@ -100,7 +100,8 @@ fuzz::CaseFilter filter_of(tensor::DType dtype, const CalibrationStratum& s) {
 }
 
 int cases_per_stratum(const CalibrateOptions& options, std::size_t strata) {
-  return std::max(1, static_cast<int>((options.iterations + static_cast<int>(strata) - 1) / static_cast<int>(strata)));
+  return std::max(
+      1, static_cast<int>((options.iterations + static_cast<int>(strata) - 1) / static_cast<int>(strata)));
 }
 
 Expected<void> fit(OpSession& session, const config::OpConfig& trusted, const CalibrateOptions& options,
@@ -113,7 +114,8 @@ Expected<void> fit(OpSession& session, const config::OpConfig& trusted, const Ca
     std::vector<double> rel_errors;
     for (int i = 0; i < per_stratum; ++i) {
       // The "calibrate" stream never yields the seeds of "calibrate-check", "test" or "fuzz".
-      const auto seed = fuzz::case_seed(trusted, options.master_seed, "calibrate", index++, filter_of(row.dtype, stratum));
+      const auto seed =
+          fuzz::case_seed(trusted, options.master_seed, "calibrate", index++, filter_of(row.dtype, stratum));
       auto c = TRY(fuzz::generate_case(trusted, seed));
       auto raw = TRY(session.run_raw(c));
       if (!raw.op.ok() || !raw.reference.ok()) {
@@ -153,8 +155,8 @@ Expected<void> recheck(OpSession& session, const config::OpConfig& checked, cons
   std::uint64_t index = 0;
   for (const auto& stratum : row.strata) {
     for (int i = 0; i < per_stratum; ++i) {
-      const auto seed =
-          fuzz::case_seed(checked, options.master_seed, "calibrate-check", index++, filter_of(row.dtype, stratum));
+      const auto seed = fuzz::case_seed(checked, options.master_seed, "calibrate-check", index++,
+                                        filter_of(row.dtype, stratum));
       auto record = TRY(session.run_seed(seed));
       if (is_error(record.verdict.kind)) {
         ++row.check.errors;
@@ -163,7 +165,8 @@ Expected<void> recheck(OpSession& session, const config::OpConfig& checked, cons
       ++row.check.cases;
       if (record.verdict.passed()) continue;
       ++row.check.failed;
-      if (!row.check.worst || record.verdict.stats.tolerance_used > row.check.worst->verdict.stats.tolerance_used) {
+      if (!row.check.worst ||
+          record.verdict.stats.tolerance_used > row.check.worst->verdict.stats.tolerance_used) {
         row.check.worst = std::move(record);
         row.check.worst_stratum = stratum.name();
       }
@@ -183,8 +186,9 @@ Expected<std::vector<CalibrationRow>> calibrate(const config::Config& config, co
   config::OpConfig trusted = op;
   if (options.against) trusted.op_script = *options.against;
   if (trusted.op_script.empty()) {
-    return fail(ErrorKind::usage, "op '" + op.name + "' has no op_script to calibrate from; pass --against "
-                                  "module:function or a script path of a trusted implementation");
+    return fail(ErrorKind::usage, "op '" + op.name +
+                                      "' has no op_script to calibrate from; pass --against "
+                                      "module:function or a script path of a trusted implementation");
   }
   std::vector<CalibrationRow> rows;
   {
@@ -211,22 +215,34 @@ Expected<std::vector<CalibrationRow>> calibrate(const config::Config& config, co
 nlohmann::json to_json(const CalibrationRow& r) {
   nlohmann::json strata = nlohmann::json::array();
   for (const auto& s : r.strata) {
-    strata.push_back({{"values", rng::distribution_name(s.values)}, {"layout", tensor::layout_name(s.layout)},
-                      {"cases", s.cases}, {"p95_abs", json_number(s.p95_abs)},
+    strata.push_back({{"values", rng::distribution_name(s.values)},
+                      {"layout", tensor::layout_name(s.layout)},
+                      {"cases", s.cases},
+                      {"p95_abs", json_number(s.p95_abs)},
                       {"p95_rel", json_number(s.p95_rel)}});
   }
-  nlohmann::json recheck_json = {{"cases", r.check.cases}, {"failed", r.check.failed}, {"errors", r.check.errors},
-                          {"passed", r.check.passed()}, {"worst", nullptr}};
+  nlohmann::json recheck_json = {{"cases", r.check.cases},
+                                 {"failed", r.check.failed},
+                                 {"errors", r.check.errors},
+                                 {"passed", r.check.passed()},
+                                 {"worst", nullptr}};
   if (r.check.worst) {
-    recheck_json["worst"] = {{"seed", std::to_string(r.check.worst->seed)}, {"stratum", r.check.worst_stratum},
-                      {"kind", check::failure_kind_name(r.check.worst->verdict.kind)},
-                      {"message", r.check.worst->verdict.message}};
+    recheck_json["worst"] = {{"seed", std::to_string(r.check.worst->seed)},
+                             {"stratum", r.check.worst_stratum},
+                             {"kind", check::failure_kind_name(r.check.worst->verdict.kind)},
+                             {"message", r.check.worst->verdict.message}};
   }
-  return {{"dtype", tensor::dtype_name(r.dtype)}, {"cases", r.cases}, {"errors", r.errors},
-          {"p95_abs", json_number(r.p95_abs)}, {"p95_rel", json_number(r.p95_rel)},
-          {"atol_from", r.atol_from}, {"rtol_from", r.rtol_from}, {"strata", std::move(strata)},
+  return {{"dtype", tensor::dtype_name(r.dtype)},
+          {"cases", r.cases},
+          {"errors", r.errors},
+          {"p95_abs", json_number(r.p95_abs)},
+          {"p95_rel", json_number(r.p95_rel)},
+          {"atol_from", r.atol_from},
+          {"rtol_from", r.rtol_from},
+          {"strata", std::move(strata)},
           {"current", {{"atol", r.current.atol}, {"rtol", r.current.rtol}}},
-          {"fitted", {{"atol", r.fitted.atol}, {"rtol", r.fitted.rtol}}}, {"check", std::move(recheck_json)}};
+          {"fitted", {{"atol", r.fitted.atol}, {"rtol", r.fitted.rtol}}},
+          {"check", std::move(recheck_json)}};
 }
 
 }  // namespace gpuemu::engine

@@ -40,7 +40,9 @@ class SizeLadder {
     }
   }
   std::int64_t count() const { return count_; }
-  std::int64_t at(std::int64_t i) const { return list_.empty() ? low_ + i : list_[static_cast<std::size_t>(i)]; }
+  std::int64_t at(std::int64_t i) const {
+    return list_.empty() ? low_ + i : list_[static_cast<std::size_t>(i)];
+  }
   bool contains(std::int64_t size) const {
     if (!list_.empty()) return std::binary_search(list_.begin(), list_.end(), size);
     return size >= low_ && size < low_ + count_;
@@ -75,7 +77,10 @@ enum class Tried { accepted, rejected, out_of_budget };
 class Minimizer {
  public:
   Minimizer(OpSession& session, const fuzz::Case& original, const MinimizeOptions& options)
-      : session_(session), options_(options), best_(original), minimized_seed_(rng::derive_seed(original.seed, "minimized")) {
+      : session_(session),
+        options_(options),
+        best_(original),
+        minimized_seed_(rng::derive_seed(original.seed, "minimized")) {
     for (auto& [name, t] : best_.inputs) contiguous_[name] = t.contiguous();
   }
 
@@ -86,8 +91,17 @@ class Minimizer {
     kind_ = result.original.verdict.kind;
     best_record_ = result.original;
     if (result.original.verdict.passed()) {
-      return fail(ErrorKind::usage, "case " + std::to_string(best_.seed) +
-                                        " passes now, so there is nothing to minimize; was the kernel fixed?");
+      return fail(ErrorKind::usage,
+                  "case " + std::to_string(best_.seed) +
+                      " passes now, so there is nothing to minimize; was the kernel fixed?");
+    }
+    // The inputs are the truth about the dims (a snapshot may predate a config change, a
+    // client's case may carry none): record what they say.
+    if (const auto& schema = session_.op().schema) {
+      for (const auto& dim : schema->dims) {
+        DimUses uses;
+        if (const auto size = current_size(dim.name, uses)) best_.dims[dim.name] = *size;
+      }
     }
     if (options_.strategy != MinimizeStrategy::values) {
       phase_ = MinimizePhase::dims;
@@ -114,8 +128,9 @@ class Minimizer {
     }
     ++attempts_;
     for (auto& [name, t] : contiguous) {
-      candidate.inputs[name] =
-          candidate.params.layout == tensor::Layout::contiguous ? t : tensor::with_layout(t, candidate.params.layout);
+      candidate.inputs[name] = candidate.params.layout == tensor::Layout::contiguous
+                                   ? t
+                                   : tensor::with_layout(t, candidate.params.layout);
     }
     candidate.seed = minimized_seed_;  // an id for the store; replay uses the snapshot
     auto record = TRY(session_.run_case(candidate));
@@ -284,7 +299,8 @@ class Minimizer {
         // Whole tensor first, then halves, quarters, ... down to 1/64th.
         for (std::int64_t chunk = n; chunk >= std::max<std::int64_t>(1, n / 64); chunk /= 2) {
           for (std::int64_t first = 0; first < n; first += chunk) {
-            if (TRY(try_edit(name, first, std::min(n, first + chunk), edit)) == Tried::out_of_budget) return {};
+            if (TRY(try_edit(name, first, std::min(n, first + chunk), edit)) == Tried::out_of_budget)
+              return {};
           }
           if (chunk == 1) break;
         }
@@ -350,7 +366,8 @@ Tensor sub_block(const Tensor& contiguous, const tensor::Shape& offsets, const t
   return out;
 }
 
-Expected<MinimizeResult> minimize(OpSession& session, const fuzz::Case& original, const MinimizeOptions& options) {
+Expected<MinimizeResult> minimize(OpSession& session, const fuzz::Case& original,
+                                  const MinimizeOptions& options) {
   Minimizer minimizer(session, original, options);
   return minimizer.run();
 }

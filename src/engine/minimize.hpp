@@ -37,10 +37,12 @@ struct MinimizeResult {
 };
 
 // `original` must fail; the result keeps its failure kind. Errors only for fatal conditions.
-Expected<MinimizeResult> minimize(OpSession& session, const fuzz::Case& original, const MinimizeOptions& options);
+Expected<MinimizeResult> minimize(OpSession& session, const fuzz::Case& original,
+                                  const MinimizeOptions& options);
 
 // The block of a contiguous tensor that starts at `offsets` and has `sizes` (offsets[i] + sizes[i]
 // <= shape[i]); exposed for tests.
-tensor::Tensor sub_block(const tensor::Tensor& contiguous, const tensor::Shape& offsets, const tensor::Shape& sizes);
+tensor::Tensor sub_block(const tensor::Tensor& contiguous, const tensor::Shape& offsets,
+                         const tensor::Shape& sizes);
 
 }  // namespace gpuemu::engine

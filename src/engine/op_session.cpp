@@ -88,7 +88,8 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
   return s;
 }
 
-OpSession::OpSession(const config::Config& config, const config::OpConfig& op, const run::RunnerFactory& runners)
+OpSession::OpSession(const config::Config& config, const config::OpConfig& op,
+                     const run::RunnerFactory& runners)
     : config_(config), op_(op) {
   const run::RunnerFactory& make = runners ? runners : run::RunnerFactory(run::make_runner);
   if (!op.op_script.empty()) op_runner_ = make(op.op_script, runner_settings(config, op, "op"));

@@ -65,8 +65,9 @@ TEST_F(CalibrateTest, FitsEveryValueKindAndLayoutAndReChecksOnFreshSeeds) {
     EXPECT_LE(s.p95_rel, row.p95_rel);
     cases += s.cases;
   }
-  EXPECT_EQ(strata, (std::set<std::string>{"regular/contiguous", "boundary/contiguous", "adversarial/contiguous",
-                                           "regular/strided", "boundary/strided", "adversarial/strided"}));
+  EXPECT_EQ(strata,
+            (std::set<std::string>{"regular/contiguous", "boundary/contiguous", "adversarial/contiguous",
+                                   "regular/strided", "boundary/strided", "adversarial/strided"}));
   EXPECT_EQ(cases, row.cases);
   EXPECT_EQ(row.cases, 60);
   // The fit is p95 x 1.5, rounded up to the 3 digits gpuemu.toml gets.
@@ -100,10 +101,9 @@ TEST_F(CalibrateTest, TheFittedTolerancesPassTheSameKernelUnderFuzzing) {
     plan->runners = runners_.factory();
     const auto result = execute(config, *plan);
     ASSERT_TRUE(result) << result.error().message;
-    EXPECT_EQ(result->ops.front().passed, 120) << "seed " << seed << ": "
-                                               << (result->ops.front().failures.empty()
-                                                       ? ""
-                                                       : result->ops.front().failures.front().verdict.message);
+    EXPECT_EQ(result->ops.front().passed, 120)
+        << "seed " << seed << ": "
+        << (result->ops.front().failures.empty() ? "" : result->ops.front().failures.front().verdict.message);
   }
 }
 
@@ -116,7 +116,8 @@ TEST_F(CalibrateTest, ErrorsTheFitDidNotSeeFailTheReCheck) {
     if (++calls > 12) {
       auto values = out.outputs["out"].to_doubles();
       for (auto& v : values) v += 0.5;
-      out.outputs["out"] = tensor::Tensor::from_doubles(tensor::DType::float32, out.outputs["out"].shape, values);
+      out.outputs["out"] =
+          tensor::Tensor::from_doubles(tensor::DType::float32, out.outputs["out"].shape, values);
     }
     return out;
   });

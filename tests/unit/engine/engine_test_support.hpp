@@ -32,7 +32,8 @@ class FakeRunners {
   run::RunnerFactory factory() {
     return [this](const config::Runnable& runnable, const run::RunnerSettings& settings) {
       auto it = functions_.find(runnable.function);
-      if (it == functions_.end()) ADD_FAILURE() << "no fake for " << runnable.spelling << " (" << settings.role << ")";
+      if (it == functions_.end())
+        ADD_FAILURE() << "no fake for " << runnable.spelling << " (" << settings.role << ")";
       FakeFn fn = it == functions_.end() ? FakeFn() : it->second;
       return std::make_unique<Runner>(this, std::move(fn));
     };

@@ -43,11 +43,13 @@ class ExecutorTest : public ::testing::Test {
     runners_.add("cumsum_reference", testing::cumsum_reference);
     // Slow the op a little at random-ish sizes so job threads finish out of plan order.
     runners_.add("cumsum_ok", [](const run::RunRequest& r) {
-      if (testing::input(r, "x").shape.back() % 3 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (testing::input(r, "x").shape.back() % 3 == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
       return testing::cumsum_ok(r);
     });
     runners_.add("cumsum_no_carry", [](const run::RunRequest& r) {
-      if (testing::input(r, "x").shape.back() % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (testing::input(r, "x").shape.back() % 2 == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
       return testing::cumsum_no_carry(r);
     });
   }

@@ -28,8 +28,8 @@ fuzz::Case make_case(const config::OpConfig& op, const std::map<std::string, std
       shape.push_back(std::holds_alternative<std::int64_t>(ref) ? std::get<std::int64_t>(ref)
                                                                 : dims.at(std::get<std::string>(ref)));
     }
-    c.inputs[input] = rng::generate_tensor(rng::derive_seed(seed, "input/" + input), tensor::DType::float32, shape,
-                                           rng::Domain{}, rng::ValueDistribution::regular);
+    c.inputs[input] = rng::generate_tensor(rng::derive_seed(seed, "input/" + input), tensor::DType::float32,
+                                           shape, rng::Domain{}, rng::ValueDistribution::regular);
   }
   return c;
 }
@@ -52,29 +52,34 @@ struct FailureMaker {
   testing::FakeFn op;
 };
 
-run::RunOutcome past_first_block(const run::RunRequest& request, const std::function<run::RunOutcome()>& wrong) {
+run::RunOutcome past_first_block(const run::RunRequest& request,
+                                 const std::function<run::RunOutcome()>& wrong) {
   return testing::input(request, "x").shape.back() > 32 ? wrong() : testing::cumsum_ok(request);
 }
 
 std::vector<FailureMaker> failure_makers() {
   return {
       {"mismatch", testing::cumsum_no_carry},
-      {"nan", [](const run::RunRequest& r) {
+      {"nan",
+       [](const run::RunRequest& r) {
          return past_first_block(r, [&] {
            auto out = testing::cumsum_ok(r);
            auto values = out.outputs["out"].to_doubles();
            values.back() = std::nan("");
-           out.outputs["out"] = tensor::Tensor::from_doubles(tensor::DType::float32, out.outputs["out"].shape, values);
+           out.outputs["out"] =
+               tensor::Tensor::from_doubles(tensor::DType::float32, out.outputs["out"].shape, values);
            return out;
          });
        }},
-      {"shape", [](const run::RunRequest& r) {
+      {"shape",
+       [](const run::RunRequest& r) {
          return past_first_block(r, [&] {
            const auto& x = testing::input(r, "x");
            return testing::answer(tensor::Tensor::zeros(x.dtype, {x.shape[0], x.shape[1] - 1}));
          });
        }},
-      {"op_error", [](const run::RunRequest& r) {
+      {"op_error",
+       [](const run::RunRequest& r) {
          return past_first_block(r, [] {
            run::RunOutcome crashed;
            crashed.failure = run::RunFailure::crashed;
@@ -99,7 +104,8 @@ TEST_F(MinimizeTest, ValuesPhaseSurvivesAcceptedEdits) {
   // The reported crash: a one-input op whose values phase accepts an edit. The old code kept a
   // reference into the replaced case's input names (use after free: a segfault or
   // "Tensor::decode_range: view reaches past its data").
-  const auto config = testing::fake_config(testing::cumsum_op("cumsum", "cumsum_no_carry", "M = [1, 16], N = [1, 825]"));
+  const auto config =
+      testing::fake_config(testing::cumsum_op("cumsum", "cumsum_no_carry", "M = [1, 16], N = [1, 825]"));
   const auto& op = config.ops.front();
   OpSession session(config, op, runners_.factory());
   const auto original = make_case(op, {{"M", 16}, {"N", 825}}, 11);
@@ -157,7 +163,8 @@ TEST_F(MinimizeTest, EveryStrategyAndFailureKindKeepsTheKindNeverGrowsAndReplays
 
 TEST_F(MinimizeTest, DimsBisectToTheSmallestFailingSize) {
   // Failing for every N > 32: 4095 -> 33 takes about 2 log2(4095) runs, not thousands.
-  const auto config = testing::fake_config(testing::cumsum_op("cumsum", "cumsum_no_carry", "M = [1, 4], N = [1, 4095]"));
+  const auto config =
+      testing::fake_config(testing::cumsum_op("cumsum", "cumsum_no_carry", "M = [1, 4], N = [1, 4095]"));
   const auto& op = config.ops.front();
   OpSession session(config, op, runners_.factory());
   MinimizeOptions options;
@@ -179,11 +186,13 @@ TEST_F(MinimizeTest, AFailureThatNeedsALongRowBisectsInsteadOfSteppingByOne) {
     if (testing::input(r, "x").shape.back() >= 3000) {
       auto values = out.outputs["out"].to_doubles();
       for (auto& v : values) v += 1.0;
-      out.outputs["out"] = tensor::Tensor::from_doubles(tensor::DType::float32, out.outputs["out"].shape, values);
+      out.outputs["out"] =
+          tensor::Tensor::from_doubles(tensor::DType::float32, out.outputs["out"].shape, values);
     }
     return out;
   });
-  const auto config = testing::fake_config(testing::cumsum_op("long", "long_rows", "M = [1, 4], N = [1, 4095]"));
+  const auto config =
+      testing::fake_config(testing::cumsum_op("long", "long_rows", "M = [1, 4], N = [1, 4095]"));
   const auto& op = config.ops.front();
   OpSession session(config, op, runners_.factory());
   MinimizeOptions options;
@@ -204,11 +213,13 @@ TEST_F(MinimizeTest, TileEdgesFindFailuresBisectionSkipsOver) {
     if (n > 64 && n % 32 != 0) {
       auto values = out.outputs["out"].to_doubles();
       values.back() += 1;
-      out.outputs["out"] = tensor::Tensor::from_doubles(tensor::DType::float32, out.outputs["out"].shape, values);
+      out.outputs["out"] =
+          tensor::Tensor::from_doubles(tensor::DType::float32, out.outputs["out"].shape, values);
     }
     return out;
   });
-  const auto config = testing::fake_config(testing::cumsum_op("tail", "tail_bug", "M = [1, 4], N = [1, 4095]"));
+  const auto config =
+      testing::fake_config(testing::cumsum_op("tail", "tail_bug", "M = [1, 4], N = [1, 4095]"));
   const auto& op = config.ops.front();
   OpSession session(config, op, runners_.factory());
   for (std::int64_t n : {100, 255, 4095}) {
@@ -223,7 +234,8 @@ TEST_F(MinimizeTest, TileEdgesFindFailuresBisectionSkipsOver) {
 }
 
 TEST_F(MinimizeTest, RunningOutOfBudgetIsReportedWithTheBestSoFar) {
-  const auto config = testing::fake_config(testing::cumsum_op("cumsum", "cumsum_no_carry", "M = [1, 4], N = [1, 4095]"));
+  const auto config =
+      testing::fake_config(testing::cumsum_op("cumsum", "cumsum_no_carry", "M = [1, 4], N = [1, 4095]"));
   const auto& op = config.ops.front();
   OpSession session(config, op, runners_.factory());
   const auto original = make_case(op, {{"M", 3}, {"N", 4095}}, 5);
@@ -260,13 +272,16 @@ TEST_F(MinimizeTest, LinkedDimsShrinkTogether) {
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t p = first; p < k; ++p) c[i * n + j] += av[i * k + p] * bv[p * n + j];
-    return testing::answer(tensor::Tensor::from_doubles(last_block_only ? a.dtype : tensor::DType::float64, {m, n}, c));
+    return testing::answer(
+        tensor::Tensor::from_doubles(last_block_only ? a.dtype : tensor::DType::float64, {m, n}, c));
   };
   runners_.add("mm_ref", [&](const run::RunRequest& r) { return matmul(r, false); });
   runners_.add("mm_bug", [&](const run::RunRequest& r) { return matmul(r, true); });
   const auto config = testing::fake_config(
-      "[[ops]]\nname = \"mm\"\nop_script = \"fake:mm_bug\"\nreference = \"fake:mm_ref\"\nlayouts = [\"transposed\"]\n"
-      "[ops.schema]\ndims = { M = [1, 100], N = [1, 100], K = [1, 256] }\ninputs = { a = [\"M\", \"K\"], b = [\"K\", \"N\"] }\n");
+      "[[ops]]\nname = \"mm\"\nop_script = \"fake:mm_bug\"\nreference = \"fake:mm_ref\"\nlayouts = "
+      "[\"transposed\"]\n"
+      "[ops.schema]\ndims = { M = [1, 100], N = [1, 100], K = [1, 256] }\ninputs = { a = [\"M\", \"K\"], b = "
+      "[\"K\", \"N\"] }\n");
   const auto& op = config.ops.front();
   OpSession session(config, op, runners_.factory());
   auto original = make_case(op, {{"M", 70}, {"N", 45}, {"K", 200}}, 3);
@@ -287,7 +302,8 @@ TEST_F(MinimizeTest, LinkedDimsShrinkTogether) {
 TEST_F(MinimizeTest, InputsThatDisagreeWithTheSchemaAreNotSliced) {
   // A snapshot stored under another config: its x is [2, 50] while the case says N = 300. Slicing
   // to the case's dims used to read past the tensor.
-  const auto config = testing::fake_config(testing::cumsum_op("cumsum", "cumsum_no_carry", "M = [1, 16], N = [1, 825]"));
+  const auto config =
+      testing::fake_config(testing::cumsum_op("cumsum", "cumsum_no_carry", "M = [1, 16], N = [1, 825]"));
   const auto& op = config.ops.front();
   OpSession session(config, op, runners_.factory());
   auto original = make_case(op, {{"M", 2}, {"N", 50}}, 4);
@@ -306,10 +322,13 @@ TEST_F(MinimizeTest, InputsThatDisagreeWithTheSchemaAreNotSliced) {
   const auto from_client = minimize(session, client, options);
   ASSERT_TRUE(from_client) << from_client.error().message;
   EXPECT_EQ(from_client->minimized_case.inputs.at("x").shape, (tensor::Shape{1, 33}));
+  EXPECT_EQ(from_client->minimized_case.dims, (std::map<std::string, std::int64_t>{{"M", 1}, {"N", 33}}));
+  EXPECT_EQ(from_client->minimized.dims, from_client->minimized_case.dims);
 }
 
 TEST_F(MinimizeTest, APassingCaseIsAUsageError) {
-  const auto config = testing::fake_config(testing::cumsum_op("cumsum", "cumsum_ok", "M = [1, 4], N = [1, 64]"));
+  const auto config =
+      testing::fake_config(testing::cumsum_op("cumsum", "cumsum_ok", "M = [1, 4], N = [1, 64]"));
   const auto& op = config.ops.front();
   OpSession session(config, op, runners_.factory());
   const auto result = minimize(session, make_case(op, {{"M", 2}, {"N", 64}}, 1), {});

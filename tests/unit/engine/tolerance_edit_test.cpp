@@ -38,9 +38,10 @@ TEST(ToleranceEdit, ReplacesTheLineOfTheDtypeInTheRightOp) {
   const auto out = edit_tolerances_text(kTwoOps, "a", {row(tensor::DType::float32, 2.5e-6, 3e-5)});
   ASSERT_TRUE(out) << out.error().message;
   std::string expected = kTwoOps;
-  expected.replace(expected.find("float32 = { atol = 1e-5"),
-                   std::string("float32 = { atol = 1e-5, rtol = 1e-5 }  # keep me? no: this line is replaced").size(),
-                   "float32 = { atol = 2.5e-06, rtol = 3e-05 }");
+  expected.replace(
+      expected.find("float32 = { atol = 1e-5"),
+      std::string("float32 = { atol = 1e-5, rtol = 1e-5 }  # keep me? no: this line is replaced").size(),
+      "float32 = { atol = 2.5e-06, rtol = 3e-05 }");
   EXPECT_EQ(*out, expected);
 }
 
