@@ -158,6 +158,15 @@ std::string handle_message(DaemonState& state, std::span<const std::byte> bytes,
                                  "with the request",
                                  e.what())),
         type, id);
+  } catch (...) {
+    // Not a std::exception (a library's own type): still this request's failure, not the daemon's.
+    state.log(fmt::format("internal error in a {} request: an unknown exception",
+                          type.is_string() ? type.get<std::string>() : "?"));
+    return error_reply(
+        RequestError(WireError::internal,
+                     "internal error: an unknown exception; this is a bug in gpuemu, please report "
+                     "it with the request"),
+        type, id);
   }
 }
 

@@ -21,7 +21,7 @@ reference = "ref_cumsum.py"
 layouts = ["contiguous", "strided"]
 
 [ops.schema]
-dims = { M = [1, 4], N = [1, 4096] }
+dims = { M = [1, 4], N = [1, 256] }
 inputs = { x = ["M", "N"] }
 """
 
