@@ -144,6 +144,10 @@ struct ValidationConfig {
   int test_cases = 4;                 // cases per (op, dtype) for `gpuemu test`
   int fuzz_iterations = 100;          // default --iterations for `gpuemu fuzz`
   int worker_max_cases = 1000;        // warm workers are recycled after this many cases
+  // One case's tensors as full views (a zero stride counts as the whole view): 64 Mi elements,
+  // 1 GiB. Checked before anything is allocated (config/case_limits.hpp).
+  std::int64_t max_case_elements = std::int64_t{1} << 26;
+  std::int64_t max_case_bytes = std::int64_t{1} << 30;
 };
 
 struct PolicyConfig {

@@ -2,6 +2,7 @@
 // "did you mean", cycles are named), then each op's `implementations` expanded into results.
 #include <map>
 
+#include "config/case_limits.hpp"
 #include "config/sections.hpp"
 #include "config/suggest.hpp"
 
@@ -108,6 +109,14 @@ Expected<std::vector<OpConfig>> parse_ops(const Diagnostics& diag, const toml::t
   std::vector<OpConfig> ops;
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const OpSpec& spec = *TRY(resolver.resolve(i));
+    // Before any case is generated: a schema such as dims [1000000000000] or 2^24 x 2^24 would
+    // otherwise end in an allocation failure at the first case.
+    if (auto over = over_limits(largest_case(spec.op), CaseLimits::of(validation),
+                                "op '" + spec.op.name + "' at its largest (every dim at its maximum)")) {
+      const toml::node* schema = tables[i]->get("schema");
+      return diag.at(schema != nullptr ? schema->source() : tables[i]->source(), *over,
+                     "lower the sizes in its [ops.schema] (or shape), or raise the limit in [validation]");
+    }
     if (spec.implementations.empty()) {
       OpConfig op = spec.op;
       op.implementation.clear();

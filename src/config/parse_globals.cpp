@@ -67,7 +67,8 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "validation", empty));
   TRY(r.only_keys({"dtypes", "check_nan", "check_inf", "seed", "tolerances", "timeout", "python",
-                   "python_path", "test_cases", "fuzz_iterations", "worker_max_cases"}));
+                   "python_path", "test_cases", "fuzz_iterations", "worker_max_cases", "max_case_elements",
+                   "max_case_bytes"}));
   if (auto d = TRY(parse_dtype_list(r, "dtypes"))) v.dtypes = *d;
   if (auto b = TRY(r.boolean("check_nan"))) v.check_nan = *b;
   if (auto b = TRY(r.boolean("check_inf"))) v.check_inf = *b;
@@ -99,6 +100,16 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
   if (auto n = TRY(r.int_in_range("test_cases", 1, kMaxCasesPerOp))) v.test_cases = *n;
   if (auto n = TRY(r.int_in_range("fuzz_iterations", 1, kMaxCasesPerOp))) v.fuzz_iterations = *n;
   if (auto n = TRY(r.int_at_least("worker_max_cases", 1))) v.worker_max_cases = *n;
+  for (auto [key, limit] : {std::pair{"max_case_elements", &v.max_case_elements},
+                            std::pair{"max_case_bytes", &v.max_case_bytes}}) {
+    if (auto n = TRY(r.integer(key))) {
+      if (*n < 1) {
+        return diag.at(*r.node(key), "'" + std::string(key) + "' must be at least 1, got " + std::to_string(*n),
+                       "it bounds the size of one case; the default is " + std::to_string(*limit));
+      }
+      *limit = *n;
+    }
+  }
   return v;
 }
 

@@ -133,6 +133,10 @@ Result<Reply> test_cases(DaemonState& state, const Message& message, const Field
   const auto config = TRY(state.config(message.header));
   const auto* configured = TRY(state.op(*config, TRY(fields.string("op"))));
   const config::OpConfig op = TRY(request_op(*configured, fields));
+  const auto limits = TRY(request_limits(*config, fields));
+  TRY(check_case_size(config::largest_case(op), limits,
+                      fmt::format("{} request: op '{}' at its largest (every dim at its maximum)",
+                                  fields.request(), op.name)));
   const std::uint64_t master = engine::resolve_master_seed(TRY(fields.optional_seed("seed")), *config);
   const auto start = TRY(fields.optional_int("start", 0, std::int64_t{1} << 53)).value_or(0);
   // "values": every case drawn from one value distribution (as fuzz's); "mixed" or absent: all three.
@@ -147,6 +151,7 @@ Result<Reply> test_cases(DaemonState& state, const Message& message, const Field
     if (*distribution != rng::ValueDistribution::mixed) filter.distribution = *distribution;
   }
   Reply reply;
+  config::CaseSize reply_size;
   nlohmann::json cases = nlohmann::json::array();
   for (std::int64_t i = 0; i < count; ++i) {
     const auto index = static_cast<std::uint64_t>(start + i);
@@ -161,6 +166,14 @@ Result<Reply> test_cases(DaemonState& state, const Message& message, const Field
                      {"dims", c.dims},
                      {"shapes", shapes},
                      {"input_order", c.input_order}});
+    // The reply holds every case: together they stay within one case's byte limit.
+    for (const auto& [name, t] : c.inputs) reply_size.add(t.shape, tensor::dtype_size(t.dtype));
+    if (reply_size.bytes > limits.max_bytes) {
+      return reject(WireError::bad_request,
+                    fmt::format("{} request: the {} cases asked for hold more than {} bytes of inputs "
+                                "(max_case_bytes bounds a reply too); ask for fewer cases per batch",
+                                fields.request(), count, limits.max_bytes));
+    }
     add_tensors(reply, c.inputs, c.input_order, fmt::format("case/{}/input/", i));
   }
   reply.header["seed"] = std::to_string(master);

@@ -101,6 +101,10 @@ Result<Reply> validate_given_output(DaemonState& state, Message& message, const 
                     fields.request()));
   }
   const auto config = TRY(state.config(message.header));
+  // Before anything reads the tensors: a zero-stride view of a huge shape costs nothing to send
+  // and everything to materialise.
+  TRY(check_case_size(size_of({&c.inputs, &outputs}), TRY(request_limits(*config, fields)),
+                      fields.request() + " request: the case (input/* and output/* as full views)"));
   const auto* op = TRY(state.op(*config, TRY(fields.string("op"))));
   const std::uint64_t seed = engine::resolve_master_seed(TRY(fields.optional_seed("seed")), *config);
   const auto minimized_from = TRY(fields.optional_seed("minimized_from"));

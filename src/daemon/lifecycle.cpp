@@ -132,6 +132,14 @@ int worker_count(const RunOptions& options) {
   return options.workers;
 }
 
+int max_long_requests(const RunOptions& options) {
+  if (const char* env = std::getenv("GPUEMU_DAEMON_MAX_LONG_REQUESTS"); env && *env) {
+    const int n = std::atoi(env);
+    if (n >= 1 && n <= 256) return n;
+  }
+  return options.max_long_requests;
+}
+
 }  // namespace
 
 Expected<DaemonPaths> daemon_paths() {
@@ -187,7 +195,7 @@ Expected<void> run_daemon(const DaemonPaths& paths, const RunOptions& options) {
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     return std::unexpected(state.error());
   }
-  auto server = Server::listen(**state, {paths.url(), worker_count(options), 0600});
+  auto server = Server::listen(**state, {paths.url(), worker_count(options), 0600, max_long_requests(options)});
   if (!server) {
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     return std::unexpected(server.error());

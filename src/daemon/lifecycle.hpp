@@ -31,6 +31,7 @@ struct RunOptions {
   std::optional<std::filesystem::path> config;  // default project for requests without "config"
   bool log_to_stderr = true;                    // also mirror the log on stderr (foreground)
   int workers = 8;                              // GPUEMU_DAEMON_WORKERS overrides
+  int max_long_requests = 4;                    // GPUEMU_DAEMON_MAX_LONG_REQUESTS overrides
 };
 
 // Runs the daemon in this process until a shutdown request, SIGTERM or SIGINT; returns after the

@@ -96,4 +96,27 @@ tensor::NamedTensors take_tensors(Message& message, std::string_view prefix) {
   return out;
 }
 
+Result<config::CaseLimits> request_limits(const config::Config& config, const Fields& fields) {
+  auto limits = config::CaseLimits::of(config.validation);
+  const auto elements = TRY(fields.optional_int("max_case_elements", 1, limits.max_elements));
+  const auto bytes = TRY(fields.optional_int("max_case_bytes", 1, limits.max_bytes));
+  if (elements) limits.max_elements = *elements;
+  if (bytes) limits.max_bytes = *bytes;
+  return limits;
+}
+
+Result<void> check_case_size(const config::CaseSize& size, const config::CaseLimits& limits,
+                             const std::string& what) {
+  if (auto over = config::over_limits(size, limits, what)) return reject(WireError::bad_request, *over);
+  return {};
+}
+
+config::CaseSize size_of(std::initializer_list<const tensor::NamedTensors*> tensors) {
+  config::CaseSize size;
+  for (const auto* named : tensors) {
+    for (const auto& [name, t] : *named) size.add(t.shape, tensor::dtype_size(t.dtype));
+  }
+  return size;
+}
+
 }  // namespace gpuemu::daemon

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/case_limits.hpp"
 #include "config/config.hpp"
 #include "daemon/request.hpp"
 #include "engine/run_result.hpp"
@@ -37,5 +38,13 @@ Result<config::Runnable> runnable_field(const std::string& spelling, const confi
 
 // Moves the request's tensors named PREFIX + name out of it (large tensors are not copied), by name.
 tensor::NamedTensors take_tensors(Message& message, std::string_view prefix);
+
+// A request's case size limits: its config's ([validation] max_case_elements, max_case_bytes),
+// lowered (never raised) by the request's own "max_case_elements" / "max_case_bytes" fields.
+Result<config::CaseLimits> request_limits(const config::Config& config, const Fields& fields);
+// A bad_request naming the limit when `size` is over it (docs/protocol.md "Limits").
+Result<void> check_case_size(const config::CaseSize& size, const config::CaseLimits& limits, const std::string& what);
+// The size of named tensors as their full views (a zero stride counts as the whole view).
+config::CaseSize size_of(std::initializer_list<const tensor::NamedTensors*> tensors);
 
 }  // namespace gpuemu::daemon

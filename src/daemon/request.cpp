@@ -9,7 +9,7 @@
 namespace gpuemu::daemon {
 namespace {
 
-constexpr std::array<std::pair<WireError, std::string_view>, 10> kWireErrors = {{
+constexpr std::array<std::pair<WireError, std::string_view>, 11> kWireErrors = {{
     {WireError::bad_message, "bad_message"},
     {WireError::protocol_mismatch, "protocol_mismatch"},
     {WireError::bad_request, "bad_request"},
@@ -20,6 +20,7 @@ constexpr std::array<std::pair<WireError, std::string_view>, 10> kWireErrors = {
     {WireError::environment, "environment"},
     {WireError::shutting_down, "shutting_down"},
     {WireError::internal, "internal"},
+    {WireError::busy, "busy"},
 }};
 
 WireError from_error_kind(ErrorKind kind) {

@@ -31,6 +31,7 @@ enum class WireError {
   environment,
   shutting_down,
   internal,
+  busy,
 };
 std::string_view wire_error_name(WireError kind);
 std::optional<WireError> parse_wire_error(std::string_view name);

@@ -114,6 +114,21 @@ bool is_long_running(std::span<const std::byte> bytes) {
   return row && row->long_running;
 }
 
+std::string refusal_reply(std::span<const std::byte> bytes, const RequestError& error) {
+  nlohmann::json header;
+  if (bytes.size() >= run::kFramePrefixSize) {
+    std::uint32_t header_bytes = 0;
+    for (int i = 3; i >= 0; --i) header_bytes = (header_bytes << 8) | static_cast<std::uint8_t>(bytes[8 + i]);
+    if (header_bytes <= bytes.size() - run::kFramePrefixSize) {
+      const auto* begin = reinterpret_cast<const char*>(bytes.data() + run::kFramePrefixSize);
+      header = nlohmann::json::parse(begin, begin + header_bytes, nullptr, false);
+    }
+  }
+  if (!header.is_object()) return error_reply(error, nullptr, nullptr);
+  auto id = field_or_null(header, "id");
+  return error_reply(error, field_or_null(header, "type"), id.is_primitive() ? id : nlohmann::json());
+}
+
 std::string error_reply(const RequestError& error, const nlohmann::json& request_type,
                         const nlohmann::json& id) {
   nlohmann::json header = {{"ok", false},

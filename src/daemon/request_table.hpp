@@ -34,6 +34,10 @@ std::string handle_message(DaemonState& state, std::span<const std::byte> bytes,
 // anything unreadable is not long: handle_message answers it at once).
 bool is_long_running(std::span<const std::byte> bytes);
 
+// An error reply to a message the server refuses without handling it (e.g. `busy`), with the
+// message's type and id when its header can be read.
+std::string refusal_reply(std::span<const std::byte> bytes, const RequestError& error);
+
 // An encoded error reply (also used by the server when it cannot even read a message).
 std::string error_reply(const RequestError& error, const nlohmann::json& request_type,
                         const nlohmann::json& id);

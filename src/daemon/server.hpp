@@ -15,6 +15,8 @@ namespace gpuemu::daemon {
 struct ServerOptions {
   std::string url;  // ipc:///path/gpuemu.sock
   int workers = 8;  // requests served at once
+  // Long requests (fuzz, test, ...) running at once; one more is answered `busy`.
+  int max_long_requests = 4;
   int ipc_permissions = 0600;
 };
 

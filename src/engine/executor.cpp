@@ -11,6 +11,7 @@
 
 #include "engine/load_check.hpp"
 #include "engine/op_session.hpp"
+#include "run/cancel.hpp"
 
 namespace gpuemu::engine {
 namespace {
@@ -97,6 +98,8 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
   std::atomic<std::size_t> first_failure{items.size()};
   std::atomic<bool> stop{false};
   std::atomic<bool> out_of_time{false};
+  std::atomic<bool> cancelled{false};
+  const run::CancelToken cancel = run::current_cancel();  // the caller's: a daemon request's
   std::mutex mutex;  // guards fatal, sink, progress and the counters below
   std::optional<Error> fatal;
   std::vector<std::size_t> done(plan.ops.size(), 0);
@@ -104,8 +107,13 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
   std::vector<std::pair<std::size_t, CutCase>> cut;  // (plan position, case)
 
   auto worker = [&] {
+    const run::CancelScope scope(cancel);
     std::map<std::size_t, std::unique_ptr<OpSession>> sessions;
     while (!stop) {
+      if (run::cancel_requested()) {
+        cancelled = true;
+        return;
+      }
       const std::size_t index = next.fetch_add(1);
       if (index >= items.size()) return;
       if (plan.fail_fast && index > first_failure.load()) return;
@@ -120,6 +128,10 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
         if (plan.deadline) session->set_stop_at(*plan.deadline);
       }
       auto record = session->run_seed(item.seed);
+      if (run::cancel_requested()) {  // the case was interrupted: its record is no result
+        cancelled = true;
+        return;
+      }
       if (record) record->index = item.case_index;
       std::lock_guard lock(mutex);
       if (!record) {
@@ -163,6 +175,9 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
   } else {
     std::vector<std::jthread> pool;
     for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+  }
+  if (cancelled) {  // before `fatal`: an interrupted case may have ended in an error too
+    return fail(ErrorKind::io, "the run was cancelled: its client disconnected or the daemon is stopping");
   }
   if (fatal) return std::unexpected(*fatal);
 

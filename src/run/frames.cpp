@@ -12,6 +12,9 @@ namespace {
 
 using nlohmann::json;
 
+// The bytes one message may name in segments, in total: as much as a socket message may carry.
+constexpr std::uint64_t kMaxSegmentBytes = std::uint64_t{4} << 30;
+
 void put_u32(std::byte* out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
 }
@@ -37,18 +40,26 @@ Expected<std::vector<std::int64_t>> ints(const json& j, const char* key, const s
   return out;
 }
 
-// Holds a lent segment while tensors view it; hands it back to the worker when the last goes.
-struct Lease {
-  std::shared_ptr<const MappedSegment> mapped;
-  std::shared_ptr<SegmentReleases> releases;
-  Lease(std::shared_ptr<const MappedSegment> m, std::shared_ptr<SegmentReleases> r)
-      : mapped(std::move(m)), releases(std::move(r)) {}
-  Lease(const Lease&) = delete;
-  Lease& operator=(const Lease&) = delete;
-  ~Lease() {
-    try {
-      releases->add(mapped->path());
-    } catch (...) {  // out of memory: the worker makes a new segment instead
+// A tensor's copy of its bytes from a segment, and the segment's name, which the view carries
+// (Storage::segment) so the tensor can be passed on to a worker by name instead of by value.
+struct SegmentCopy {
+  std::shared_ptr<const std::byte[]> bytes;
+  std::string path;
+};
+
+// Hands the lent segments a message named back to the worker once their bytes are copied, also
+// when decoding fails half-way: nothing of ours points into them any more.
+struct ReleaseLent {
+  SegmentUse use;
+  SegmentReleases* releases;
+  std::vector<std::string> paths;
+  ~ReleaseLent() {
+    if (use != SegmentUse::lend || releases == nullptr) return;
+    for (auto& path : paths) {
+      try {
+        releases->add(std::move(path));
+      } catch (...) {  // out of memory: the worker makes a new segment instead
+      }
     }
   }
 };
@@ -154,11 +165,9 @@ Expected<Tensors> decode_tensor_entries(const json& header, const TensorSource& 
   const json& list = header.contains("tensors") ? header["tensors"] : json::array();
   if (!list.is_array()) return fail(ErrorKind::parse, fmt::format("{}: \"tensors\" must be a list", what));
   Tensors tensors;
-  struct Held {
-    std::shared_ptr<const MappedSegment> mapped;
-    std::shared_ptr<const void> keeper;  // the mapping, or a Lease on it
-  };
-  std::map<std::string, Held> segments;  // each file mapped once per message
+  std::map<std::string, OpenSegment> segments;  // each file opened once per message
+  std::uint64_t copied = 0;  // bytes read from segments so far, within kMaxSegmentBytes
+  ReleaseLent release{source.segments, source.releases.get(), {}};
   for (const auto& entry : list) {
     if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string()) {
       return fail(ErrorKind::parse, fmt::format("{} sent a tensor entry without a \"name\"", what));
@@ -186,32 +195,37 @@ Expected<Tensors> decode_tensor_entries(const json& header, const TensorSource& 
     auto nbytes = entry["nbytes"].get<std::uint64_t>();
     std::span<const std::byte> bytes = source.payload;
     std::shared_ptr<const void> keeper = source.keeper;
-    std::string_view segment_name;
     if (entry.contains("segment")) {
       if (!entry["segment"].is_string()) {
         return fail(ErrorKind::parse, fmt::format("{}: \"segment\" must be a file path", tensor_what));
       }
       const std::string path = entry["segment"].get<std::string>();
-      auto& held = segments[path];
-      if (!held.mapped) {
-        held.mapped = TRY(map_segment(path, source.segments, tensor_what));
-        held.keeper = held.mapped;
-        if (source.segments == SegmentUse::lend && source.releases) {
-          held.keeper = std::make_shared<const Lease>(held.mapped, source.releases);
-        }
+      auto it = segments.find(path);
+      if (it == segments.end()) {
+        it = segments.emplace(path, TRY(OpenSegment::open(path, source.segments, tensor_what))).first;
+        release.paths.push_back(path);
       }
-      bytes = held.mapped->bytes();
-      keeper = held.keeper;
-      segment_name = held.mapped->path();
+      if (nbytes > kMaxSegmentBytes - copied) {
+        return fail(ErrorKind::parse, fmt::format("{}: the message's segments name more than {} bytes in total "
+                                                  "(docs/protocol.md \"Limits\")",
+                                                  tensor_what, kMaxSegmentBytes));
+      }
+      copied += nbytes;
+      // A copy of exactly the bytes the entry names: the sender may shrink or refill its file at any
+      // time, and the tensor must neither fault nor change under us (docs/protocol.md).
+      auto copy = std::make_shared<SegmentCopy>(SegmentCopy{TRY(it->second.read(offset, nbytes, tensor_what)), path});
+      // A lent segment is refilled once released (now), so only a borrowed one is named on.
+      const bool named = source.segments == SegmentUse::borrow;
+      t.data = tensor::Storage::view(copy, {copy->bytes.get(), static_cast<std::size_t>(nbytes)},
+                                     named ? std::string_view(copy->path) : std::string_view(), offset);
+    } else {
+      if (offset > bytes.size() || nbytes > bytes.size() - offset) {
+        return fail(ErrorKind::parse,
+                    fmt::format("{} lies outside the frame's {} payload bytes (offset {}, nbytes {})", tensor_what,
+                                bytes.size(), offset, nbytes));
+      }
+      t.data = tensor::Storage::view(keeper, bytes.subspan(offset, nbytes));
     }
-    if (offset > bytes.size() || nbytes > bytes.size() - offset) {
-      const bool in_payload = segment_name.empty();
-      return fail(ErrorKind::parse,
-                  fmt::format("{} lies outside {} {} {} (offset {}, nbytes {})", tensor_what,
-                              in_payload ? "the frame's" : "its segment's", bytes.size(),
-                              in_payload ? "payload bytes" : "bytes", offset, nbytes));
-    }
-    t.data = tensor::Storage::view(keeper, bytes.subspan(offset, nbytes), segment_name, offset);
     TRY(tensor::validate_view(t, tensor_what));
     if (tensors.contains(name)) return fail(ErrorKind::parse, fmt::format("{} appears twice", tensor_what));
     tensors.emplace(name, std::move(t));

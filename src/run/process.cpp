@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 
+#include "run/cancel.hpp"
 #include "run/spawn.hpp"
 #include "run/tail_buffer.hpp"
 
@@ -82,8 +83,8 @@ Expected<ProcessResult> run_process(const ProcessSpec& spec) {
     if (exited && !child.stdout_r.valid() && !child.stderr_r.valid()) break;
     const auto now = Clock::now();
     if (exited && now >= drain_deadline) break;
-    if (!exited && now >= deadline) {
-      result.timed_out = true;
+    if (!exited && (now >= deadline || cancel_requested())) {
+      result.timed_out = true;  // cancelled: the caller reports nothing of this run
       break;
     }
 
@@ -108,6 +109,7 @@ Expected<ProcessResult> run_process(const ProcessSpec& spec) {
     }
     int wait_ms = exited ? poll_timeout_ms(drain_deadline, 1000)
                          : poll_timeout_ms(deadline, child.pidfd.valid() ? 1000 : kExitPollMs);
+    if (current_cancel()) wait_ms = std::min(wait_ms, kCancelPollMs);
     int ready = ::poll(fds.data(), n, wait_ms);
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;

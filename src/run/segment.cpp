@@ -1,5 +1,5 @@
-// Mapping shared-memory segments (segment.hpp): the checks that keep a peer from pointing us at
-// arbitrary files, and a cache of read-only shared mappings that peers refill request after request.
+// Reading shared-memory segments (segment.hpp): the checks that keep a peer from pointing us at
+// arbitrary files, and copies of exactly the bytes a tensor names, so no peer can fault our memory.
 #include "run/segment.hpp"
 
 #include <dirent.h>
@@ -13,49 +13,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <map>
+#include <limits>
+#include <new>
 #include <string_view>
 
 namespace gpuemu::run {
-namespace {
-
-constexpr std::size_t kCachedMappings = 16;
-
-// Mappings by (device, inode): a peer's file keeps its inode while it is refilled, and an inode
-// cannot be reused while we hold the file open.
-struct MappingCache {
-  std::mutex mutex;
-  std::map<std::pair<dev_t, ino_t>, std::pair<std::shared_ptr<const MappedSegment>, std::uint64_t>> entries;
-  std::uint64_t clock = 0;
-
-  // Forgets files that were removed, then the least recently used beyond the limit.
-  void trim() {
-    std::erase_if(entries, [](const auto& entry) { return !entry.second.first->still_linked(); });
-    while (entries.size() > kCachedMappings) {
-      auto oldest = std::min_element(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-        return a.second.second < b.second.second;
-      });
-      entries.erase(oldest);
-    }
-  }
-};
-
-MappingCache& cache() {
-  static MappingCache instance;
-  return instance;
-}
-
-}  // namespace
-
-MappedSegment::~MappedSegment() {
-  if (size_ != 0) ::munmap(const_cast<std::byte*>(bytes_), size_);
-  ::close(fd_);
-}
-
-bool MappedSegment::still_linked() const {
-  struct stat st {};
-  return ::fstat(fd_, &st) == 0 && st.st_nlink > 0;
-}
 
 void SegmentReleases::add(std::string path) {
   std::lock_guard lock(mutex_);
@@ -67,8 +29,23 @@ std::vector<std::string> SegmentReleases::take() {
   return std::exchange(paths_, {});
 }
 
-Expected<std::shared_ptr<const MappedSegment>> map_segment(const std::string& path, SegmentUse use,
-                                                           const std::string& what) {
+namespace {
+
+// Memory for a copy, never value-initialised (every byte is overwritten by the read). Large
+// copies get their pages in one go (MAP_POPULATE) instead of one fault per page during the read,
+// which costs as much as the copy itself; they are unmapped when the last tensor lets go.
+std::shared_ptr<std::byte[]> allocate(std::uint64_t nbytes) {
+  constexpr std::uint64_t kPopulateFrom = std::uint64_t{1} << 20;
+  if (nbytes < kPopulateFrom) return std::shared_ptr<std::byte[]>(new (std::nothrow) std::byte[std::max<std::uint64_t>(nbytes, 1)]);
+  if (nbytes > std::numeric_limits<std::size_t>::max()) return nullptr;
+  void* at = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (at == MAP_FAILED) return nullptr;
+  return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(at), [nbytes](std::byte* p) { ::munmap(p, nbytes); });
+}
+
+}  // namespace
+
+Expected<OpenSegment> OpenSegment::open(const std::string& path, SegmentUse use, const std::string& what) {
   if (use == SegmentUse::refuse) {
     return fail(ErrorKind::parse, fmt::format("{} named shared-memory segment '{}' where none is allowed "
                                               "(send the tensor in the payload)",
@@ -84,7 +61,8 @@ Expected<std::shared_ptr<const MappedSegment>> map_segment(const std::string& pa
                     "(docs/protocol.md \"Shared-memory segments\")",
                     what, path, kSegmentDir, kSegmentPrefix));
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer that never comes.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     return fail(ErrorKind::io,
                 fmt::format("{} named segment '{}', which cannot be opened: {} (a client whose "
@@ -99,36 +77,45 @@ Expected<std::shared_ptr<const MappedSegment>> map_segment(const std::string& pa
                 fmt::format("{} named segment '{}', which is not a regular file of this user with mode 0600",
                             what, path));
   }
-  const auto size = static_cast<std::size_t>(st.st_size);
-  auto& c = cache();
-  std::lock_guard lock(c.mutex);
-  const auto key = std::make_pair(st.st_dev, st.st_ino);
-  if (auto it = c.entries.find(key); it != c.entries.end() && it->second.first->bytes().size() == size) {
-    ::close(fd);
-    it->second.second = ++c.clock;
-    return it->second.first;
-  }
-  const std::byte* bytes = nullptr;
-  if (size != 0) {
-    void* at = ::mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-    if (at == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      return fail(ErrorKind::io, fmt::format("{} named segment '{}' ({} bytes), which cannot be mapped: {}",
-                                             what, path, size, std::strerror(err)));
-    }
-    bytes = static_cast<const std::byte*>(at);
-  }
-  auto mapped = std::make_shared<const MappedSegment>(path, fd, bytes, size);
-  c.entries[key] = {mapped, ++c.clock};
-  c.trim();
-  return mapped;
+  return OpenSegment(path, fd, static_cast<std::uint64_t>(st.st_size));
 }
 
-void forget_removed_segments() {
-  auto& c = cache();
-  std::lock_guard lock(c.mutex);
-  c.trim();
+OpenSegment::OpenSegment(OpenSegment&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), size_(other.size_) {}
+
+OpenSegment::~OpenSegment() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<std::shared_ptr<const std::byte[]>> OpenSegment::read(std::uint64_t offset, std::uint64_t nbytes,
+                                                               const std::string& what) const {
+  if (offset > size_ || nbytes > size_ - offset) {
+    return fail(ErrorKind::parse, fmt::format("{} lies outside its segment's {} bytes (offset {}, nbytes {})",
+                                              what, size_, offset, nbytes));
+  }
+  std::shared_ptr<std::byte[]> copy = allocate(nbytes);
+  if (!copy) {
+    return fail(ErrorKind::io,
+                fmt::format("{}: no memory for a copy of its {} bytes in segment '{}'", what, nbytes, path_));
+  }
+  std::uint64_t done = 0;
+  while (done < nbytes) {
+    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(nbytes - done, 1u << 30));
+    const ssize_t n = ::pread(fd_, copy.get() + done, chunk, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return fail(ErrorKind::io,
+                  fmt::format("{}: reading segment '{}' failed: {}", what, path_, std::strerror(errno)));
+    }
+    if (n == 0) {
+      return fail(ErrorKind::parse,
+                  fmt::format("{}: segment '{}' shrank to {} bytes while it was read (offset {}, nbytes {}); "
+                              "a client must leave its segment unchanged until the reply is in",
+                              what, path_, offset + done, offset, nbytes));
+    }
+    done += static_cast<std::uint64_t>(n);
+  }
+  return std::shared_ptr<const std::byte[]>(std::move(copy));
 }
 
 int remove_segments_of(long pid) {

@@ -1,5 +1,5 @@
 // Shared-memory segments (docs/protocol.md "Shared-memory segments"): files under /dev/shm that a
-// peer on the same machine writes tensors into, so large tensors cross processes without copies.
+// peer on the same machine writes tensors into, so large tensors skip the socket and the pipes.
 #pragma once
 
 #include <cstddef>
@@ -17,28 +17,6 @@ namespace gpuemu::run {
 // Where segments live and what their file names start with; anything else is refused.
 inline constexpr const char* kSegmentDir = "/dev/shm/";
 inline constexpr const char* kSegmentPrefix = "gpuemu-";
-
-// A segment mapped read-only into this process; unmapped when the last reference goes. It keeps
-// the file open, so its inode cannot be reused while it is mapped.
-class MappedSegment {
- public:
-  MappedSegment(std::string path, int fd, const std::byte* bytes, std::size_t size)
-      : path_(std::move(path)), fd_(fd), bytes_(bytes), size_(size) {}
-  ~MappedSegment();
-  MappedSegment(const MappedSegment&) = delete;
-  MappedSegment& operator=(const MappedSegment&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::span<const std::byte> bytes() const { return {bytes_, size_}; }
-  // False once the file was removed (its owner closed it): the mapping then serves no one new.
-  bool still_linked() const;
-
- private:
-  std::string path_;
-  int fd_;
-  const std::byte* bytes_;
-  std::size_t size_;
-};
 
 // Segments a warm worker lent us that we no longer read: the next call hands them back
 // ("released"), so the worker refills them instead of making new files. Thread-safe.
@@ -59,16 +37,32 @@ enum class SegmentUse {
   lend,    // the sender (a worker) lends it until we release it through a SegmentReleases
 };
 
-// Maps `path` read-only after checking it is a segment of ours: /dev/shm/gpuemu-*, a regular
-// file owned by this user with no group or other permissions. Mappings are kept and reused while
-// the file exists (peers refill the same file for every request; mapping 64 MiB costs ~5 ms).
-// `what` names the sender in errors.
-Expected<std::shared_ptr<const MappedSegment>> map_segment(const std::string& path, SegmentUse use,
-                                                           const std::string& what);
+// A segment opened for reading after checking it is one of ours: /dev/shm/gpuemu-*, a regular
+// file owned by this user with no group or other permissions. Opened without blocking (a FIFO
+// of that name is refused, never waited on) and never mapped: a peer can shrink or rewrite its
+// file at any time, and a mapping would turn that into a SIGBUS of the reader. Closed with it.
+class OpenSegment {
+ public:
+  // `what` names the sender in errors.
+  static Expected<OpenSegment> open(const std::string& path, SegmentUse use, const std::string& what);
+  OpenSegment(OpenSegment&& other) noexcept;
+  OpenSegment& operator=(OpenSegment&&) = delete;
+  OpenSegment(const OpenSegment&) = delete;
+  ~OpenSegment();
 
-// Drops cached mappings of files that were removed (a client that closed), so their memory is
-// freed without waiting for the next segment; cheap (one fstat per cached mapping).
-void forget_removed_segments();
+  const std::string& path() const { return path_; }
+  std::uint64_t size() const { return size_; }  // at open time
+  // A copy of [offset, offset + nbytes) in memory this process owns. The range must lie in the
+  // file as it was opened; a file that shrank since is an error naming `what`, never a signal.
+  Expected<std::shared_ptr<const std::byte[]>> read(std::uint64_t offset, std::uint64_t nbytes,
+                                                    const std::string& what) const;
+
+ private:
+  OpenSegment(std::string path, int fd, std::uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
 
 // Removes the segments a process (pid) created, e.g. a killed worker's; returns how many.
 int remove_segments_of(long pid);

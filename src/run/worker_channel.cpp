@@ -2,6 +2,8 @@
 // pipe while the worker waits on another.
 #include "run/worker_channel.hpp"
 
+#include "run/cancel.hpp"
+
 #include <poll.h>
 #include <unistd.h>
 
@@ -99,6 +101,10 @@ WorkerChannel::Status WorkerChannel::exchange(const OutgoingFrame* request, Inco
     const auto now = Clock::now();
     if (exited && now >= drain_deadline) return Status::exited;
     if (!exited && now >= deadline) return Status::timed_out;
+    if (!exited && cancel_requested()) {
+      error_ = "cancelled";  // the caller stops the worker as after a timeout and reports nothing
+      return Status::timed_out;
+    }
 
     std::array<pollfd, 4> fds{};
     nfds_t n = 0;
@@ -115,6 +121,7 @@ WorkerChannel::Status WorkerChannel::exchange(const OutgoingFrame* request, Inco
     if (!exited && child_.pidfd.valid()) fds[n++] = {child_.pidfd.get(), POLLIN, 0};
     int wait_ms = exited ? poll_timeout_ms(drain_deadline, 1000)
                          : poll_timeout_ms(deadline, child_.pidfd.valid() ? 1000 : 10);
+    if (current_cancel()) wait_ms = std::min(wait_ms, kCancelPollMs);
     int ready = ::poll(fds.data(), n, wait_ms);
     if (ready < 0 && errno != EINTR) {
       error_ = std::string("poll failed: ") + std::strerror(errno);

@@ -1,6 +1,6 @@
 // Tests for shared-memory segments (run/segment.hpp) and tensor entries that name them
-// (decode_tensor_entries with a TensorSource): borrow keeps the file, lend hands it back once its
-// last view goes, and every file that is not one of ours is refused with a message naming it.
+// (decode_tensor_entries with a TensorSource): tensors are copies of the bytes they name, borrow keeps
+// the file, lend hands it back, and every file that is not one of ours is refused naming it.
 #include "run/segment.hpp"
 
 #include <fcntl.h>
@@ -45,7 +45,7 @@ json entry_in(const std::string& segment, std::uint64_t offset, std::uint64_t nb
           {"offset", offset}, {"nbytes", nbytes},   {"segment", segment}};
 }
 
-TEST(Segment, BorrowedEntryIsAViewOfTheFile) {
+TEST(Segment, BorrowedEntryIsACopyOfTheBytesItNamesAndKeepsTheFileName) {
   SegmentFile file({1.0f, 2.0f, 3.0f});
   const json header = {{"tensors", json::array({entry_in(file.path, 4, 8)})}};
   auto tensors =
@@ -53,13 +53,20 @@ TEST(Segment, BorrowedEntryIsAViewOfTheFile) {
   ASSERT_TRUE(tensors) << tensors.error().message;
   const auto& x = tensors->at("x");
   EXPECT_EQ(x.to_doubles(), (std::vector<double>{2.0, 3.0}));
-  EXPECT_TRUE(x.data.is_view());
-  EXPECT_EQ(x.data.segment(), file.path);
+  EXPECT_EQ(x.data.segment(), file.path);  // passed on to a worker by name
   EXPECT_EQ(x.data.segment_offset(), 4u);
   EXPECT_TRUE(std::filesystem::exists(file.path));  // borrowed: the client's file stays
+  // The client refills or shrinks its file: the tensor keeps the bytes it had (a copy, never a
+  // mapping the client could fault).
+  const int fd = ::open(file.path.c_str(), O_WRONLY);
+  const float nine = 9.0f;
+  ASSERT_EQ(::pwrite(fd, &nine, 4, 4), 4);
+  ASSERT_EQ(::ftruncate(fd, 0), 0);
+  ::close(fd);
+  EXPECT_EQ(x.to_doubles(), (std::vector<double>{2.0, 3.0}));
 }
 
-TEST(Segment, LentSegmentIsReleasedWhenItsLastTensorGoes) {
+TEST(Segment, LentSegmentIsReleasedOnceCopiedAndNotNamedOn) {
   SegmentFile file({4.0f, 5.0f});
   const json header = {{"tensors", json::array({entry_in(file.path, 0, 8)})}};
   auto releases = std::make_shared<SegmentReleases>();
@@ -67,35 +74,56 @@ TEST(Segment, LentSegmentIsReleasedWhenItsLastTensorGoes) {
                                        "worker", "output");
   ASSERT_TRUE(tensors) << tensors.error().message;
   EXPECT_TRUE(std::filesystem::exists(file.path));  // lent, not given: the worker refills it later
-  auto kept = tensors->at("x");
-  tensors->clear();
-  EXPECT_TRUE(releases->take().empty());  // a tensor still reads it
-  EXPECT_EQ(kept.to_doubles(), (std::vector<double>{4.0, 5.0}));
-  kept = {};
   EXPECT_EQ(releases->take(), std::vector<std::string>{file.path});
-  EXPECT_TRUE(releases->take().empty());
+  EXPECT_TRUE(tensors->at("x").data.segment().empty());
+  EXPECT_EQ(tensors->at("x").to_doubles(), (std::vector<double>{4.0, 5.0}));
 }
 
-TEST(Segment, MappingsAreReusedWhileTheFileLivesAndSeeItsNewContents) {
-  SegmentFile file({1.0f, 2.0f});
-  auto first = map_segment(file.path, SegmentUse::borrow, "client");
-  ASSERT_TRUE(first) << first.error().message;
+TEST(Segment, LentSegmentIsReleasedWhenDecodingFails) {
+  SegmentFile file({4.0f, 5.0f});
+  json bad = entry_in(file.path, 0, 8);
+  bad["name"] = "y";
+  bad["shape"] = {3};  // 12 bytes of view in 8
+  const json header = {{"tensors", json::array({entry_in(file.path, 0, 8), bad})}};
+  auto releases = std::make_shared<SegmentReleases>();
+  auto tensors = decode_tensor_entries(header, TensorSource{{}, nullptr, SegmentUse::lend, releases},
+                                       "worker", "output");
+  EXPECT_FALSE(tensors);
+  EXPECT_EQ(releases->take(), std::vector<std::string>{file.path});
+}
+
+TEST(Segment, ReadsOnlyTheNamedBytesOfASparseFile) {
+  // A 16-byte tensor at the end of a 1 GiB sparse file: only 16 bytes are read, nothing is mapped.
+  SegmentFile file({});
   const int fd = ::open(file.path.c_str(), O_WRONLY);
-  const float nine = 9.0f;
-  ASSERT_EQ(::pwrite(fd, &nine, 4, 0), 4);  // the client refills its file for the next request
+  ASSERT_EQ(::ftruncate(fd, std::int64_t{1} << 30), 0);
   ::close(fd);
-  auto second = map_segment(file.path, SegmentUse::borrow, "client");
-  ASSERT_TRUE(second) << second.error().message;
-  EXPECT_EQ(first->get(), second->get());
-  float seen = 0;
-  std::memcpy(&seen, (*second)->bytes().data(), 4);
-  EXPECT_EQ(seen, 9.0f);
-  EXPECT_TRUE((*second)->still_linked());
-  ::unlink(file.path.c_str());
-  EXPECT_FALSE((*second)->still_linked());
-  forget_removed_segments();  // the cache lets go; our own references still read the old pages
-  std::memcpy(&seen, (*first)->bytes().data() + 4, 4);
-  EXPECT_EQ(seen, 2.0f);
+  auto seg = OpenSegment::open(file.path, SegmentUse::borrow, "client");
+  ASSERT_TRUE(seg) << seg.error().message;
+  EXPECT_EQ(seg->size(), std::uint64_t{1} << 30);
+  auto bytes = seg->read((std::uint64_t{1} << 30) - 16, 16, "tensor");
+  ASSERT_TRUE(bytes) << bytes.error().message;
+  EXPECT_EQ((*bytes)[15], std::byte{0});
+}
+
+TEST(Segment, AFileThatShrankIsAnErrorNotASignal) {
+  SegmentFile file(std::vector<float>(1024, 1.0f));
+  auto seg = OpenSegment::open(file.path, SegmentUse::borrow, "client");
+  ASSERT_TRUE(seg) << seg.error().message;
+  ASSERT_EQ(::truncate(file.path.c_str(), 100), 0);
+  auto bytes = seg->read(0, 4096, "tensor 'x'");
+  ASSERT_FALSE(bytes);
+  EXPECT_NE(bytes.error().message.find("shrank to 100 bytes while it was read"), std::string::npos)
+      << bytes.error().message;
+}
+
+TEST(Segment, AFifoIsRefusedWithoutWaitingForAWriter) {
+  const std::string path = fmt::format("{}{}test-fifo-{}", kSegmentDir, kSegmentPrefix, ::getpid());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  auto seg = OpenSegment::open(path, SegmentUse::borrow, "client");  // blocked for ever before
+  ::unlink(path.c_str());
+  ASSERT_FALSE(seg);
+  EXPECT_NE(seg.error().message.find("not a regular file"), std::string::npos) << seg.error().message;
 }
 
 TEST(Segment, RemovesTheSegmentsOfOneProcess) {
