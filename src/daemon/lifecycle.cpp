@@ -195,7 +195,10 @@ Expected<void> run_daemon(const DaemonPaths& paths, const RunOptions& options) {
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     return std::unexpected(state.error());
   }
-  auto server = Server::listen(**state, {paths.url(), worker_count(options), 0600, max_long_requests(options)});
+  auto server = Server::listen(**state, {.url = paths.url(),
+                                         .workers = worker_count(options),
+                                         .max_long_requests = max_long_requests(options),
+                                         .ipc_permissions = 0600});
   if (!server) {
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     return std::unexpected(server.error());

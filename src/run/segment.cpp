@@ -90,8 +90,9 @@ OpenSegment::~OpenSegment() {
 Expected<std::shared_ptr<const std::byte[]>> OpenSegment::read(std::uint64_t offset, std::uint64_t nbytes,
                                                                const std::string& what) const {
   if (offset > size_ || nbytes > size_ - offset) {
-    return fail(ErrorKind::parse, fmt::format("{} lies outside its segment's {} bytes (offset {}, nbytes {})",
-                                              what, size_, offset, nbytes));
+    return fail(ErrorKind::parse,
+                fmt::format("{} lies outside its segment's {} bytes (segment '{}', offset {}, nbytes {})", what,
+                            size_, path_, offset, nbytes));
   }
   std::shared_ptr<std::byte[]> copy = allocate(nbytes);
   if (!copy) {
