@@ -28,6 +28,19 @@ enum class ExecutionMode : int { script_based = 0, client_side = 1, daemon_orche
 std::string_view execution_mode_name(ExecutionMode mode);
 std::optional<ExecutionMode> parse_execution_mode(std::string_view name);
 
+// The tensors an op's (or reference's) callable receives and may return (docs/frameworks.md).
+// Numbers are persisted: never renumber.
+enum class Framework : int { numpy = 0, pytorch = 1, jax = 2, tensorflow = 3 };
+std::string_view framework_name(Framework framework);
+std::optional<Framework> parse_framework(std::string_view name);
+
+// Whether an op's Triton kernels (triton_interpret) or Pallas kernels (pallas_interpret) run
+// under their CPU interpreter: `automatic` = the interpreter unless the framework sees a GPU.
+// Numbers are persisted: never renumber.
+enum class InterpretMode : int { automatic = 0, always = 1, never = 2 };
+std::string_view interpret_mode_name(InterpretMode mode);
+std::optional<InterpretMode> parse_interpret_mode(std::string_view name);
+
 // Shape of an input of an op that has no [ops.schema] and declares no `shape` (docs/configuration.md).
 inline const std::vector<std::int64_t> kDefaultInputShape = {4, 64};
 
@@ -106,6 +119,13 @@ struct OpConfig {
   std::optional<double> timeout_secs;                // per-case; defaults to [validation].timeout
   std::string source;                                // "kernels/softmax.cu:42" or a path, for reports
   bool persistent = false;  // scripts of this op opt in to warm mode (also on the Runnables)
+  // What the op's callable receives: its own `framework`, else a written [project] framework,
+  // else numpy (docs/configuration.md, "Frameworks"). The reference gets reference_framework.
+  Framework framework = Framework::numpy;
+  bool framework_written = false;  // this op (or the op it extends) wrote `framework`
+  Framework reference_framework = Framework::numpy;
+  InterpretMode triton_interpret = InterpretMode::automatic;  // defaults to [validation]'s
+  InterpretMode pallas_interpret = InterpretMode::automatic;  // defaults to [validation]'s
   SourceLocation location;  // of the [[ops]] table
 };
 
@@ -129,7 +149,8 @@ struct KernelConfig {
 struct ProjectConfig {
   std::string name;
   std::string version = "0.0.0";
-  std::string framework = "pytorch";
+  std::string framework = "pytorch";  // the seed's default; applies to ops only when written
+  bool framework_written = false;     // some config file set [project] framework
 };
 
 struct ValidationConfig {
@@ -148,6 +169,8 @@ struct ValidationConfig {
   // 1 GiB. Checked before anything is allocated (config/case_limits.hpp).
   std::int64_t max_case_elements = std::int64_t{1} << 26;
   std::int64_t max_case_bytes = std::int64_t{1} << 30;
+  InterpretMode triton_interpret = InterpretMode::automatic;  // the ops' default
+  InterpretMode pallas_interpret = InterpretMode::automatic;  // the ops' default
 };
 
 struct PolicyConfig {

@@ -56,8 +56,9 @@ Expected<ProjectConfig> parse_project(const Diagnostics& diag, const toml::table
   TRY(r.only_keys({"name", "version", "framework"}));
   project.name = TRY(r.required_string("name", "\"my-project\"")).value;
   if (auto v = TRY(r.string("version"))) project.version = *v;
-  if (auto f = TRY(parse_choice(r, "framework", {"pytorch", "jax", "tensorflow"}, "frameworks"))) {
-    project.framework = *f;
+  if (auto f = TRY(parse_framework_key(r, "framework"))) {
+    project.framework = std::string(framework_name(*f));
+    project.framework_written = true;
   }
   return project;
 }
@@ -68,7 +69,9 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
   const TableReader r = TRY(root_section(diag, root, "validation", empty));
   TRY(r.only_keys({"dtypes", "check_nan", "check_inf", "seed", "tolerances", "timeout", "python",
                    "python_path", "test_cases", "fuzz_iterations", "worker_max_cases", "max_case_elements",
-                   "max_case_bytes"}));
+                   "max_case_bytes", "triton_interpret", "pallas_interpret"}));
+  if (auto m = TRY(parse_interpret_key(r, "triton_interpret"))) v.triton_interpret = *m;
+  if (auto m = TRY(parse_interpret_key(r, "pallas_interpret"))) v.pallas_interpret = *m;
   if (auto d = TRY(parse_dtype_list(r, "dtypes"))) v.dtypes = *d;
   if (auto b = TRY(r.boolean("check_nan"))) v.check_nan = *b;
   if (auto b = TRY(r.boolean("check_inf"))) v.check_inf = *b;

@@ -137,9 +137,39 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table, con
   OpConfig& op = spec.op;
   op.name = TRY(TableReader(diag, table, "[[ops]]").required_string("name", "\"matmul\"")).value;
   const TableReader r(diag, table, "[[ops]] '" + op.name + "'");
-  TRY(r.only_keys({"name", "extends", "implementations", "module", "reference", "op_script", "input_names",
-                   "execution_mode", "dtypes", "tolerances", "invariants", "persistent", "timeout", "source",
-                   "layouts", "kwargs", "schema", "inputs"}));
+  TRY(r.only_keys({"name",
+                   "extends",
+                   "implementations",
+                   "module",
+                   "reference",
+                   "op_script",
+                   "input_names",
+                   "execution_mode",
+                   "dtypes",
+                   "tolerances",
+                   "invariants",
+                   "persistent",
+                   "timeout",
+                   "source",
+                   "layouts",
+                   "kwargs",
+                   "schema",
+                   "inputs",
+                   "framework",
+                   "reference_framework",
+                   "triton_interpret",
+                   "pallas_interpret"}));
+  if (base == nullptr) {
+    op.triton_interpret = validation.triton_interpret;
+    op.pallas_interpret = validation.pallas_interpret;
+  }
+  if (auto f = TRY(parse_framework_key(r, "framework"))) {
+    op.framework = *f;
+    op.framework_written = true;
+  }
+  if (auto f = TRY(parse_framework_key(r, "reference_framework"))) op.reference_framework = *f;
+  if (auto m = TRY(parse_interpret_key(r, "triton_interpret"))) op.triton_interpret = *m;
+  if (auto m = TRY(parse_interpret_key(r, "pallas_interpret"))) op.pallas_interpret = *m;
   if (op.name.find('/') != std::string::npos) {
     return diag.at(*table.get("name"), "op name '" + op.name + "' contains '/'",
                    "'/' separates an op from its implementation in results (softmax/v2); rename the op");

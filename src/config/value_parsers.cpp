@@ -152,4 +152,16 @@ Expected<std::optional<std::string>> parse_choice(const TableReader& reader, std
                           name_hint(item->value, allowed, plural));
 }
 
+Expected<std::optional<Framework>> parse_framework_key(const TableReader& reader, std::string_view key) {
+  const auto name = TRY(parse_choice(reader, key, {"numpy", "pytorch", "jax", "tensorflow"}, "frameworks"));
+  if (!name) return std::nullopt;
+  return parse_framework(*name);
+}
+
+Expected<std::optional<InterpretMode>> parse_interpret_key(const TableReader& reader, std::string_view key) {
+  const auto name = TRY(parse_choice(reader, key, {"auto", "always", "never"}, "interpreter modes"));
+  if (!name) return std::nullopt;
+  return parse_interpret_mode(*name);
+}
+
 }  // namespace gpuemu::config

@@ -40,4 +40,9 @@ Expected<std::optional<std::string>> parse_choice(const TableReader& reader, std
                                                   const std::vector<std::string_view>& allowed,
                                                   std::string_view plural);
 
+// framework = "numpy" | "pytorch" | "jax" | "tensorflow", or nullopt when the key is absent.
+Expected<std::optional<Framework>> parse_framework_key(const TableReader& reader, std::string_view key);
+// triton_interpret / pallas_interpret = "auto" | "always" | "never", or nullopt when absent.
+Expected<std::optional<InterpretMode>> parse_interpret_key(const TableReader& reader, std::string_view key);
+
 }  // namespace gpuemu::config

@@ -1,0 +1,47 @@
+// Names of the framework an op's callable receives and of the interpreter modes for its Triton
+// and Pallas kernels, as gpuemu.toml, result.json and the worker frames spell them.
+#include "config/config.hpp"
+
+namespace gpuemu::config {
+
+std::string_view framework_name(Framework framework) {
+  switch (framework) {
+    case Framework::numpy:
+      return "numpy";
+    case Framework::pytorch:
+      return "pytorch";
+    case Framework::jax:
+      return "jax";
+    case Framework::tensorflow:
+      return "tensorflow";
+  }
+  return "numpy";
+}
+
+std::optional<Framework> parse_framework(std::string_view name) {
+  for (auto f : {Framework::numpy, Framework::pytorch, Framework::jax, Framework::tensorflow}) {
+    if (framework_name(f) == name) return f;
+  }
+  return std::nullopt;
+}
+
+std::string_view interpret_mode_name(InterpretMode mode) {
+  switch (mode) {
+    case InterpretMode::automatic:
+      return "auto";
+    case InterpretMode::always:
+      return "always";
+    case InterpretMode::never:
+      return "never";
+  }
+  return "auto";
+}
+
+std::optional<InterpretMode> parse_interpret_mode(std::string_view name) {
+  for (auto m : {InterpretMode::automatic, InterpretMode::always, InterpretMode::never}) {
+    if (interpret_mode_name(m) == name) return m;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuemu::config
