@@ -28,7 +28,8 @@ def run_fuzz(binary: Path, config: Path, iterations: int, jobs: int, env: dict) 
 
 
 def without_durations(doc: dict) -> dict:
-    return {k: v for k, v in doc.items() if k != "duration_secs"}
+    ops = [{k: v for k, v in op.items() if k != "timing"} for op in doc["ops"]]
+    return {k: (ops if k == "ops" else v) for k, v in doc.items() if k not in ("duration_secs", "timing")}
 
 
 def bench_fuzz(binary: Path, work: Path, quick: bool) -> list[Row]:

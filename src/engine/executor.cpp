@@ -43,6 +43,8 @@ OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
     by_dtype[dtype].tolerance = config.tolerance_for(op, dtype);
   }
   for (const auto& r : records) {
+    result.timing += r.timing;
+    if (result.runtime.is_null() && !r.runtime.is_null()) result.runtime = r.runtime;
     auto& d = by_dtype[r.params.dtype];
     d.dtype = r.params.dtype;
     d.tolerance = r.tolerance;

@@ -10,9 +10,16 @@
 #include <cstdlib>
 
 #include "check/compare.hpp"
+#include "run/interpret.hpp"
 
 namespace gpuemu::engine {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 check::FailureKind error_kind(const std::string& role) {
   return role == "reference" ? check::FailureKind::reference_error : check::FailureKind::op_error;
@@ -84,6 +91,8 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
   const double secs = op.timeout_secs.value_or(config.validation.timeout);
   s.timeout = std::chrono::milliseconds(static_cast<long long>(secs * 1000));
   s.worker_max_cases = config.validation.worker_max_cases;
+  s.triton_interpret = run::runs_interpreted(op.triton_interpret, run::KernelLanguage::triton, s.python);
+  s.pallas_interpret = run::runs_interpreted(op.pallas_interpret, run::KernelLanguage::pallas, s.python);
   s.role = std::move(role);
   return s;
 }
@@ -97,8 +106,12 @@ OpSession::OpSession(const config::Config& config, const config::OpConfig& op,
 }
 
 Expected<CaseRecord> OpSession::run_seed(std::uint64_t seed) {
+  const auto start = Clock::now();
   auto c = TRY(fuzz::generate_case(op_, seed));
-  return run_case(c);
+  auto record = TRY(run_case(c));
+  // The wall time includes generating the case, which run_case cannot see.
+  record.timing.wall_secs = seconds_since(start);
+  return record;
 }
 
 run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::json* kwargs) {
@@ -187,24 +200,36 @@ void OpSession::judge(CaseRecord& record, const fuzz::Case& c, const run::RunOut
 }
 
 Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
+  const auto start = Clock::now();
   CaseRecord record = new_record(c);
   auto raw = TRY(run_raw(c));
   // A case cut at the time budget has no verdict: the executor reports it apart and counts it nowhere.
   record.cut = raw.reference.failure == run::RunFailure::cut || raw.op.failure == run::RunFailure::cut;
   judge(record, c, raw.reference, raw.op, true);
   keep_inputs_if_failed(record, c);
+  record.timing.op_secs = std::chrono::duration<double>(raw.op.inside).count();
+  record.timing.reference_secs = std::chrono::duration<double>(raw.reference.inside).count();
+  record.runtime = std::move(raw.op.runtime);
+  if (!record.runtime.is_object()) record.runtime = nlohmann::json::object();
+  // A script that reports nothing still ran with the framework its config names.
+  if (!record.runtime.contains("framework"))
+    record.runtime["framework"] = config::framework_name(op_.framework);
+  record.timing.wall_secs = seconds_since(start);
   return record;
 }
 
 Expected<CaseRecord> OpSession::check_output(const fuzz::Case& c, tensor::NamedTensors outputs,
                                              const nlohmann::json* kwargs) {
+  const auto start = Clock::now();
   CaseRecord record = new_record(c);
   const run::RunOutcome ref = run_reference(c, kwargs);
+  record.timing.reference_secs = std::chrono::duration<double>(ref.inside).count();
   TRY(fatal_if_unstartable(ref));
   run::RunOutcome given;
   given.outputs = std::move(outputs);
   judge(record, c, ref, given, false);
   keep_inputs_if_failed(record, c);
+  record.timing.wall_secs = seconds_since(start);
   return record;
 }
 

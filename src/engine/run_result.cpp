@@ -36,6 +36,26 @@ std::string_view op_status_name(OpStatus status) {
   return "not_run";
 }
 
+double Timing::gpuemu_secs() const {
+  return std::max(0.0, wall_secs - op_secs - reference_secs);
+}
+
+Timing& Timing::operator+=(const Timing& other) {
+  wall_secs += other.wall_secs;
+  op_secs += other.op_secs;
+  reference_secs += other.reference_secs;
+  return *this;
+}
+
+nlohmann::json timing_to_json(const Timing& t) {
+  const double gpuemu = t.gpuemu_secs();
+  return {{"wall_secs", t.wall_secs},
+          {"op_secs", t.op_secs},
+          {"reference_secs", t.reference_secs},
+          {"gpuemu_secs", gpuemu},
+          {"gpuemu_share", t.wall_secs > 0 ? gpuemu / t.wall_secs : 0.0}};
+}
+
 nlohmann::json json_number(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
@@ -88,6 +108,7 @@ nlohmann::json to_json(const RunResult& result) {
   for (const auto& op : result.ops) sorted.push_back(&op);
   std::stable_sort(sorted.begin(), sorted.end(), [](const OpResult* a, const OpResult* b) { return a->op < b->op; });
   nlohmann::json ops = nlohmann::json::array();
+  Timing total_timing;
   for (const OpResult* op_ptr : sorted) {
     const OpResult& op = *op_ptr;
     nlohmann::json dtypes = nlohmann::json::array();
@@ -114,13 +135,16 @@ nlohmann::json to_json(const RunResult& result) {
                             {"failed", op.failed},
                             {"errors", op.errors},
                             {"dtypes", dtypes},
-                            {"failures", failures}};
+                            {"failures", failures},
+                            {"timing", timing_to_json(op.timing)},
+                            {"runtime", op.runtime}};
     // Optional (docs/result-json.md): only an implementation's entry has them.
     if (!op.implementation.empty()) {
       entry["spec"] = op.spec;
       entry["implementation"] = op.implementation;
     }
     ops.push_back(std::move(entry));
+    total_timing += op.timing;
   }
   // Cut cases by (op, case), the order report merge rebuilds from shards.
   std::vector<const CutCase*> cut_sorted;
@@ -143,6 +167,7 @@ nlohmann::json to_json(const RunResult& result) {
           {"config_digest", result.config_digest},
           {"project", result.project},
           {"duration_secs", result.duration_secs},
+          {"timing", timing_to_json(total_timing)},
           {"ops", ops},
           {"cut", cut}};
 }

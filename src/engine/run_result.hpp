@@ -19,6 +19,16 @@
 
 namespace gpuemu::engine {
 
+// Where a case's (or an op's, summed) time went: wall = op + reference + gpuemu's own share.
+// op_secs and reference_secs are measured inside the worker or script (docs/result-json.md).
+struct Timing {
+  double wall_secs = 0;
+  double op_secs = 0;
+  double reference_secs = 0;
+  double gpuemu_secs() const;  // wall minus the two, never below 0
+  Timing& operator+=(const Timing& other);
+};
+
 // One case that did not pass, with everything needed to show, store and replay it.
 struct CaseRecord {
   std::string op;
@@ -34,6 +44,8 @@ struct CaseRecord {
   std::shared_ptr<const tensor::NamedTensors> inputs;
   // Killed at the run's time budget before it finished (RunFailure::cut): not a verdict.
   bool cut = false;
+  Timing timing;
+  nlohmann::json runtime;  // what ran the op, as its worker reported it; null when unknown
 };
 
 // Totals and worst errors of one (op, dtype).
@@ -61,6 +73,10 @@ struct OpResult {
   int errors = 0;
   std::vector<DtypeSummary> dtypes;
   std::vector<CaseRecord> failures;  // in case order
+  Timing timing;                     // summed over the op's cases
+  // What ran the op (framework, version, device, Triton/Pallas interpreter or GPU), from its
+  // cases; null when no case reported it (client-side runs, an op that never ran).
+  nlohmann::json runtime;
 };
 
 // A case that was still running when the run's time budget ran out, and was killed.
@@ -95,6 +111,8 @@ struct RunResult {
 // non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity".
 nlohmann::json to_json(const RunResult& result);
 nlohmann::json case_to_json(const CaseRecord& record);
+// {"wall_secs", "op_secs", "reference_secs", "gpuemu_secs", "gpuemu_share"}.
+nlohmann::json timing_to_json(const Timing& timing);
 nlohmann::json json_number(double value);
 
 // The one-line command that replays a case.

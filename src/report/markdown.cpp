@@ -9,6 +9,7 @@
 #include "report/findings.hpp"
 #include "report/format.hpp"
 #include "report/markdown_text.hpp"
+#include "report/run_facts.hpp"
 #include "report/writer.hpp"
 
 namespace gpuemu::report {
@@ -149,6 +150,32 @@ void not_run_section(Budget& budget, const nlohmann::json& result) {
   if (!block.empty()) budget.add("### Not run\n\n" + block + "\n");
 }
 
+// What ran each op and where its time went, so a green interpreter run is never read as a GPU
+// run and a slow gate shows whether the kernel, the reference or gpuemu is slow.
+void ran_and_time(Budget& budget, const nlohmann::json& result) {
+  std::string rows;
+  for (const auto& op : result["ops"]) {
+    const std::string ran = runtime_phrase(op.value("runtime", nlohmann::json()));
+    const auto timing = op.value("timing", nlohmann::json());
+    if (ran.empty() && !timing.is_object()) continue;
+    auto cell = [&](const char* key) {
+      if (!timing.is_object()) return std::string("-");
+      const double wall = timing.value("wall_secs", 0.0), part = timing.value(key, 0.0);
+      return format_duration(part) +
+             (wall > 0 ? " (" + std::to_string(static_cast<int>(100.0 * part / wall + 0.5)) + "%)" : "");
+    };
+    rows += "| " + markdown_inline(op["op"].get<std::string>()) + " | " +
+            (ran.empty() ? "-" : markdown_inline(ran)) + " | " +
+            (timing.is_object() ? format_duration(timing.value("wall_secs", 0.0)) : "-") + " | " +
+            cell("op_secs") + " | " + cell("reference_secs") + " | " + cell("gpuemu_secs") + " |\n";
+  }
+  if (rows.empty()) return;
+  budget.add(
+      "### What ran, and where the time went\n\n| Op | Ran | Wall | In the op | In the reference | gpuemu |\n"
+      "|:---|:---|---:|---:|---:|---:|\n" +
+      rows + "\n");
+}
+
 void regressions(Budget& budget, const nlohmann::json& result) {
   if (!result.contains("ci") || !result["ci"].is_object()) return;
   const auto baseline = result["ci"].value("baseline", nlohmann::json());
@@ -276,6 +303,7 @@ Expected<std::string> write_markdown(const nlohmann::json& result, const RenderO
   header(budget, result, checks, failing, not_run);
   table(budget, result);
   not_run_section(budget, result);
+  ran_and_time(budget, result);
   regressions(budget, result);
   kernel_lint(budget, result);
   auto findings = collect_findings(result, options.workspace);

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "report/result_document.hpp"
+#include "report/run_facts.hpp"
 
 namespace gpuemu::report {
 namespace {
@@ -83,6 +84,10 @@ Expected<void> merge_op(nlohmann::json& into, const nlohmann::json& from, const 
     }
   }
   for (const auto& failure : from["failures"]) into["failures"].push_back(failure);
+  if (from.contains("timing"))
+    into["timing"] = add_timing(into.value("timing", nlohmann::json()), from["timing"]);
+  if (!into.contains("runtime") || into["runtime"].is_null())
+    into["runtime"] = from.value("runtime", nlohmann::json());
   return {};
 }
 
@@ -197,11 +202,14 @@ Expected<nlohmann::json> merge_results(std::span<const ShardDocument> shards) {
   merged["partial"] = partial;
   merged["duration_secs"] = duration;
   merged["ops"] = nlohmann::json::array();
+  nlohmann::json timing;
   for (auto& [name, op] : ops) {
     order_failures(op);
     if (op.contains("status")) restate_status(op);
+    if (op.contains("timing")) timing = add_timing(timing, op["timing"]);
     merged["ops"].push_back(std::move(op));
   }
+  if (timing.is_object()) merged["timing"] = timing;
   if (any_cut_field) {
     std::stable_sort(cut.begin(), cut.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
       return std::pair(a["op"].get<std::string>(), a["case"].get<std::uint64_t>()) <

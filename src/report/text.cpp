@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "report/result_document.hpp"
+#include "report/run_facts.hpp"
 
 namespace gpuemu::report {
 namespace {
@@ -76,6 +77,12 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
     failing_ops += ok ? 0 : 1;
     out += fmt::format("{} {}: {} cases, {} passed, {} failed, {} errors\n", ok ? "PASS" : "FAIL",
                        op.value("op", ""), op.value("total", 0), op.value("passed", 0), failed, errors);
+    if (const std::string ran = runtime_phrase(op.value("runtime", nlohmann::json())); !ran.empty()) {
+      out += "     ran: " + ran + "\n";
+    }
+    if (const std::string time = timing_phrase(op.value("timing", nlohmann::json())); !time.empty()) {
+      out += "     time: " + time + "\n";
+    }
     for (const auto& d : op.value("dtypes", nlohmann::json::array())) {
       if (d.value("total", 0) == 0) continue;
       out +=
@@ -111,6 +118,9 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
                        c.value("seed", ""), c.value("message", ""));
   }
   out += ci_text(result);
+  if (const std::string time = timing_phrase(result.value("timing", nlohmann::json())); !time.empty()) {
+    out += "time in cases: " + time + "\n";
+  }
   std::string partial;
   if (result.value("partial", false)) {
     partial = partial_allowed(result) ? " (partial: stopped early, accepted by --allow-partial)"

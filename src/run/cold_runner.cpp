@@ -64,8 +64,11 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
   } else if (result->exit_code != 0) {
     outcome.failure = RunFailure::crashed;
     outcome.message = fmt::format("{} exited with code {}", what_, result->exit_code);
-  } else if (auto outputs = decode_response(result->stdout_data, what_)) {
+  } else if (ReplyExtras extras; auto outputs = decode_response(result->stdout_data, what_, &extras)) {
     outcome.outputs = std::move(*outputs);
+    // Without gpuemu.script's measurement the whole process is the script's time.
+    outcome.inside = extras.inside.count() > 0 ? extras.inside : std::chrono::nanoseconds(result->elapsed);
+    outcome.runtime = std::move(extras.runtime);
   } else {
     outcome.failure = RunFailure::bad_output;
     outcome.message = outputs.error().message;

@@ -29,6 +29,13 @@ struct RunOutcome {
   std::string message;      // one line: what happened
   std::string stderr_tail;  // the script's stderr (bounded)
   std::chrono::milliseconds elapsed{0};
+  // Time inside the user's code as the worker or script measured it: the call, plus importing
+  // the code on a warm worker's first case. Cold scripts that do not use gpuemu.script report
+  // nothing: their whole process time counts (docs/result-json.md, "timing").
+  std::chrono::nanoseconds inside{0};
+  // What ran, as the worker or script reported it: {"framework", "version", "device",
+  // "triton", "pallas"} (docs/worker-protocol.md); null when it reported nothing.
+  nlohmann::json runtime;
   bool ok() const { return failure == RunFailure::none; }
 };
 
@@ -70,6 +77,10 @@ struct RunnerSettings {
   std::filesystem::path package_dir;
   std::size_t stderr_tail = 16 * 1024;        // bytes of a script's or worker's stderr kept per case
   std::size_t max_output_bytes = 1ull << 30;  // larger stdout or reply frames are bad_output
+  // Resolved interpreter choices (run/interpret.hpp), put in the environment of this runner's
+  // processes only: TRITON_INTERPRET and GPUEMU_PALLAS_INTERPRET, "1" or "0".
+  bool triton_interpret = false;
+  bool pallas_interpret = false;
 };
 
 // Where the gpuemu Python package lives: $GPUEMU_PACKAGE_DIR, else a python/ folder with

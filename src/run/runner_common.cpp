@@ -75,6 +75,10 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
   for (const auto& p : parts) joined += (joined.empty() ? "" : ":") + p;
   std::vector<std::pair<std::string, std::string>> env;
   if (!joined.empty()) env.emplace_back("PYTHONPATH", joined);
+  // Set for this runner's processes only, and before the user's module is imported: @triton.jit
+  // reads TRITON_INTERPRET when the kernel is defined (docs/frameworks.md).
+  env.emplace_back("TRITON_INTERPRET", settings.triton_interpret ? "1" : "0");
+  env.emplace_back("GPUEMU_PALLAS_INTERPRET", settings.pallas_interpret ? "1" : "0");
   return env;
 }
 

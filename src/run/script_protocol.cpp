@@ -138,6 +138,16 @@ std::string encode_request(const Tensors& inputs, const std::vector<std::string>
   return out;
 }
 
+ReplyExtras reply_extras(const json& reply) {
+  ReplyExtras extras;
+  if (!reply.is_object()) return extras;
+  if (auto it = reply.find("elapsed_ns"); it != reply.end() && it->is_number_unsigned()) {
+    extras.inside = std::chrono::nanoseconds(it->get<std::uint64_t>());
+  }
+  if (auto it = reply.find("runtime"); it != reply.end() && it->is_object()) extras.runtime = *it;
+  return extras;
+}
+
 json tensor_to_json(const tensor::Tensor& t) {
   return json{
       {"shape", t.shape},
@@ -213,7 +223,8 @@ Expected<tensor::Tensor> tensor_from_json(const json& j, const std::string& what
   return parse_tensor(j, what, nullptr);
 }
 
-Expected<Tensors> decode_response(std::string_view stdout_text, const std::string& what) {
+Expected<Tensors> decode_response(std::string_view stdout_text, const std::string& what,
+                                  ReplyExtras* extras) {
   std::string_view text = trim(stdout_text);
   if (text.empty()) {
     return fail(ErrorKind::parse, fmt::format("{} printed nothing on stdout; it must print one JSON tensor "
@@ -231,6 +242,7 @@ Expected<Tensors> decode_response(std::string_view stdout_text, const std::strin
     return fail(ErrorKind::parse,
                 fmt::format("{} printed JSON that is not an object: {}", what, quote_start(text)));
   }
+  if (extras != nullptr) *extras = reply_extras(reply);
   Tensors outputs;
   if (reply.contains("outputs")) {
     const json& named = reply["outputs"];

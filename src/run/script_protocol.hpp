@@ -2,6 +2,7 @@
 // stdin and decoding its stdout (one tensor, or {"outputs": {name: tensor}}).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <string_view>
@@ -21,9 +22,20 @@ using Tensors = tensor::NamedTensors;
 std::string encode_request(const Tensors& inputs, const std::vector<std::string>& order,
                            const nlohmann::json& kwargs, tensor::DType case_dtype);
 
+// What a reply says besides its tensors: "elapsed_ns" (time inside the function) and "runtime".
+struct ReplyExtras {
+  std::chrono::nanoseconds inside{0};
+  nlohmann::json runtime;  // null when absent
+};
+
 // Parses a script's stdout. A single tensor is named "out". `what` names the script in errors
-// (ErrorKind::parse), e.g. "reference examples/refs/softmax_ref.py".
-Expected<Tensors> decode_response(std::string_view stdout_text, const std::string& what);
+// (ErrorKind::parse), e.g. "reference examples/refs/softmax_ref.py". With `extras`, fills them.
+Expected<Tensors> decode_response(std::string_view stdout_text, const std::string& what,
+                                  ReplyExtras* extras = nullptr);
+
+// "elapsed_ns" and "runtime" of a reply or result frame header; absent or malformed ones are
+// left at zero / null (they inform reports, never verdicts).
+ReplyExtras reply_extras(const nlohmann::json& reply);
 
 nlohmann::json tensor_to_json(const tensor::Tensor& t);  // with base64 data
 Expected<tensor::Tensor> tensor_from_json(const nlohmann::json& j, const std::string& what);

@@ -28,6 +28,18 @@ std::string first_line(std::string text) {
   return text;
 }
 
+// What the worker says it runs on (docs/worker-protocol.md, "ready"): "framework",
+// "framework_version", "device", and "triton" / "pallas" when the user's code imported them.
+nlohmann::json runtime_of_ready(const nlohmann::json& ready) {
+  nlohmann::json runtime = nlohmann::json::object();
+  for (const auto& [from, to] :
+       {std::pair{"framework", "framework"}, std::pair{"framework_version", "version"},
+        std::pair{"device", "device"}, std::pair{"triton", "triton"}, std::pair{"pallas", "pallas"}}) {
+    if (auto it = ready.find(from); it != ready.end() && it->is_string()) runtime[to] = *it;
+  }
+  return runtime.empty() ? nlohmann::json() : runtime;
+}
+
 std::string with_traceback(std::string stderr_text, const std::string& traceback) {
   if (traceback.empty()) return stderr_text;
   if (!stderr_text.empty() && !stderr_text.ends_with('\n')) stderr_text += '\n';
@@ -98,7 +110,13 @@ bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
   IncomingFrame hello;
   auto status = worker_->exchange(nullptr, hello, Clock::now() + settings_.timeout, kMaxControlFrame);
   const std::string type = status == WorkerChannel::Status::ok ? string_field(hello.header, "type") : "";
-  if (type == "ready") return true;
+  if (type == "ready") {
+    if (auto it = hello.header.find("load_ns"); it != hello.header.end() && it->is_number_unsigned()) {
+      pending_load_ = std::chrono::nanoseconds(it->get<std::uint64_t>());
+    }
+    runtime_ = runtime_of_ready(hello.header);
+    return true;
+  }
 
   outcome.stderr_tail = shown_stderr(worker_->stderr_tail().str(), worker_->stderr_tail().total());
   if (type == "fatal") {
@@ -175,6 +193,13 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
     case WorkerChannel::Status::ok: {
       const std::string type = string_field(reply.header, "type");
       outcome.stderr_tail = stderr_text();
+      if (type == "result" || type == "error") {
+        ReplyExtras extras = reply_extras(reply.header);
+        outcome.inside = extras.inside + pending_load_;
+        pending_load_ = std::chrono::nanoseconds(0);
+        if (!extras.runtime.is_null()) runtime_ = std::move(extras.runtime);
+        outcome.runtime = runtime_;
+      }
       if (type == "result") {
         auto outputs = decode_result_frame(reply, what_, releases_);
         std::uint64_t output_bytes = 0;

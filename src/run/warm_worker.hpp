@@ -45,6 +45,10 @@ class WarmWorkerRunner final : public Runner {
   // Segments the worker lent us (its large outputs) that we no longer read; the next call returns them.
   std::shared_ptr<SegmentReleases> releases_ = std::make_shared<SegmentReleases>();
   int workers_started_ = 0;
+  // Time the current worker spent importing the user's code ("load_ns" of its ready frame), added
+  // to the inside time of its first case; and the latest "runtime" it reported.
+  std::chrono::nanoseconds pending_load_{0};
+  nlohmann::json runtime_;
 };
 
 }  // namespace gpuemu::run
