@@ -1,0 +1,1 @@
+# A Pallas kernel, correct and with a grid bug, run with interpret=True on a CPU (README.md).

@@ -1,0 +1,1 @@
+# float64 numpy references for the torch examples.

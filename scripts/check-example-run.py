@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+# Checks an example project's result.json for scripts/setup.sh: every *_bug op failed on the
+# numbers (not by crashing) and every other op passed; prints one failure's replay command.
+"""Usage: check-example-run.py RESULT_JSON
+
+Exit 0 and print the replay command of the first failing case when the verdicts are the
+intended ones; exit 1 with what is wrong otherwise (e.g. the framework is not installed, so
+every op crashed: that is not "bugs caught")."""
+import json
+import sys
+
+
+def main(path):
+    with open(path, encoding="utf-8") as f:
+        result = json.load(f)
+    problems, replay = [], None
+    for op in result["ops"]:
+        name = op["op"]
+        if name.endswith("_bug"):
+            kinds = {f["kind"] for f in op["failures"]}
+            if op["failed"] == 0 or kinds & {"op_error", "reference_error"}:
+                first = op["failures"][0]["message"] if op["failures"] else "no failure"
+                problems.append(f"{name} should fail on its numbers, got {sorted(kinds) or 'a pass'}: {first}")
+            elif replay is None:
+                replay = op["failures"][0]["replay"]
+        elif op["failed"] or op["errors"]:
+            problems.append(f"{name} should pass: {op['failures'][0]['message']}")
+    for problem in problems:
+        print(f"check-example-run: {problem}", file=sys.stderr)
+    if problems or replay is None:
+        return 1
+    print(replay)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
