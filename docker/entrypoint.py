@@ -11,6 +11,8 @@ import json
 import os
 import re
 import shutil
+import hashlib
+import platform
 import signal
 import subprocess
 import sys
@@ -27,7 +29,8 @@ COPIES = {"junit-path": "junit.xml", "sarif-path": "gpuemu.sarif", "summary-path
 
 # Every input of action.yml, in its order. tests/e2e/test_action.py checks the two agree.
 INPUTS = ("config", "quick", "shard", "baseline", "sign-key", "fail-on", "policy", "iterations", "seed", "jobs",
-          "out", "junit-path", "sarif-path", "summary-path", "comment-on-pr", "github-token")
+          "out", "junit-path", "sarif-path", "summary-path", "comment-on-pr", "github-token", "requirements",
+          "pip-cache")
 
 # The child's environment variable that carries github-token to `gpuemu ci publish --token-env`.
 TOKEN_VARIABLE = "GPUEMU_ACTION_GITHUB_TOKEN"
@@ -88,6 +91,7 @@ class Plan:
         self.temporary = []
         self.publish = None  # the `gpuemu ci publish` command when comment-on-pr is true, else None
         self.token = ""
+        self.env = dict(os.environ)  # gpuemu's environment: PYTHONPATH gains the installed requirements
 
 
 def key_file(plan, value):
@@ -155,6 +159,42 @@ def build_plan(binary, extra_args):
     shown.extend(extra_args)
     plan.command, plan.shown = command, shown
     return plan
+
+
+def install_requirements(env):
+    """Installs the `requirements` input with pip into a folder of `pip-cache` named after the file's
+    hash and the Python version, unless that folder is already complete (a restored actions/cache, or
+    an earlier step), and puts it first on the PYTHONPATH gpuemu's workers inherit. Returns False after
+    reporting a failure. An unchanged requirements file never reaches pip again."""
+    requirements = read_input("requirements")
+    if not requirements:
+        return True
+    if not os.path.isfile(requirements):
+        raise InputError(f"input 'requirements' names '{requirements}', which is not a file in the workspace "
+                         "(write a path relative to the repository root, e.g. requirements: requirements-gpuemu.txt)")
+    python = env.get("GPUEMU_PYTHON") or "python3"
+    cache = os.path.abspath(read_input("pip-cache") or ".gpuemu-pip")
+    with open(requirements, "rb") as f:
+        digest = hashlib.sha256(f.read() + platform.python_version().encode()).hexdigest()[:16]
+    target = os.path.join(cache, "site-" + digest)
+    stamp = os.path.join(target, ".gpuemu-installed")
+    if os.path.isfile(stamp):
+        print(f"gpuemu-action: requirements {requirements}: cached in {target}", file=sys.stderr, flush=True)
+    else:
+        shutil.rmtree(target, ignore_errors=True)  # a half-finished install from a cancelled run
+        command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--target", target,
+                   "-r", requirements]
+        print("gpuemu-action: " + " ".join(command), file=sys.stderr, flush=True)
+        # Relative paths inside the file (-e ./pkg, --find-links wheels) are relative to the workspace.
+        installed = subprocess.run(command, env=dict(env, PIP_CACHE_DIR=os.path.join(cache, "wheels")))
+        if installed.returncode != 0:
+            annotate_error(f"pip could not install input 'requirements' ({requirements}); pip's messages are "
+                           "above. Check the package names and versions, and that the runner can reach the index")
+            return False
+        with open(stamp, "w", encoding="utf-8") as f:
+            f.write(requirements + "\n")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (target, env.get("PYTHONPATH", "")) if p)
+    return True
 
 
 def pull_request_number():
@@ -264,7 +304,7 @@ def copy_reports(plan, exit_code):
 def run(plan):
     """Runs gpuemu, passing SIGTERM/SIGINT on (in a container the entrypoint is PID 1, which the
     kernel does not kill by default, so a cancelled job would otherwise wait for Docker's SIGKILL)."""
-    child = subprocess.Popen(plan.command)
+    child = subprocess.Popen(plan.command, env=plan.env)
 
     def forward(signum, _frame):
         child.send_signal(signum)
@@ -292,6 +332,15 @@ def main(argv):
     try:
         if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
             annotate_error(f"no gpuemu binary at {binary}: set GPUEMU_BIN to its path")
+            fallback_outputs(EXIT_ENVIRONMENT)
+            return EXIT_ENVIRONMENT
+        try:
+            installed = install_requirements(plan.env)
+        except InputError as e:
+            annotate_error(f"{e}; see docs/action.md")
+            fallback_outputs(EXIT_USAGE)
+            return EXIT_USAGE
+        if not installed:
             fallback_outputs(EXIT_ENVIRONMENT)
             return EXIT_ENVIRONMENT
         print("gpuemu-action: " + " ".join(plan.shown), file=sys.stderr, flush=True)

@@ -541,3 +541,84 @@ def test_comment_on_pr_without_a_token_is_a_bad_input(runner, pr_server):
     assert proc.returncode == 2
     assert "input 'comment-on-pr' is true but 'github-token' is empty" in proc.stdout
     assert pr_server.requests == []
+
+
+# --- the requirements input: frameworks installed before the run, cached between runs --------------
+
+def tiny_wheel(folder):
+    """A wheel of a package `tinyfw` that the project's op imports; pip installs it offline."""
+    import zipfile
+
+    folder.mkdir()
+    files = {
+        "tinyfw.py": "def identity(x):\n    return x\n",
+        "tinyfw-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinyfw\nVersion: 1.0\n",
+        "tinyfw-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: gpuemu-tests\nRoot-Is-Purelib: true\n"
+                                      "Tag: py3-none-any\n",
+    }
+    files["tinyfw-1.0.dist-info/RECORD"] = "".join(f"{name},,\n" for name in files) + "tinyfw-1.0.dist-info/RECORD,,\n"
+    with zipfile.ZipFile(folder / "tinyfw-1.0-py3-none-any.whl", "w") as wheel:
+        for name, text in files.items():
+            wheel.writestr(name, text)
+
+
+def framework_project(project):
+    toml = one_op_toml("ops_tiny.py", validation=FAST).replace('op_script = "ops_tiny.py"', 'module = "ops_tiny:op"')
+    project.write(toml, ["ref_identity.py"])
+    (project.root / "ops_tiny.py").write_text("import tinyfw\n\n\ndef op(inputs):\n    return tinyfw.identity(inputs['x'])\n")
+    tiny_wheel(project.root / "wheels")
+    (project.root / "requirements-gpuemu.txt").write_text("--no-index\n--find-links wheels\ntinyfw==1.0\n")
+    return project
+
+
+def test_requirements_are_installed_before_the_run_and_cached(runner):
+    framework_project(runner.project)
+    first = runner.run({"requirements": "requirements-gpuemu.txt", "iterations": "2", "seed": "1"})
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "pip install" in first.stderr and "--target" in first.stderr
+    sites = list((runner.workspace / ".gpuemu-pip").glob("site-*/tinyfw.py"))
+    assert len(sites) == 1, "installed into one folder of pip-cache"
+    # The second run must not need pip: the wheel is gone, only the cache can provide tinyfw.
+    shutil.rmtree(runner.workspace / "wheels")
+    second = runner.run({"requirements": "requirements-gpuemu.txt", "iterations": "2", "seed": "1"})
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "cached in" in second.stderr and "pip install" not in second.stderr
+    assert runner.outputs()["passed"] == "true"
+
+
+def test_without_the_requirements_the_op_cannot_import_its_framework(runner):
+    # The same project without the input: the op fails to load, so the test above proves the install.
+    framework_project(runner.project)
+    proc = runner.run({"iterations": "2", "seed": "1"})
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    result = json.loads((runner.workspace / "gpuemu-out" / "result.json").read_text())
+    assert "No module named 'tinyfw'" in json.dumps(result)
+
+
+def test_a_changed_requirements_file_installs_again_into_a_new_folder(runner):
+    framework_project(runner.project)
+    inputs = {"requirements": "requirements-gpuemu.txt", "pip-cache": "cache/pip", "iterations": "2", "seed": "1"}
+    assert runner.run(inputs).returncode == 0
+    (runner.workspace / "requirements-gpuemu.txt").write_text("--no-index\n--find-links wheels\ntinyfw>=1.0\n")
+    proc = runner.run(inputs)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "pip install" in proc.stderr
+    assert len(list((runner.workspace / "cache" / "pip").glob("site-*"))) == 2
+
+
+def test_missing_requirements_file_is_a_bad_input(runner):
+    correct(runner.project)
+    proc = runner.run({"requirements": "nope.txt"})
+    assert proc.returncode == 2
+    assert "input 'requirements' names 'nope.txt', which is not a file" in proc.stdout
+    assert runner.outputs() == {"passed": "false"}
+
+
+def test_a_failing_install_is_an_environment_error(runner):
+    correct(runner.project)
+    (runner.workspace / "requirements-gpuemu.txt").write_text("--no-index\nno-such-package-gpuemu==9\n")
+    proc = runner.run({"requirements": "requirements-gpuemu.txt"})
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert "pip could not install input 'requirements' (requirements-gpuemu.txt)" in proc.stdout
+    assert runner.outputs() == {"passed": "false"}
+    assert not list((runner.workspace / ".gpuemu-pip").glob("site-*/.gpuemu-installed"))
