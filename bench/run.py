@@ -8,6 +8,7 @@
 (e) validate_op throughput vs a numpy copy             (f) load: 32 clients x 500 requests
 (g) framework adapter conversion (torch 64 MiB in and out) vs memcpy
 (h) daemon RSS over 10,000 mixed requests: flat
+(h) gpuemu's own share of ci run: 12 numpy ops, the Triton softmax (interpreter)
 
 The gpuemu binary is $GPUEMU_BIN (default build/gpuemu); the C++ benchmark is $GPUEMU_BENCH_COMPARE
 (default build-bench/bench/bench_compare, which bench/run.sh builds)."""
@@ -91,6 +92,10 @@ def main() -> int:
             from rss_bench import bench_rss
 
             rows += bench_rss(binary, work / "rss", 2_000 if args.quick else 10_000)
+        if "h" in parts:
+            from share_bench import bench_share
+
+            rows += bench_share(binary, work / "share", args.quick)
 
     # Other work on the machine skews absolute numbers (ratios less so): say how busy it was.
     load_after = os.getloadavg()[0]
