@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import numpy  # noqa: F401  (gpuemu's own dependency: missing means no case can run)
 
-        from gpuemu import frameworks, script, tensors  # noqa: F401
+        from gpuemu import frameworks, runtime, script, tensors  # noqa: F401
     except ImportError as exc:
         _frames.write_frame(
             frames_out,
@@ -380,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     _flush_user_output()
     load_ns = time.perf_counter_ns() - load_started
     _frames.write_frame(frames_out, {"type": "ready", "protocol": _frames.VERSION, "pid": os.getpid(),
-                                     "python": sys.version.split()[0], "load_ns": load_ns, **converter.describe()})
+                                     "python": sys.version.split()[0], "load_ns": load_ns, **converter.describe(), **runtime.kernels()})
     return serve_frames(fn, frames_in, frames_out, role, converter)
 
 

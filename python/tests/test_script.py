@@ -144,10 +144,32 @@ def test_dict_of_outputs_becomes_the_outputs_form_and_is_contiguous():
     req = request({}, dtype="bfloat16")
     m = np.arange(6, dtype=np.float32).reshape(2, 3)
     reply = reply_of(lambda inputs: {"y": m.T, "idx": np.array([3, 1], np.int32)}, req)
-    assert set(reply) == {"outputs"}
+    assert set(reply) == {"outputs", "elapsed_ns", "runtime"}
     y, idx = reply["outputs"]["y"], reply["outputs"]["idx"]
     assert y["dtype"] == "bfloat16" and idx["dtype"] == "int32"
     assert y["shape"] == [3, 2] and decode(y).tolist() == m.T.tolist()
+
+
+def test_reply_says_how_long_the_function_took_and_what_ran():
+    import time
+
+    req = request({}, dtype="float32")
+    reply = reply_of(lambda inputs: (time.sleep(0.05), np.zeros(2, np.float32))[1], req)
+    assert 50_000_000 <= reply["elapsed_ns"] < 5_000_000_000
+    assert reply["runtime"]["framework"] == "numpy" and reply["runtime"]["framework_version"] == np.__version__
+
+
+def test_reply_names_the_interpreter_only_when_the_code_imported_triton(monkeypatch):
+    import sys
+    import types
+
+    req = request({}, dtype="float32")
+    assert "triton" not in reply_of(lambda inputs: np.zeros(1), req)["runtime"] or "triton" in sys.modules
+    monkeypatch.setitem(sys.modules, "triton", types.ModuleType("triton"))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert reply_of(lambda inputs: np.zeros(1), req)["runtime"]["triton"] == "interpreter"
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    assert reply_of(lambda inputs: np.zeros(1), req)["runtime"]["triton"] == "gpu"
 
 
 def test_kwargs_are_passed_as_keyword_arguments():

@@ -205,6 +205,22 @@ def project(tmp_path):
     return tmp_path
 
 
+@pytest.mark.parametrize("flag, how", [("1", "interpreter"), ("0", "gpu")])
+def test_ready_says_whether_triton_kernels_run_interpreted(project, monkeypatch, flag, how):
+    # A stand-in `triton` module in the project: the worker reports the interpreter only for code that imported it.
+    (project / "triton.py").write_text("")
+    (project / "uses_triton.py").write_text("import triton\n\ndef f(inputs):\n    return inputs['x']\n")
+    monkeypatch.setenv("TRITON_INTERPRET", flag)
+    w = Worker("--callable", "uses_triton:f", cwd=project)
+    ready, _ = w.read()
+    assert ready["type"] == "ready" and ready["triton"] == how and "pallas" not in ready
+    assert w.close()[0] == 0
+    plain = Worker("--callable", "mymod:scale", cwd=project)
+    ready, _ = plain.read()
+    assert "triton" not in ready, "a numpy op never claims to have run a Triton kernel"
+    assert plain.close()[0] == 0
+
+
 def test_worker_serves_many_calls_then_exits_on_eof(project):
     w = Worker("--callable", "mymod:scale", cwd=project)
     header, _ = w.read()

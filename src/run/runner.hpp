@@ -77,6 +77,9 @@ struct RunnerSettings {
   std::filesystem::path package_dir;
   std::size_t stderr_tail = 16 * 1024;        // bytes of a script's or worker's stderr kept per case
   std::size_t max_output_bytes = 1ull << 30;  // larger stdout or reply frames are bad_output
+  // The tensors the callable receives and may return: the worker's --framework, the cold
+  // request's "framework" (docs/worker-protocol.md, docs/script-protocol.md).
+  config::Framework framework = config::Framework::numpy;
   // Resolved interpreter choices (run/interpret.hpp), put in the environment of this runner's
   // processes only: TRITON_INTERPRET and GPUEMU_PALLAS_INTERPRET, "1" or "0".
   bool triton_interpret = false;

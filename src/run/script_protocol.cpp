@@ -108,7 +108,7 @@ std::string key_list(const json& j) {
 }  // namespace
 
 std::string encode_request(const Tensors& inputs, const std::vector<std::string>& order, const json& kwargs,
-                           tensor::DType case_dtype) {
+                           tensor::DType case_dtype, std::string_view framework) {
   std::vector<const std::pair<const std::string, tensor::Tensor>*> items;
   for (const auto& name : order) {
     auto it = inputs.find(name);
@@ -134,7 +134,12 @@ std::string encode_request(const Tensors& inputs, const std::vector<std::string>
   out += kwargs.is_null() ? std::string("{}") : kwargs.dump(-1, ' ', false, json::error_handler_t::replace);
   out += ",\"dtype\":\"";
   out += tensor::dtype_name(case_dtype);
-  out += "\"}\n";
+  out += '"';
+  if (framework != "numpy") {
+    out += ",\"framework\":";
+    out += json_string(std::string(framework));
+  }
+  out += "}\n";
   return out;
 }
 
@@ -144,8 +149,19 @@ ReplyExtras reply_extras(const json& reply) {
   if (auto it = reply.find("elapsed_ns"); it != reply.end() && it->is_number_unsigned()) {
     extras.inside = std::chrono::nanoseconds(it->get<std::uint64_t>());
   }
-  if (auto it = reply.find("runtime"); it != reply.end() && it->is_object()) extras.runtime = *it;
+  if (auto it = reply.find("runtime"); it != reply.end() && it->is_object()) extras.runtime = runtime_of(*it);
   return extras;
+}
+
+json runtime_of(const json& reported) {
+  json runtime = json::object();
+  for (const auto& [from, to] :
+       {std::pair{"framework", "framework"}, std::pair{"framework_version", "version"},
+        std::pair{"version", "version"}, std::pair{"device", "device"}, std::pair{"triton", "triton"},
+        std::pair{"pallas", "pallas"}}) {
+    if (auto it = reported.find(from); it != reported.end() && it->is_string()) runtime[to] = *it;
+  }
+  return runtime.empty() ? json() : runtime;
 }
 
 json tensor_to_json(const tensor::Tensor& t) {

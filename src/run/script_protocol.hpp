@@ -18,9 +18,11 @@ using Tensors = tensor::NamedTensors;
 
 // {"inputs": {name: {"shape", "strides", "dtype", "data"}}, "kwargs": {...}, "dtype": "float16"}
 // as one line + '\n'; "dtype" is the case dtype (scripts may ignore it). Input order follows
-// `order` (names not in `order` come after, sorted).
+// `order` (names not in `order` come after, sorted). A `framework` other than numpy is sent as
+// "framework" (the tensors gpuemu.script hands the function).
 std::string encode_request(const Tensors& inputs, const std::vector<std::string>& order,
-                           const nlohmann::json& kwargs, tensor::DType case_dtype);
+                           const nlohmann::json& kwargs, tensor::DType case_dtype,
+                           std::string_view framework = "numpy");
 
 // What a reply says besides its tensors: "elapsed_ns" (time inside the function) and "runtime".
 struct ReplyExtras {
@@ -36,6 +38,11 @@ Expected<Tensors> decode_response(std::string_view stdout_text, const std::strin
 // "elapsed_ns" and "runtime" of a reply or result frame header; absent or malformed ones are
 // left at zero / null (they inform reports, never verdicts).
 ReplyExtras reply_extras(const nlohmann::json& reply);
+
+// result.json's "runtime" from what a worker or script reported (a ready frame, a reply's
+// "runtime"): "framework", "framework_version" (as "version"), "device", "triton", "pallas";
+// null when none of them is there.
+nlohmann::json runtime_of(const nlohmann::json& reported);
 
 nlohmann::json tensor_to_json(const tensor::Tensor& t);  // with base64 data
 Expected<tensor::Tensor> tensor_from_json(const nlohmann::json& j, const std::string& what);

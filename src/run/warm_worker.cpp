@@ -28,18 +28,6 @@ std::string first_line(std::string text) {
   return text;
 }
 
-// What the worker says it runs on (docs/worker-protocol.md, "ready"): "framework",
-// "framework_version", "device", and "triton" / "pallas" when the user's code imported them.
-nlohmann::json runtime_of_ready(const nlohmann::json& ready) {
-  nlohmann::json runtime = nlohmann::json::object();
-  for (const auto& [from, to] :
-       {std::pair{"framework", "framework"}, std::pair{"framework_version", "version"},
-        std::pair{"device", "device"}, std::pair{"triton", "triton"}, std::pair{"pallas", "pallas"}}) {
-    if (auto it = ready.find(from); it != ready.end() && it->is_string()) runtime[to] = *it;
-  }
-  return runtime.empty() ? nlohmann::json() : runtime;
-}
-
 std::string with_traceback(std::string stderr_text, const std::string& traceback) {
   if (traceback.empty()) return stderr_text;
   if (!stderr_text.empty() && !stderr_text.ends_with('\n')) stderr_text += '\n';
@@ -66,6 +54,9 @@ std::vector<std::string> WarmWorkerRunner::worker_args() const {
                                    settings_.role == "reference" ? "reference" : "op"};
   if (!settings_.cwd.empty()) args.insert(args.end(), {"--path", settings_.cwd.string()});
   for (const auto& p : settings_.python_path) args.insert(args.end(), {"--path", p.string()});
+  if (settings_.framework != config::Framework::numpy) {
+    args.insert(args.end(), {"--framework", std::string(config::framework_name(settings_.framework))});
+  }
   if (runnable_.kind == config::Runnable::Kind::callable) {
     args.insert(args.end(), {"--callable", runnable_.module + ":" + runnable_.function});
   } else {
@@ -114,7 +105,7 @@ bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
     if (auto it = hello.header.find("load_ns"); it != hello.header.end() && it->is_number_unsigned()) {
       pending_load_ = std::chrono::nanoseconds(it->get<std::uint64_t>());
     }
-    runtime_ = runtime_of_ready(hello.header);
+    runtime_ = runtime_of(hello.header);
     return true;
   }
 

@@ -20,7 +20,7 @@ OPS = textwrap.dedent('''
     import os
     import time
 
-    from gpuemu.runtime import pallas_interpret
+    from gpuemu.frameworks.jax import interpret as pallas_interpret
 
     TRITON_AT_IMPORT = os.environ.get("TRITON_INTERPRET")
 

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
-from gpuemu.runtime import pallas_interpret
+from gpuemu.frameworks.jax import interpret as pallas_interpret
 
 BLOCK_M = 8
 
