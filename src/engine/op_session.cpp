@@ -214,7 +214,7 @@ Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
   if (!record.runtime.is_object()) record.runtime = nlohmann::json::object();
   // A script that reports nothing still ran with the framework its config names.
   if (!record.runtime.contains("framework"))
-    record.runtime["framework"] = config::framework_name(op_.framework);
+    record.runtime["framework"] = std::string(config::framework_name(op_.framework));
   record.timing.wall_secs = seconds_since(start);
   return record;
 }
