@@ -109,6 +109,15 @@ def test_decode_inputs_gives_writable_strided_views():
     assert x[0, 0] == 42
 
 
+def test_decode_inputs_reads_every_tensor_of_a_call_from_the_payload():
+    # Regression: the second tensor was read from the first one's view instead of the payload
+    # ("tensor 'b' lies outside the frame payload" for every op with two inputs).
+    a, b = np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(12, dtype=np.float64).reshape(3, 4)
+    header, payload = call_header({"a": (a, None), "b": (b, None)})
+    inputs = worker.decode_inputs(header, payload)
+    assert np.array_equal(inputs["a"], a) and np.array_equal(inputs["b"], b)
+
+
 def test_decode_inputs_rejects_out_of_range_tensor():
     header, payload = call_header({"x": (np.zeros(4, np.float32), None)})
     header["tensors"][0]["nbytes"] = 64
