@@ -15,7 +15,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
-HERE_SHARE = REPO / "bench" / "share_project"  # the numpy ops of benchmark (h)
+HERE_SHARE = REPO / "bench" / "share_project"  # the numpy ops of benchmark (i)
 
 
 def gpuemu_bin() -> Path:

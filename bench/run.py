@@ -8,7 +8,7 @@
 (e) validate_op throughput vs a numpy copy             (f) load: 32 clients x 500 requests
 (g) framework adapter conversion (torch 64 MiB in and out) vs memcpy
 (h) daemon RSS over 10,000 mixed requests: flat
-(h) gpuemu's own share of ci run: 12 numpy ops, the Triton softmax (interpreter)
+(i) gpuemu's own share of ci run: 12 numpy ops, the Triton softmax (interpreter)
 
 The gpuemu binary is $GPUEMU_BIN (default build/gpuemu); the C++ benchmark is $GPUEMU_BENCH_COMPARE
 (default build-bench/bench/bench_compare, which bench/run.sh builds)."""
@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 
 from bench_lib import REPO, Row, fmt_bytes_rate, gpuemu_bin, log, print_table  # noqa: E402
 
-PARTS = "abcdefgh"
+PARTS = "abcdefghi"
 
 
 def bench_compare(quick: bool) -> list[Row]:
@@ -92,7 +92,7 @@ def main() -> int:
             from rss_bench import bench_rss
 
             rows += bench_rss(binary, work / "rss", 2_000 if args.quick else 10_000)
-        if "h" in parts:
+        if "i" in parts:
             from share_bench import bench_share
 
             rows += bench_share(binary, work / "share", args.quick)

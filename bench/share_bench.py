@@ -1,6 +1,6 @@
-# Benchmark (h): gpuemu's own share of the wall time under `ci run` (docs/performance.md), from the
+# Benchmark (i): gpuemu's own share of the wall time under `ci run` (docs/performance.md), from the
 # per-op "timing" of result.json: wall = time in the op + time in the reference + gpuemu's share.
-"""(h) gpuemu's share: the Triton example softmax in interpreter mode, and twelve numpy ops at sizes
+"""(i) gpuemu's share: the Triton example softmax in interpreter mode, and twelve numpy ops at sizes
 up to 64 x 8192. Target: gpuemu_secs / wall_secs <= 10% for each."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def bench_share(binary: Path, work: Path, quick: bool) -> list[Row]:
     total, per_op = shares(result)
     cases = sum(op["total"] for op in result["ops"])
     worst = max(per_op.items(), key=lambda item: item[1]["gpuemu_share"])
-    rows.append(share_row("(h) gpuemu share, 12 numpy ops up to 64x8192", total, cases,
+    rows.append(share_row("(i) gpuemu share, 12 numpy ops up to 64x8192", total, cases,
                           note=f"; worst op {worst[0]} {100 * worst[1]['gpuemu_share']:.1f}%"))
 
     triton_dir = work / "triton"
@@ -80,7 +80,7 @@ def bench_share(binary: Path, work: Path, quick: bool) -> list[Row]:
     log("share: ci run, the Triton example softmax under the interpreter")
     result = ci_run(binary, triton_dir, env, "--iterations", "4" if quick else "20")
     total, _ = shares(result)
-    rows.append(share_row("(h) gpuemu share, Triton softmax (interpreter)", total,
+    rows.append(share_row("(i) gpuemu share, Triton softmax (interpreter)", total,
                           sum(op["total"] for op in result["ops"]),
                           note=f"; ran {result['ops'][0]['runtime']}"))
     return rows

@@ -1,4 +1,4 @@
-# Twelve numpy ops at realistic sizes for benchmark (h): gpuemu's own share of a `ci run`.
+# Twelve numpy ops at realistic sizes for benchmark (i): gpuemu's own share of a `ci run`.
 """float32/float16 numpy kernels as a user would write them; bench_refs.py has float64 references."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-# float64 references of bench_ops.py for benchmark (h).
+# float64 references of bench_ops.py for benchmark (i).
 """Each reference computes in float64 and returns float64."""
 
 import numpy as np
