@@ -26,6 +26,10 @@ enum class FailureKind : int {
 };
 std::string_view failure_kind_name(FailureKind kind);
 std::optional<FailureKind> parse_failure_kind(std::string_view name);
+// True for the kinds that say a script could not produce an answer, not that an answer was wrong.
+inline bool is_script_error(FailureKind kind) {
+  return kind == FailureKind::op_error || kind == FailureKind::reference_error;
+}
 
 // One element compared: where it is and what both sides had.
 struct ElementDiff {

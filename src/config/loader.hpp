@@ -15,11 +15,11 @@ namespace gpuemu::config {
 inline constexpr std::uintmax_t kMaxConfigFileBytes = 4u * 1024 * 1024;
 
 struct ConfigSources {
-  fs::path project_file;  // required
-  // refuse: a project path from a daemon request is opened with O_NOFOLLOW (docs/protocol.md).
-  util::Symlinks project_symlinks = util::Symlinks::follow;
+  fs::path project_file;                // required
   std::optional<fs::path> user_file;    // used when it exists
   std::optional<fs::path> daemon_file;  // used when it exists
+  // refuse: a project path from a daemon request is opened with O_NOFOLLOW (docs/protocol.md).
+  util::Symlinks project_symlinks = util::Symlinks::follow;
 };
 
 // The default sources: ~/.config/gpuemu/config.toml and $GPUEMU_HOME/daemon.toml.

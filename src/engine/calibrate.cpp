@@ -71,10 +71,6 @@ void case_errors(const run::Tensors& out, const run::Tensors& ref, double& abs_s
   }
 }
 
-bool is_error(check::FailureKind kind) {
-  return kind == check::FailureKind::op_error || kind == check::FailureKind::reference_error;
-}
-
 // The strata of a dtype: every value kind in every layout the op declares.
 std::vector<CalibrationStratum> strata_of(const config::OpConfig& op) {
   std::vector<tensor::Layout> layouts = op.layouts;
@@ -158,7 +154,7 @@ Expected<void> recheck(OpSession& session, const config::OpConfig& checked, cons
       const auto seed = fuzz::case_seed(checked, options.master_seed, "calibrate-check", index++,
                                         filter_of(row.dtype, stratum));
       auto record = TRY(session.run_seed(seed));
-      if (is_error(record.verdict.kind)) {
+      if (check::is_script_error(record.verdict.kind)) {
         ++row.check.errors;
         continue;
       }

@@ -22,10 +22,6 @@ struct Item {
   std::uint64_t case_index;
 };
 
-bool is_error(check::FailureKind kind) {
-  return kind == check::FailureKind::op_error || kind == check::FailureKind::reference_error;
-}
-
 }  // namespace
 
 OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
@@ -51,7 +47,7 @@ OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
     ++d.total;
     ++result.total;
     const auto& s = r.verdict.stats;
-    if (!is_error(r.verdict.kind)) {
+    if (!check::is_script_error(r.verdict.kind)) {
       d.max_abs = std::max(d.max_abs, s.max_abs);
       d.max_rel = std::max(d.max_rel, s.max_rel);
       d.max_ulp = std::max(d.max_ulp, s.max_ulp);
@@ -61,7 +57,7 @@ OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
     if (r.verdict.passed()) {
       ++d.passed;
       ++result.passed;
-    } else if (is_error(r.verdict.kind)) {
+    } else if (check::is_script_error(r.verdict.kind)) {
       ++d.errors;
       ++result.errors;
       result.failures.push_back(r);
