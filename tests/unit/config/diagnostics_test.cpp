@@ -14,14 +14,6 @@ using namespace fixtures;
 
 namespace fs = std::filesystem;
 
-// Loads `text` as if it were the fixture project's gpuemu.toml and returns the error message.
-std::string error_of(const std::string& text) {
-  auto config = load_config_text(text, kPath);
-  if (config) return "<loaded without error>";
-  EXPECT_EQ(config.error().kind, ErrorKind::config);
-  return config.error().message;
-}
-
 TEST(ConfigDiagnostics, UnknownKeyWithSuggestion) {
   EXPECT_EQ(error_of(kHead + "[validation]\ndtyeps = [\"float32\"]\n"),
             kPath +

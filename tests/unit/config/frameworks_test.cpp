@@ -11,18 +11,6 @@ namespace {
 
 using namespace fixtures;
 
-Config load_ok(const std::string& text) {
-  auto c = load_config_text(text, kPath);
-  EXPECT_TRUE(c) << c.error().message;
-  return c ? *c : Config{};
-}
-
-std::string error_of(const std::string& text) {
-  auto c = load_config_text(text, kPath);
-  if (c) return "<loaded without error>";
-  return c.error().message;
-}
-
 const std::string kSecondOp =
     "[[ops]]\nname = \"sm\"\nreference = \"scripts/matmul_ref.py\"\nop_script = \"kernels/matmul_op.py\"\n";
 

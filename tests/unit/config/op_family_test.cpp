@@ -14,12 +14,6 @@ using namespace fixtures;
 
 const std::string kRef = "reference = \"scripts/matmul_ref.py\"\n";
 
-Config load_ok(const std::string& text) {
-  auto c = load_config_text(text, kPath);
-  EXPECT_TRUE(c) << (c ? "" : c.error().message);
-  return c ? *c : Config{};
-}
-
 std::string load_error(const std::string& text) {
   auto c = load_config_text(text, kPath);
   if (c) return "accepted";
@@ -76,7 +70,8 @@ TEST(Extends, InheritsEverythingAndOverridesWhatItNames) {
                            "dtypes = [\"float16\"]\n"
                            "[ops.tolerances]\nfloat16 = { rtol = 0.25 }\n"
                            "[ops.kwargs]\nblock = 64\n"
-                           "[[ops]]\nname = \"base\"\n" + kRef +
+                           "[[ops]]\nname = \"base\"\n" +
+                           kRef +
                            "implementations = [\"kernels.softmax:v1\", \"kernels.softmax:v2\"]\n"
                            "dtypes = [\"float32\", \"float16\"]\nlayouts = [\"contiguous\", \"strided\"]\n"
                            "[ops.tolerances]\nfloat16 = { atol = 0.5, rtol = 0.5 }\n"
@@ -126,13 +121,14 @@ TEST(Extends, UnknownNameSuggestsTheClosest) {
 }
 
 TEST(Extends, CyclesAreNamed) {
-  EXPECT_EQ(load_error(kHead + "[[ops]]\nname = \"a\"\nextends = \"b\"\n" + "[[ops]]\nname = \"b\"\nextends = \"c\"\n" +
-                       "[[ops]]\nname = \"c\"\nextends = \"a\"\n"),
-            kPath +
-                ":11:11: error: 'extends' makes a cycle: a -> b -> c -> a\n"
-                "extends = \"a\"\n"
-                "          ^\n"
-                "hint: an op cannot inherit from itself; remove 'extends' from one of them");
+  EXPECT_EQ(
+      load_error(kHead + "[[ops]]\nname = \"a\"\nextends = \"b\"\n" +
+                 "[[ops]]\nname = \"b\"\nextends = \"c\"\n" + "[[ops]]\nname = \"c\"\nextends = \"a\"\n"),
+      kPath +
+          ":11:11: error: 'extends' makes a cycle: a -> b -> c -> a\n"
+          "extends = \"a\"\n"
+          "          ^\n"
+          "hint: an op cannot inherit from itself; remove 'extends' from one of them");
   EXPECT_EQ(load_error(kOp + "[[ops]]\nname = \"x\"\nextends = \"x\"\n"),
             kPath +
                 ":9:11: error: 'extends' makes a cycle: x -> x\n"
@@ -144,8 +140,7 @@ TEST(Extends, CyclesAreNamed) {
 TEST(Implementations, ListMistakesPointAtTheEntry) {
   const std::string head = kHead + "[[ops]]\nname = \"softmax\"\n" + kRef;
   EXPECT_EQ(load_error(head + "implementations = [\"a.b:v1\", \"c.d:v1\"]\n"),
-            kPath +
-                ":6:30: error: implementation name 'v1' is used twice (first at " + kPath +
+            kPath + ":6:30: error: implementation name 'v1' is used twice (first at " + kPath +
                 ":6:20)\n"
                 "implementations = [\"a.b:v1\", \"c.d:v1\"]\n"
                 "                             ^\n"
@@ -176,26 +171,28 @@ TEST(Implementations, ListMistakesPointAtTheEntry) {
                 "                   ^\n"
                 "hint: paths are relative to " +
                 kProject.string() + "; a Python callable is written \"package.module:function\"");
-  EXPECT_EQ(load_error(head + "implementations = [{ name = \"v/2\", op_script = \"a.b:v2\" }]\n"),
-            kPath +
-                ":6:29: error: implementation name 'v/2' is not allowed\n"
-                "implementations = [{ name = \"v/2\", op_script = \"a.b:v2\" }]\n"
-                "                            ^\n"
-                "hint: use letters, digits, '_', '-' and '.'; write { name = \"v2\", op_script = \"a.b:v2\" } to "
-                "choose one");
+  EXPECT_EQ(
+      load_error(head + "implementations = [{ name = \"v/2\", op_script = \"a.b:v2\" }]\n"),
+      kPath +
+          ":6:29: error: implementation name 'v/2' is not allowed\n"
+          "implementations = [{ name = \"v/2\", op_script = \"a.b:v2\" }]\n"
+          "                            ^\n"
+          "hint: use letters, digits, '_', '-' and '.'; write { name = \"v2\", op_script = \"a.b:v2\" } to "
+          "choose one");
   EXPECT_EQ(load_error(head + "implementations = [{ name = \"v2\", op = \"a.b:v2\" }]\n"),
             kPath +
                 ":6:35: error: unknown key 'op' in [[ops]] 'softmax' implementation\n"
                 "implementations = [{ name = \"v2\", op = \"a.b:v2\" }]\n"
                 "                                  ^\n"
                 "hint: did you mean 'op_script'?");
-  EXPECT_EQ(load_error(head + "source = \"k.py:1\"\nimplementations = [\"a.b:v1\"]\n"),
-            kPath +
-                ":6:10: error: 'source' names one kernel, but op 'softmax' has several implementations\n"
-                "source = \"k.py:1\"\n"
-                "         ^\n"
-                "hint: give each implementation its own source: { name = \"v1\", op_script = \"...\", source = "
-                "\"file.py:12\" }, or leave it out: the source of a callable is inferred");
+  EXPECT_EQ(
+      load_error(head + "source = \"k.py:1\"\nimplementations = [\"a.b:v1\"]\n"),
+      kPath +
+          ":6:10: error: 'source' names one kernel, but op 'softmax' has several implementations\n"
+          "source = \"k.py:1\"\n"
+          "         ^\n"
+          "hint: give each implementation its own source: { name = \"v1\", op_script = \"...\", source = "
+          "\"file.py:12\" }, or leave it out: the source of a callable is inferred");
 }
 
 TEST(Implementations, OpNamesCannotHoldTheSeparator) {
