@@ -8,16 +8,13 @@
 namespace gpuemu::report {
 namespace {
 
+using testing::contains;
 using testing::load_fixture;
 
 std::string markdown(const nlohmann::json& result, std::size_t limit = kSummaryLimit) {
   auto text = render(result, "markdown", RenderOptions{.workspace = "/work/ws", .markdown_limit = limit});
   EXPECT_TRUE(text.has_value()) << text.error().message;
   return text.value_or("");
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(Markdown, PassingRun) {

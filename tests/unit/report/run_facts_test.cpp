@@ -11,6 +11,7 @@
 namespace gpuemu::report {
 namespace {
 
+using testing::contains;
 using testing::load_fixture;
 
 nlohmann::json timing(double wall, double op, double ref) {
@@ -29,10 +30,6 @@ nlohmann::json with_facts() {
   result["ops"][0]["timing"] = timing(2.0, 1.5, 0.3);
   result["timing"] = timing(2.0, 1.5, 0.3);
   return result;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(RunFacts, Phrases) {

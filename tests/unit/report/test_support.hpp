@@ -28,6 +28,10 @@ inline nlohmann::json load_fixture(const std::string& name) {
   return nlohmann::json::parse(in);
 }
 
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;
