@@ -78,9 +78,11 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
                             const ProgressFn& progress) {
   const auto started = std::chrono::steady_clock::now();
   // Once per run, not per case: code that does not load is a config error before any case runs.
+  // Injected runners (the engine's unit tests) start no Python, so there is nothing to load.
   std::vector<const config::OpConfig*> planned;
   for (const auto& op_plan : plan.ops) planned.push_back(op_plan.op);
-  const auto inferred_sources = TRY(check_op_loads(config, planned));
+  std::map<std::string, std::string> inferred_sources;
+  if (!plan.runners) inferred_sources = TRY(check_op_loads(config, planned));
   std::vector<Item> items;
   std::vector<std::size_t> op_totals(plan.ops.size(), 0);
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {

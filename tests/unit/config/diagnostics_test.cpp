@@ -164,7 +164,8 @@ TEST(ConfigDiagnostics, MissingReferenceAndOpUnderTest) {
                 ":3:1: error: op 'mm' has no op under test, which execution_mode 'script_based' runs\n"
                 "[[ops]]\n"
                 "^\n"
-                "hint: add op_script = \"kernels/mm.py\" or module = \"package.module:function\"");
+                "hint: add op_script = \"kernels/mm.py\", module = \"package.module:function\" or "
+                "implementations = [...]");
 }
 
 TEST(ConfigDiagnostics, DuplicateOpName) {

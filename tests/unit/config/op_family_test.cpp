@@ -184,7 +184,7 @@ TEST(Implementations, ListMistakesPointAtTheEntry) {
                 ":6:35: error: unknown key 'op' in [[ops]] 'softmax' implementation\n"
                 "implementations = [{ name = \"v2\", op = \"a.b:v2\" }]\n"
                 "                                  ^\n"
-                "hint: did you mean 'op_script'?");
+                "hint: allowed keys are 'name', 'op_script' or 'source'");
   EXPECT_EQ(
       load_error(head + "source = \"k.py:1\"\nimplementations = [\"a.b:v1\"]\n"),
       kPath +

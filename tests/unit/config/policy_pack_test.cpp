@@ -228,9 +228,9 @@ TEST(PolicyPack, MissingFileNamesThePath) {
   ASSERT_FALSE(applied);
   EXPECT_EQ(applied.error().kind, ErrorKind::config);
   EXPECT_EQ(applied.error().message,
-            "no/such/pack.toml: error: cannot read the policy pack file\nhint: check that it exists and is "
-            "readable; bundled packs are 'default', 'llm-kernels' or 'strict'; or give the path of a TOML "
-            "file (docs/policies.md)");
+            "no/such/pack.toml: error: cannot read the policy pack file 'no/such/pack.toml': No such file or "
+            "directory; check the path\nhint: bundled packs are 'default', 'llm-kernels' or 'strict'; or "
+            "give the path of a TOML file (docs/policies.md)");
 }
 
 TEST(PolicyPack, EmptyNameIsAnError) {

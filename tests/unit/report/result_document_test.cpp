@@ -74,7 +74,8 @@ TEST(ResultDocument, LoadNamesTheFile) {
   auto missing = load_result(dir / "nope.json");
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error().kind, ErrorKind::io);
-  EXPECT_TRUE(missing.error().message.starts_with((dir / "nope.json").string() + ": cannot open"));
+  EXPECT_TRUE(missing.error().message.starts_with("cannot read the result document '" +
+                                                  (dir / "nope.json").string() + "'"));
 
   testing::write_file(dir / "cut.json", R"({"schema_version": 1, "ops": [)");
   auto cut = load_result(dir / "cut.json");

@@ -191,8 +191,8 @@ TEST(WarmWorker, NonArrayOutputIsAnError) {
   RunOutcome out = runner.run(simple_case().request());
   EXPECT_EQ(out.failure, RunFailure::crashed);
   EXPECT_EQ(out.message,
-            "reference warm_mod:not_array raised TypeError: gpuemu.worker: output 'bad' is not a numeric "
-            "array (got object)");
+            "reference warm_mod:not_array raised AdapterError: op 'testop': output 'bad' is not a numeric "
+            "array (got object of dtype object); return a numpy array of a gpuemu dtype");
 }
 
 TEST(WarmWorker, PersistentScripts) {
