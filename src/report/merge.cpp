@@ -86,8 +86,9 @@ Expected<void> merge_op(nlohmann::json& into, const nlohmann::json& from, const 
   for (const auto& failure : from["failures"]) into["failures"].push_back(failure);
   if (from.contains("timing"))
     into["timing"] = add_timing(into.value("timing", nlohmann::json()), from["timing"]);
-  if (!into.contains("runtime") || into["runtime"].is_null())
-    into["runtime"] = from.value("runtime", nlohmann::json());
+  const auto runtime = from.value("runtime", nlohmann::json());
+  if (!runtime.is_null() && (!into.contains("runtime") || into["runtime"].is_null()))
+    into["runtime"] = runtime;
   return {};
 }
 

@@ -60,7 +60,7 @@ TEST(RunFacts, MarkdownHasATableOfWhatRan) {
   ASSERT_TRUE(md) << md.error().message;
   EXPECT_TRUE(contains(*md, "### What ran, and where the time went\n\n")) << *md;
   EXPECT_TRUE(contains(*md,
-                       "| softmax | pytorch 2.9.1+cpu on cpu, Triton: interpreter (not a GPU run) | 2.00 s | "
+                       "| gelu | pytorch 2.9.1+cpu on cpu, Triton: interpreter (not a GPU run) | 2.00 s | "
                        "1.50 s (75%) | 300 ms (15%) | 200 ms (10%) |\n"))
       << *md;
 }
