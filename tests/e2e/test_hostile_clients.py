@@ -20,7 +20,9 @@ pynng = pytest.importorskip("pynng", reason="pip install pynng (scripts/install-
 
 # The daemon's own peak resident memory stays under this many bytes in every row: it idles at about
 # 30 MiB; every row below asks it for 400 MiB or more before the fixes.
-RSS_BOUND = 200 << 20
+# Under ASan (scripts/test.sh runs the suite on the sanitized binary) shadow memory and the
+# allocator quarantine add up to ~100 MiB to the 30 MiB; the unfixed rows need 400 MiB or more.
+RSS_BOUND = 320 << 20
 
 PROJECT = """
 [project]
