@@ -8,7 +8,7 @@ ROOT=$(pwd)
 BUILD=${GPUEMU_FUZZ_BUILD_DIR:-build-fuzz}
 SECONDS_EACH=${GPUEMU_FUZZ_SECONDS:-30}
 JOBS=${GPUEMU_JOBS:-$(nproc)}
-HARNESSES=(fuzz_config fuzz_script_reply fuzz_ipc fuzz_requests fuzz_ptx)
+HARNESSES=(fuzz_config fuzz_script_reply fuzz_ipc fuzz_ptx)
 if [ $# -gt 0 ]; then HARNESSES=("$@"); fi
 
 # libFuzzer ships with clang's runtime libraries; Debian 12's clang-14 cannot compile the
@@ -64,44 +64,6 @@ open(f"{out}/seed-worker-strided", "wb").write(frame({"type": "result", "tensors
     {"name": "a", "dtype": "float16", "shape": [3], "strides": [2], "offset": 0, "nbytes": 12},
     {"name": "b", "dtype": "int64", "shape": [], "offset": 16, "nbytes": 8}]}, data))
 open(f"{out}/seed-worker-ready", "wb").write(frame({"type": "ready", "pid": 1}))
-PY
-      ;;
-    fuzz_requests)
-      # Requests of every short type against the harness's project (ops "ident", "orchestrated"):
-      # the daemon's test vectors, then requests that exercise the handlers' limits.
-      python3 - "$CORPUS/$name" <<'PY'
-import json, struct, sys
-out = sys.argv[1]
-vectors = json.load(open("tests/vectors/protocol/messages.json"))
-for group in ("good", "bad", "bad_requests"):
-    for i, v in enumerate(vectors.get(group, [])):
-        if isinstance(v, dict) and "hex" in v:
-            open(f"{out}/seed-{group}-{i}", "wb").write(bytes.fromhex(v["hex"]))
-def frame(header, payload=b""):
-    h = json.dumps({"protocol_version": 1, **header}).encode()
-    return b"GEMU" + struct.pack("<IIQ", 1, len(h), len(payload)) + h + payload
-x = {"dtype": "float32", "shape": [2, 3], "strides": [3, 1], "nbytes": 24}
-data = struct.pack("<6f", 1, 2, 3, 4, 5, 6)
-requests = [
-    ({"type": "ping"}, b""),
-    ({"type": "validate", "op": "ident", "seed": "7", "tensors": [
-        {"name": "input/x", "offset": 0, **x}, {"name": "output/out", "offset": 24, **x}]}, data + data),
-    ({"type": "validate", "op": "ident", "tensors": [
-        {"name": "input/x", "dtype": "float32", "shape": [100000000, 1], "strides": [0, 1], "offset": 0, "nbytes": 4},
-        {"name": "output/out", "dtype": "float32", "shape": [4], "offset": 0, "nbytes": 4}]}, data[:4]),
-    ({"type": "get_test_batch", "op": "ident", "seed": "3", "count": 3}, b""),
-    ({"type": "get_test_case", "op": "ident", "op_schema": {"dims": [{"name": "M", "min": 1, "max": 16777216}],
-                                                          "inputs": [{"name": "x", "dims": ["M", "M"]}]}}, b""),
-    ({"type": "get_test_batch", "op": "orchestrated", "count": 2, "max_case_elements": 10}, b""),
-    ({"type": "submit_output", "op": "ident", "seed": "1", "client_failure": {"kind": "op_error", "message": "m"},
-      "tensors": [{"name": "input/x", "offset": 0, **x}]}, data),
-    ({"type": "list_results", "limit": 5}, b""),
-    ({"type": "list_failures", "op": "ident"}, b""),
-    ({"type": "get_result", "seed": "7"}, b""),
-    ({"type": "store_baseline", "tag": "t"}, b""),
-]
-for i, (header, payload) in enumerate(requests):
-    open(f"{out}/seed-request-{i}", "wb").write(frame(header, payload))
 PY
       ;;
     fuzz_script_reply)
