@@ -102,11 +102,11 @@ def descendants(pid):
         fields = stat[stat.rindex(")") + 2:].split()
         if fields[0] != "Z":
             children.setdefault(int(fields[1]), []).append(int(entry.name))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
+    out, unvisited = [], [pid]
+    while unvisited:
+        for child in children.get(unvisited.pop(), []):
             out.append(child)
-            todo.append(child)
+            unvisited.append(child)
     return out
 
 
