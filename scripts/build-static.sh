@@ -133,12 +133,12 @@ build_curl() {
 
 # gpuemu itself: Release, GPUEMU_STATIC (cmake/Dependencies.cmake takes .a files and the libcurl
 # above), unity batches for a faster clean build, no unit tests. Ninja makes a rerun a no-op.
-# -O2 rather than CMake's Release -O3: at -O3 GCC 12 reports false -Wrestrict/-Wstringop-overflow in
-# libstdc++'s std::string (GCC PR 105329, 105651), which -Werror turns into errors.
+# CMake's own Release flags (-O3) and GPUEMU_WERROR off, as a user's Release build: scripts/test.sh
+# counts this build's warnings and fails only if it does not build (docs/static-build.md).
 build_gpuemu() {
   log "gpuemu: building $BUILD/gpuemu (Release, GPUEMU_STATIC=ON)"
-  nice -n 10 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
-    -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DGPUEMU_STATIC=ON -DGPUEMU_UNITY=ON \
+  nice -n 10 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUEMU_WERROR=OFF \
+    -DGPUEMU_STATIC=ON -DGPUEMU_UNITY=ON \
     -DGPUEMU_BUILD_TESTS=OFF -DGPUEMU_STATIC_PREFIX="$PREFIX" >/dev/null
   nice -n 10 cmake --build "$BUILD" -j "$JOBS" --target gpuemu
 }

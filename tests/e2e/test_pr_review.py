@@ -105,7 +105,6 @@ def sarif_fingerprint(results, label, op):
     return found[0]["partialFingerprints"]["gpuemuFinding/v1"]
 
 
-@pytest.mark.skip(reason="broken by this session's merge of parallel changes, found in the final run; fixing it is the next session's first item (closing note)")
 def test_first_run_creates_one_review_with_comments_on_diff_lines(gpuemu_bin, results, server):
     proc = publish(gpuemu_bin, results, server, "first")
     assert proc.returncode == 0, proc.stderr
@@ -136,7 +135,8 @@ def test_first_run_creates_one_review_with_comments_on_diff_lines(gpuemu_bin, re
     assert "Commented on the lines of this diff (1):" in text
     assert "Outside the lines of this diff (2):" in text
     assert "`nan` (`float32`)" in text and "at `op_nan.py:7`" in text
-    assert "`shape` (`float32`)" in text and "(the op names no `source`)" in text
+    # `shape` writes `source = ""`: absent, so inferred from its cold script (path, no line).
+    assert "`shape` (`float32`)" in text and "at `op_wrong_shape.py`" in text, text
     assert text.count("```sh\ngpuemu reproduce ") == 2
     assert len(server.reviews) == 1 and len(server.comments) == 1
 
