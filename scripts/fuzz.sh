@@ -87,12 +87,9 @@ PY
   esac
 }
 
-status=0
-summary=()
-for name in "${HARNESSES[@]}"; do
-  seed "$name"
-  echo "fuzz: running $name for ${SECONDS_EACH}s" >&2
-  log="$ROOT/$BUILD/$name.log"
+# One harness: its summary line goes to $BUILD/<name>.summary; a crash also prints the log's tail.
+run_harness() {
+  local name=$1 log="$ROOT/$BUILD/$1.log" rc runs took reproducer
   set +e
   "$ROOT/$BUILD/fuzz/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$ARTIFACTS/$name-" "$CORPUS/$name" >"$log" 2>&1
@@ -101,16 +98,38 @@ for name in "${HARNESSES[@]}"; do
   runs=$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1 || true)
   took=$(grep -oE '^Done [0-9]+ runs in [0-9]+ second' "$log" | grep -oE 'in [0-9]+' | grep -oE '[0-9]+' | tail -1 || true)
   if [ "$rc" -eq 0 ]; then
-    summary+=("$name: ${runs:-?} runs in ${took:-$SECONDS_EACH} s, no crash")
-  else
-    status=1
-    tail -n 60 "$log" >&2
-    reproducer=$(grep -oE 'Test unit written to .*' "$log" | sed 's/^Test unit written to //' | tail -1 || true)
-    summary+=("$name: CRASH (exit $rc) after ${runs:-?} runs; reproducer ${reproducer:-none written, see $log}; rerun: $BUILD/fuzz/$name ${reproducer:-}")
+    echo "$name: ${runs:-?} runs in ${took:-$SECONDS_EACH} s, no crash" >"$ROOT/$BUILD/$name.summary"
+    return 0
   fi
+  tail -n 60 "$log" >&2
+  reproducer=$(grep -oE 'Test unit written to .*' "$log" | sed 's/^Test unit written to //' | tail -1 || true)
+  echo "$name: CRASH (exit $rc) after ${runs:-?} runs; reproducer ${reproducer:-none written, see $log}; rerun: $BUILD/fuzz/$name ${reproducer:-}" \
+    >"$ROOT/$BUILD/$name.summary"
+  return 1
+}
+
+# The harnesses are single-threaded: run up to $JOBS at once (the CI's wall time, not less fuzzing).
+status=0
+running=0
+for name in "${HARNESSES[@]}"; do
+  seed "$name"
+  rm -f "$ROOT/$BUILD/$name.summary"
+  echo "fuzz: running $name for ${SECONDS_EACH}s" >&2
+  run_harness "$name" &
+  running=$((running + 1))
+  if [ "$running" -ge "$JOBS" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 
 echo
 echo "== fuzz summary =="
-printf '%s\n' "${summary[@]}"
+for name in "${HARNESSES[@]}"; do
+  cat "$ROOT/$BUILD/$name.summary" 2>/dev/null || { echo "$name: no summary (the harness did not finish)"; status=1; }
+done
 exit $status
