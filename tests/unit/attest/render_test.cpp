@@ -89,6 +89,23 @@ TEST(Render, NoOpsAndNoFailuresAreStatedPlainly) {
   EXPECT_TRUE(contains(*md, "No failing cases."));
 }
 
+TEST(Render, APartialRunThatPassedDoesNotSayAllCasesPassed) {
+  SignedFixture f;
+  json statement = f.statement;
+  statement["predicate"]["passed"] = true;
+  statement["predicate"]["partial"] = false;
+  auto whole = render_report(f.sign(statement), VerifyStatus{}, RenderFormat::markdown);
+  ASSERT_TRUE(whole);
+  EXPECT_TRUE(contains(*whole, "| Result | all cases passed |")) << *whole;
+  statement["predicate"]["partial"] = true;  // gpuemu ci run --allow-partial
+  auto partial = render_report(f.sign(statement), VerifyStatus{}, RenderFormat::markdown);
+  ASSERT_TRUE(partial);
+  EXPECT_FALSE(contains(*partial, "all cases passed")) << *partial;
+  EXPECT_TRUE(contains(*partial, "| Result | no failures in the cases that ran; not every planned case ran |"))
+      << *partial;
+  EXPECT_TRUE(contains(*partial, "| Partial run | yes (stopped before all cases ran) |")) << *partial;
+}
+
 TEST(Render, DetectsEnvelopesAndRejectsWhatIsNotAReport) {
   SignedFixture f;
   EXPECT_TRUE(is_dsse_envelope(f.envelope));
