@@ -28,7 +28,7 @@ EXIT_ENVIRONMENT = 3
 COPIES = {"junit-path": "junit.xml", "sarif-path": "gpuemu.sarif", "summary-path": "summary.md"}
 
 # Every input of action.yml, in its order. tests/e2e/test_action.py checks the two agree.
-INPUTS = ("config", "quick", "shard", "baseline", "sign-key", "fail-on", "policy", "iterations", "seed", "jobs",
+INPUTS = ("config", "quick", "shard", "baseline", "sign-key", "fail-on", "allow-partial", "policy", "iterations", "seed", "jobs",
           "out", "junit-path", "sarif-path", "summary-path", "comment-on-pr", "github-token", "requirements",
           "pip-cache")
 
@@ -138,6 +138,9 @@ def build_plan(binary, extra_args):
         add("--jobs", integer("jobs", value, 1, example="4"))
     if value := read_input("fail-on"):
         add("--fail-on", choice("fail-on", value, FAIL_ON))
+    if boolean("allow-partial", read_input("allow-partial")):
+        command.append("--allow-partial")
+        shown.append("--allow-partial")
     if value := read_input("policy"):
         add("--policy", value)
     if value := read_input("sign-key"):

@@ -249,6 +249,20 @@ def test_quick_input_runs_a_quick_run(runner):
         assert result["ci"]["quick"] is expected, quick
 
 
+def test_allow_partial_input_reaches_the_run(runner):
+    # What --allow-partial does to a cut run is tested in test_ci_partial.py; here, that the input
+    # reaches `ci run` (result.json records it) and that a bad value is a bad input.
+    correct(runner.project)
+    for value, expected in (("true", True), ("false", False)):
+        proc = runner.run({"allow-partial": value, "iterations": "2"})
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads((runner.workspace / "gpuemu-out" / "result.json").read_text())
+        assert result["ci"]["allow_partial"] is expected, value
+    proc = runner.run({"allow-partial": "yes"})
+    assert proc.returncode == 2
+    assert "input 'allow-partial' must be true or false, got 'yes'" in proc.stdout
+
+
 def test_policy_input_lays_a_pack_over_the_config(runner):
     correct(runner.project)
     (runner.workspace / "ci-pack.toml").write_text("[ci]\nquick_iterations = 5\n")
