@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 BUILD=${GPUEMU_FUZZ_BUILD_DIR:-build-fuzz}
-SECONDS_EACH=${GPUEMU_FUZZ_SECONDS:-30}
+# 25 s each keeps the five harnesses' total near what four took at 30 s (docs/fuzzing.md).
+SECONDS_EACH=${GPUEMU_FUZZ_SECONDS:-25}
 JOBS=${GPUEMU_JOBS:-$(nproc)}
-HARNESSES=(fuzz_config fuzz_script_reply fuzz_ipc fuzz_ptx)
+HARNESSES=(fuzz_config fuzz_script_reply fuzz_ipc fuzz_requests fuzz_ptx)
 if [ $# -gt 0 ]; then HARNESSES=("$@"); fi
 
 # libFuzzer ships with clang's runtime libraries; Debian 12's clang-14 cannot compile the
@@ -66,6 +67,14 @@ open(f"{out}/seed-worker-strided", "wb").write(frame({"type": "result", "tensors
 open(f"{out}/seed-worker-ready", "wb").write(frame({"type": "ready", "pid": 1}))
 PY
       ;;
+    fuzz_requests)
+      # Requests of every type against the harness's project, and the protocol's request vectors.
+      # Its corpus starts from the seeds on every run: its inputs run scripts (tens of ms each), and
+      # libFuzzer replays the whole corpus before -max_total_time applies, so a corpus kept across
+      # runs would make every run longer than the last.
+      rm -rf "${CORPUS:?}/$name"
+      mkdir -p "$CORPUS/$name"
+      python3 fuzz/requests_seeds.py "$CORPUS/$name" ;;
     fuzz_script_reply)
       # Replies as docs/script-protocol.md shows them: one tensor, named outputs, strides.
       python3 - "$CORPUS/$name" <<'PY'
@@ -91,8 +100,10 @@ PY
 run_harness() {
   local name=$1 log="$ROOT/$BUILD/$1.log" rc runs took reproducer
   set +e
+  dict=()
+  [ -f "fuzz/$name.dict" ] && dict=(-dict="$ROOT/fuzz/$name.dict")
   "$ROOT/$BUILD/fuzz/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$ARTIFACTS/$name-" "$CORPUS/$name" >"$log" 2>&1
+    "${dict[@]}" -print_final_stats=1 -artifact_prefix="$ARTIFACTS/$name-" "$CORPUS/$name" >"$log" 2>&1
   rc=$?
   set -e
   runs=$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1 || true)
