@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 # Runs every gpuemu benchmark and prints one table of ratios, each against a baseline measured in
 # the same run (docs/performance.md says what each one measures and the numbers we got).
-"""python3 bench/run.py [--quick] [--only a,b,c,d,e,f,g,i] [--json FILE]
+"""python3 bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i] [--json FILE]
 
 (a) fuzz cases/s, warm workers vs a process per case   (b) comparison vs memcpy (C++)
 (c) warm fuzz --jobs 2 vs --jobs 1                     (d) daemon ping p50/p99, alone and under load
 (e) validate_op throughput vs a numpy copy             (f) load: 32 clients x 500 requests
 (g) framework adapter conversion (torch 64 MiB in and out) vs memcpy
+(h) daemon RSS over 10,000 mixed requests: flat
 (i) gpuemu's own share of ci run: 12 numpy ops, the Triton softmax (interpreter)
 
 The gpuemu binary is $GPUEMU_BIN (default build/gpuemu); the C++ benchmark is $GPUEMU_BENCH_COMPARE
@@ -30,7 +31,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 
 from bench_lib import REPO, Row, fmt_bytes_rate, gpuemu_bin, log, print_table  # noqa: E402
 
-PARTS = "abcdefgi"
+PARTS = "abcdefghi"
 
 
 def bench_compare(quick: bool) -> list[Row]:
@@ -87,6 +88,10 @@ def main() -> int:
             from adapter_bench import bench_adapter
 
             rows += bench_adapter(args.quick)
+        if "h" in parts:
+            from rss_bench import bench_rss
+
+            rows += bench_rss(binary, work / "rss", 2_000 if args.quick else 10_000)
         if "i" in parts:
             from share_bench import bench_share
 
