@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "check/element_stats.hpp"
-#include "check/format.hpp"
 #include "check/invariants.hpp"
+#include "check/verdict_text.hpp"
 
 namespace gpuemu::check {
 namespace {

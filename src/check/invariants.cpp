@@ -7,7 +7,7 @@
 #include <array>
 #include <cmath>
 
-#include "check/format.hpp"
+#include "check/verdict_text.hpp"
 
 namespace gpuemu::check {
 namespace {

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "artifact/baseline.hpp"
+#include "artifact/metrics_diff.hpp"
 #include "cli/command.hpp"
+#include "store/store.hpp"
 #include "util/json_text.hpp"
 
 namespace gpuemu::cli {
@@ -61,7 +62,15 @@ class ArtifactsCommand final : public Command {
     const bool json = context.globals.format == "json";
 
     if (store_->parsed()) {
-      TRY(artifact::store_baseline(store, tag_, reports, config.root));
+      std::vector<store::ArtifactMetrics> rows;
+      for (const artifact::KernelReport& r : reports) {
+        store::ArtifactMetrics row;
+        row.kernel = r.name;
+        row.source = artifact::report_to_json(r, config.root)["source"].get<std::string>();
+        row.metrics = artifact::metrics_to_json(r.metrics);
+        rows.push_back(std::move(row));
+      }
+      TRY(store.record_artifact_baseline(tag_, std::move(rows)));
       nlohmann::json names = nlohmann::json::array();
       for (const auto& r : reports) names.push_back(r.name);
       if (json) {
@@ -72,7 +81,8 @@ class ArtifactsCommand final : public Command {
       }
       return ExitCode::ok;
     }
-    const auto diff = TRY(artifact::diff_baseline(store, tag_, reports, config.policies.artifact_thresholds));
+    const auto diff = TRY(artifact::diff_baseline(tag_, TRY(store.artifact_baseline(tag_)), reports,
+                                                  config.policies.artifact_thresholds));
     if (!diff.baseline_found) {
       context.log(
           fmt::format("gpuemu: warning: no artifact baseline '{}' in {}; store one with 'gpuemu artifacts "

@@ -8,7 +8,7 @@
 
 #include "cli/command.hpp"
 #include "cli/store_access.hpp"
-#include "engine/baseline.hpp"
+#include "engine/baseline_document.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
 #include "util/read_file.hpp"

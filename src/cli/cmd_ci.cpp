@@ -17,7 +17,7 @@
 #include "cli/store_access.hpp"
 #include "config/policy_pack.hpp"
 #include "config/table_reader.hpp"
-#include "engine/baseline.hpp"
+#include "engine/baseline_document.hpp"
 #include "engine/plans.hpp"
 #include "github/environment.hpp"
 #include "github/publish.hpp"

@@ -8,7 +8,7 @@
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
 #include "cli/store_access.hpp"
-#include "engine/load_check.hpp"
+#include "engine/load_ops.hpp"
 #include "engine/minimize.hpp"
 #include "util/json_text.hpp"
 

@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "cli/command.hpp"
-#include "engine/load_check.hpp"
 #include "cli/daemon_access.hpp"
 #include "cli/store_access.hpp"
+#include "engine/load_ops.hpp"
 #include "engine/op_session.hpp"
 #include "engine/run_result.hpp"
 #include "util/json_text.hpp"

@@ -2,7 +2,7 @@
 // `gpuemu fuzz --seed SEED` generates them, optionally under a client's op_schema or dtypes.
 #include <fmt/format.h>
 
-#include "daemon/records.hpp"
+#include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
 #include "engine/plans.hpp"
 #include "fuzz/case.hpp"

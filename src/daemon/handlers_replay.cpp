@@ -2,7 +2,7 @@
 // the CLI), re-run it or shrink it with the real op and reference, and store the minimal case.
 #include <fmt/format.h>
 
-#include "daemon/records.hpp"
+#include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
 #include "engine/minimize.hpp"
 #include "store/replay.hpp"

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "daemon/records.hpp"
+#include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
 #include "engine/plans.hpp"
 #include "store/recorder.hpp"
@@ -64,13 +64,15 @@ Result<std::shared_ptr<const config::Config>> request_config(std::shared_ptr<con
   return std::shared_ptr<const config::Config>(std::move(copy));
 }
 
-struct RunOutcome {
+// A run the daemon executed and recorded: its result and where the store keeps it.
+struct RecordedRun {
   engine::RunResult result;
   store::RunId run_id = 0;
   int stored = 0;
 };
 
-Result<RunOutcome> execute_and_store(DaemonState& state, const config::Config& config, engine::RunPlan plan) {
+Result<RecordedRun> execute_and_store(DaemonState& state, const config::Config& config,
+                                      engine::RunPlan plan) {
   auto recorder = TRY(store::RunRecorder::start(
       state.store(), {plan.command, plan.master_seed, config.digest, config.project.name}));
   recorder.set_after_store([&state]() -> Expected<void> {
@@ -84,7 +86,7 @@ Result<RunOutcome> execute_and_store(DaemonState& state, const config::Config& c
     return std::unexpected(RequestError(result.error()));
   }
   TRY(recorder.finish(*result));
-  return RunOutcome{std::move(*result), recorder.run_id(), recorder.stored_failures()};
+  return RecordedRun{std::move(*result), recorder.run_id(), recorder.stored_failures()};
 }
 
 Result<int> jobs(const Fields& fields, const config::Config& config) {

@@ -1,9 +1,9 @@
 // Store queries and baselines: get_result, list_results, list_failures, store_baseline.
 #include <fmt/format.h>
 
-#include "daemon/records.hpp"
+#include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
-#include "engine/baseline.hpp"
+#include "engine/baseline_document.hpp"
 #include "store/replay.hpp"
 
 namespace gpuemu::daemon {

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "artifact/lint.hpp"
-#include "daemon/records.hpp"
+#include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
 #include "engine/calibrate.hpp"
 #include "engine/plans.hpp"

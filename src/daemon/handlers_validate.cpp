@@ -3,7 +3,7 @@
 // be reproduced (from its input snapshot) and minimized later.
 #include <fmt/format.h>
 
-#include "daemon/records.hpp"
+#include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
 #include "engine/executor.hpp"
 #include "engine/plans.hpp"

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/load_check.hpp"
+#include "engine/load_ops.hpp"
 #include "engine/op_session.hpp"
 #include "run/cancel.hpp"
 

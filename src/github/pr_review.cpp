@@ -7,7 +7,7 @@
 #include <set>
 
 #include "github/review_text.hpp"
-#include "report/format.hpp"
+#include "report/value_text.hpp"
 
 namespace gpuemu::github {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "github/workflow_commands.hpp"
 #include "report/findings.hpp"
-#include "report/format.hpp"
+#include "report/value_text.hpp"
 #include "report/writer.hpp"
 
 namespace gpuemu::github {

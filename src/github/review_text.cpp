@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "report/format.hpp"
 #include "report/markdown_text.hpp"
+#include "report/value_text.hpp"
 
 namespace gpuemu::github {
 namespace {

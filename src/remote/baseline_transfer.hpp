@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attest/keys.hpp"
-#include "remote/store.hpp"
+#include "remote/baseline_store.hpp"
 
 namespace gpuemu::remote {
 

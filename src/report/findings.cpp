@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "report/format.hpp"
+#include "report/value_text.hpp"
 #include "util/hash.hpp"
 
 namespace gpuemu::report {

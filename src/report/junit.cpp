@@ -10,7 +10,7 @@
 #include <pugixml.hpp>
 
 #include "report/findings.hpp"
-#include "report/format.hpp"
+#include "report/value_text.hpp"
 #include "report/writer.hpp"
 
 namespace gpuemu::report {

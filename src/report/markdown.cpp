@@ -7,9 +7,9 @@
 #include <map>
 
 #include "report/findings.hpp"
-#include "report/format.hpp"
 #include "report/markdown_text.hpp"
 #include "report/run_facts.hpp"
+#include "report/value_text.hpp"
 #include "report/writer.hpp"
 
 namespace gpuemu::report {

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "report/findings.hpp"
-#include "report/format.hpp"
+#include "report/value_text.hpp"
 #include "report/writer.hpp"
 #include "util/hash.hpp"
 #include "util/json_text.hpp"

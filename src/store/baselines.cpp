@@ -102,4 +102,32 @@ Expected<std::vector<ArtifactMetrics>> Store::list_artifact_metrics(
   return list;
 }
 
+Expected<void> Store::record_artifact_baseline(const std::string& tag, std::vector<ArtifactMetrics> rows) {
+  if (tag.empty()) return fail(ErrorKind::usage, "a baseline tag must not be empty, e.g. 'main'");
+  std::lock_guard lock(impl_->mutex);
+  auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
+  auto insert = TRY(impl_->db.prepare(
+      "INSERT INTO artifact_metrics (kernel, source, metrics, run_id, baseline_tag, created_at) "
+      "VALUES (?1, ?2, ?3, NULL, ?4, ?5)"));
+  for (const ArtifactMetrics& row : rows) {
+    insert.bind(1, row.kernel)
+        .bind(2, row.source)
+        .bind(3, util::dump_json(row.metrics, -1))
+        .bind(4, tag)
+        .bind(5, impl_->now());
+    TRY(insert.run());
+    insert.reset();
+  }
+  TRY(transaction.commit());
+  return {};
+}
+
+Expected<std::map<std::string, nlohmann::json>> Store::artifact_baseline(const std::string& tag) const {
+  std::map<std::string, nlohmann::json> newest;
+  for (ArtifactMetrics& row : TRY(list_artifact_metrics(std::nullopt, tag))) {
+    newest.try_emplace(row.kernel, std::move(row.metrics));  // rows come newest first
+  }
+  return newest;
+}
+
 }  // namespace gpuemu::store

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "engine/baseline.hpp"
+#include "engine/baseline_document.hpp"
 #include "fuzz/case.hpp"
 #include "store/store.hpp"
 

@@ -16,12 +16,13 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "store/records.hpp"
+#include "store/rows.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::store {
@@ -88,6 +89,11 @@ class Store {
   // Rows for a run, or for a baseline tag (or every row when both are unset), newest first.
   Expected<std::vector<ArtifactMetrics>> list_artifact_metrics(
       const std::optional<RunId>& run, const std::optional<std::string>& baseline_tag) const;
+  // An artifact baseline: `rows` (one per kernel) recorded under `tag` in one transaction. Storing
+  // a tag again adds newer rows; artifact_baseline reads the newest row of each kernel.
+  Expected<void> record_artifact_baseline(const std::string& tag, std::vector<ArtifactMetrics> rows);
+  // kernel -> metrics of the newest row under `tag`; empty when nothing was stored under it.
+  Expected<std::map<std::string, nlohmann::json>> artifact_baseline(const std::string& tag) const;
 
   struct Impl;
 

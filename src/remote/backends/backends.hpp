@@ -1,11 +1,11 @@
-// The backends behind BaselineStore, one file each; open_store (store.cpp) picks one from its
+// The backends behind BaselineStore, one file each; open_store (baseline_store.cpp) picks one from its
 // scheme table. Each factory checks its URL and says what is wrong with it.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "remote/store.hpp"
+#include "remote/baseline_store.hpp"
 
 namespace gpuemu::remote {
 

@@ -1,11 +1,11 @@
-// Tests for redact.cpp and the small rules in store.cpp and baseline_transfer.cpp: redacted URLs,
+// Tests for redact.cpp and the small rules in baseline_store.cpp and baseline_transfer.cpp: redacted URLs,
 // tag and location rules, the content check, backoff delays and the default-branch push rule.
 #include "remote/redact.hpp"
 
 #include <gtest/gtest.h>
 
+#include "remote/baseline_store.hpp"
 #include "remote/baseline_transfer.hpp"
-#include "remote/store.hpp"
 
 namespace gpuemu::remote {
 namespace {

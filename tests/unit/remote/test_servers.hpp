@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "remote/store.hpp"
+#include "remote/baseline_store.hpp"
 
 namespace gpuemu::remote::testing {
 

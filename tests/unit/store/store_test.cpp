@@ -368,6 +368,31 @@ TEST_F(StoreTest, ArtifactMetricsAttachToRunsAndBaselines) {
   EXPECT_EQ(store_->list_artifact_metrics(std::nullopt, std::nullopt)->size(), 2u);
 }
 
+TEST_F(StoreTest, AnArtifactBaselineIsTheNewestRowOfEachKernelUnderItsTag) {
+  const auto row = [](const std::string& kernel, int registers) {
+    ArtifactMetrics m;
+    m.kernel = kernel;
+    m.source = "kernels/" + kernel + ".ptx";
+    m.metrics = {{"registers", registers}};
+    return m;
+  };
+  ASSERT_TRUE(store_->record_artifact_baseline("main", {row("reduce", 32), row("saxpy", 16)}));
+  ASSERT_TRUE(store_->record_artifact_baseline("main", {row("reduce", 40)}));
+  ASSERT_TRUE(store_->record_artifact_baseline("dev", {row("reduce", 99)}));
+
+  auto main = store_->artifact_baseline("main");
+  ASSERT_TRUE(main) << main.error().message;
+  ASSERT_EQ(main->size(), 2u);
+  EXPECT_EQ(main->at("reduce")["registers"], 40) << "storing a tag again makes its newest rows the baseline";
+  EXPECT_EQ(main->at("saxpy")["registers"], 16);
+  auto rows = store_->list_artifact_metrics(std::nullopt, "main");
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->size(), 3u);
+  EXPECT_EQ(rows->at(0).run_id, std::nullopt);
+  EXPECT_TRUE(store_->artifact_baseline("nope")->empty());
+  EXPECT_EQ(store_->record_artifact_baseline("", {row("reduce", 1)}).error().kind, ErrorKind::usage);
+}
+
 TEST_F(StoreTest, ADamagedSnapshotIsAnErrorNamingTheFailure) {
   const RunId run = begin();
   auto id = store_->record_failure(run, sample_record(3));

@@ -1,5 +1,5 @@
-// JSON forms shared by the handlers (records.hpp).
-#include "daemon/records.hpp"
+// JSON forms shared by the handlers (record_json.hpp).
+#include "daemon/record_json.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // The scheme table behind open_store, tag and location rules, and the content check every
 // fetched or pushed baseline passes.
-#include "remote/store.hpp"
+#include "remote/baseline_store.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
-// Text forms of values and positions for verdict messages (see format.hpp).
+// Text forms of values and positions for verdict messages (see verdict_text.hpp).
 // fmt stands in for <format>, which GCC 12's library lacks.
-#include "check/format.hpp"
+#include "check/verdict_text.hpp"
 
 #include <fmt/format.h>
 

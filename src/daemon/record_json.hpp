@@ -13,7 +13,7 @@
 #include "config/config.hpp"
 #include "daemon/request.hpp"
 #include "engine/run_result.hpp"
-#include "store/records.hpp"
+#include "store/rows.hpp"
 
 namespace gpuemu::daemon {
 
@@ -43,7 +43,8 @@ tensor::NamedTensors take_tensors(Message& message, std::string_view prefix);
 // lowered (never raised) by the request's own "max_case_elements" / "max_case_bytes" fields.
 Result<config::CaseLimits> request_limits(const config::Config& config, const Fields& fields);
 // A bad_request naming the limit when `size` is over it (docs/protocol.md "Limits").
-Result<void> check_case_size(const config::CaseSize& size, const config::CaseLimits& limits, const std::string& what);
+Result<void> check_case_size(const config::CaseSize& size, const config::CaseLimits& limits,
+                             const std::string& what);
 // The size of named tensors as their full views (a zero stride counts as the whole view).
 config::CaseSize size_of(std::initializer_list<const tensor::NamedTensors*> tensors);
 

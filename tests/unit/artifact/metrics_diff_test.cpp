@@ -1,22 +1,23 @@
-// Tests of artifact/baseline.cpp against a real SQLite store: store metrics under a tag, diff
-// the unrolled kernel against the rolled one, thresholds from [policies] artifact_thresholds.
+// Tests of artifact/metrics_diff.cpp: diff the unrolled kernel against the rolled one's metrics,
+// thresholds from [policies] artifact_thresholds. (The store's side, the newest row of each kernel
+// under a tag, is tested in tests/unit/store.)
 #include <gtest/gtest.h>
 
-#include "artifact/baseline.hpp"
+#include "artifact/metrics_diff.hpp"
 #include "artifact_test_support.hpp"
 
 namespace gpuemu::artifact {
 namespace {
 
-class BaselineTest : public ::testing::Test {
+using Baseline = std::map<std::string, nlohmann::json>;
+
+class MetricsDiffTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto dir = TempDir::create();
-    ASSERT_TRUE(dir);
-    dir_.emplace(std::move(*dir));
-    auto store = store::Store::open(dir_->path() / "db" / "gpuemu.db");
-    ASSERT_TRUE(store) << store.error().message;
-    store_.emplace(std::move(*store));
+  // What the store hands back for a tag: each kernel's metrics, as stored.
+  static Baseline baseline_of(const std::vector<KernelReport>& reports) {
+    Baseline b;
+    for (const KernelReport& r : reports) b.emplace(r.name, metrics_to_json(r.metrics));
+    return b;
   }
 
   static KernelReport report(const std::string& file, const std::string& name) {
@@ -27,17 +28,14 @@ class BaselineTest : public ::testing::Test {
     r->name = name;
     return *r;
   }
-
-  std::optional<TempDir> dir_;
-  std::optional<store::Store> store_;
 };
 
-TEST_F(BaselineTest, UnrolledLoopRegressesAgainstTheRolledBaseline) {
+TEST_F(MetricsDiffTest, UnrolledLoopRegressesAgainstTheRolledBaseline) {
   const std::vector<KernelReport> base = {report("reduce_loop.ptx", "reduce"), report("saxpy.ptx", "saxpy")};
-  ASSERT_TRUE(store_baseline(*store_, "main", base, testing::kernel_path("")));
+  const Baseline main = baseline_of(base);
   const std::vector<KernelReport> now = {report("reduce_unrolled.ptx", "reduce")};
 
-  auto diff = diff_baseline(*store_, "main", now, {{"instructions", 1.5}, {"backward_branches", 1.0}});
+  auto diff = diff_baseline("main", main, now, {{"instructions", 1.5}, {"backward_branches", 1.0}});
   ASSERT_TRUE(diff) << diff.error().message;
   EXPECT_TRUE(diff->baseline_found);
   EXPECT_EQ(diff->regressions(), 1);
@@ -66,37 +64,34 @@ TEST_F(BaselineTest, UnrolledLoopRegressesAgainstTheRolledBaseline) {
   EXPECT_EQ(json["kernels"][0]["name"], "reduce");
   EXPECT_TRUE(json["kernels"][0]["regressed"].get<bool>());
 
-  auto loose = diff_baseline(*store_, "main", now, {{"instructions", 10.0}});
+  auto loose = diff_baseline("main", main, now, {{"instructions", 10.0}});
   ASSERT_TRUE(loose);
   EXPECT_EQ(loose->regressions(), 0);
 }
 
-TEST_F(BaselineTest, StoringATagAgainMakesTheNewestRowsTheBaseline) {
-  ASSERT_TRUE(store_baseline(*store_, "main", {report("reduce_loop.ptx", "reduce")}, {}));
-  ASSERT_TRUE(store_baseline(*store_, "main", {report("reduce_unrolled.ptx", "reduce")}, {}));
-  auto diff =
-      diff_baseline(*store_, "main", {report("reduce_unrolled.ptx", "reduce")}, {{"instructions", 1.0}});
+TEST_F(MetricsDiffTest, AnUnchangedKernelListsOnlyItsThresholdedMetrics) {
+  const Baseline main = baseline_of({report("reduce_unrolled.ptx", "reduce")});
+  auto diff = diff_baseline("main", main, {report("reduce_unrolled.ptx", "reduce")}, {{"instructions", 1.0}});
   ASSERT_TRUE(diff);
   EXPECT_EQ(diff->regressions(), 0);
   ASSERT_EQ(diff->kernels[0].deltas.size(), 1u) << "only the thresholded metric, unchanged";
 }
 
-TEST_F(BaselineTest, MissingTagAndUnknownThresholds) {
-  auto none = diff_baseline(*store_, "nope", {report("saxpy.ptx", "saxpy")}, {});
+TEST_F(MetricsDiffTest, MissingTagAndUnknownThresholds) {
+  auto none = diff_baseline("nope", {}, {report("saxpy.ptx", "saxpy")}, {});
   ASSERT_TRUE(none);
   EXPECT_FALSE(none->baseline_found);
   EXPECT_FALSE(none->kernels[0].in_baseline);
   EXPECT_TRUE(none->kernels[0].deltas.empty());
 
-  auto typo = diff_baseline(*store_, "nope", {report("saxpy.ptx", "saxpy")}, {{"registerz", 1.1}});
+  auto typo = diff_baseline("nope", {}, {report("saxpy.ptx", "saxpy")}, {{"registerz", 1.1}});
   ASSERT_FALSE(typo);
   EXPECT_EQ(typo.error().kind, ErrorKind::config);
   EXPECT_EQ(typo.error().message,
             "[policies.artifact_thresholds] names 'registerz', which is no kernel metric (did you mean "
             "'registers'?); "
             "metric names are listed in docs/lint.md");
-  EXPECT_TRUE(diff_baseline(*store_, "nope", {}, {{"opcode.mad", 1.0}, {"spills", 1.0}}));
-  EXPECT_EQ(store_baseline(*store_, "", {}, {}).error().kind, ErrorKind::usage);
+  EXPECT_TRUE(diff_baseline("nope", {}, {}, {{"opcode.mad", 1.0}, {"spills", 1.0}}));
 }
 
 }  // namespace

@@ -18,6 +18,6 @@ namespace gpuemu::engine {
 // ("path:line" of the callable or served function, or the cold script's path; relative to the
 // project root when inside it).
 Expected<std::map<std::string, std::string>> check_op_loads(const config::Config& config,
-                                                           const std::vector<const config::OpConfig*>& ops);
+                                                            const std::vector<const config::OpConfig*>& ops);
 
 }  // namespace gpuemu::engine

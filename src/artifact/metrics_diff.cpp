@@ -1,6 +1,6 @@
-// Artifact baselines in the store and their diff (baseline.hpp): the newest row per kernel is
-// the baseline; a metric regresses when it grows beyond its artifact_thresholds factor.
-#include "artifact/baseline.hpp"
+// The diff of lint metrics against an artifact baseline (metrics_diff.hpp): a metric regresses
+// when it grows beyond its artifact_thresholds factor.
+#include "artifact/metrics_diff.hpp"
 
 #include <fmt/format.h>
 
@@ -68,29 +68,14 @@ int ArtifactDiff::regressions() const {
   return n;
 }
 
-Expected<void> store_baseline(store::Store& store, const std::string& tag,
-                              const std::vector<KernelReport>& reports, const fs::path& root) {
-  if (tag.empty()) return fail(ErrorKind::usage, "a baseline tag must not be empty, e.g. 'main'");
-  for (const KernelReport& r : reports) {
-    store::ArtifactMetrics row;
-    row.kernel = r.name;
-    row.source = report_to_json(r, root)["source"].get<std::string>();
-    row.metrics = metrics_to_json(r.metrics);
-    row.baseline_tag = tag;
-    TRY(store.record_artifact_metrics(row));
-  }
-  return {};
-}
-
-Expected<ArtifactDiff> diff_baseline(const store::Store& store, const std::string& tag,
+Expected<ArtifactDiff> diff_baseline(const std::string& tag,
+                                     const std::map<std::string, nlohmann::json>& stored,
                                      const std::vector<KernelReport>& reports,
                                      const std::map<std::string, double>& thresholds) {
   ArtifactDiff diff;
   diff.tag = tag;
-  std::map<std::string, std::map<std::string, std::int64_t>> baseline;  // kernel -> metrics (newest row)
-  for (const store::ArtifactMetrics& row : TRY(store.list_artifact_metrics(std::nullopt, tag))) {
-    baseline.try_emplace(row.kernel, numeric_metrics(row.metrics));  // rows come newest first
-  }
+  std::map<std::string, std::map<std::string, std::int64_t>> baseline;  // kernel -> numeric metrics
+  for (const auto& [kernel, metrics] : stored) baseline.emplace(kernel, numeric_metrics(metrics));
   diff.baseline_found = !baseline.empty();
 
   std::set<std::string> seen;

@@ -1,5 +1,5 @@
-// Artifact baselines: lint metrics stored in the SQLite store under a tag (table artifact_metrics,
-// docs/store.md), and the diff of current metrics against them with [policies] artifact_thresholds.
+// Artifact baselines: the diff of current lint metrics against a baseline's (which the store
+// keeps under a tag, store::Store::artifact_baseline) with [policies] artifact_thresholds.
 #pragma once
 
 #include <map>
@@ -10,14 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "artifact/lint.hpp"
-#include "store/store.hpp"
 
 namespace gpuemu::artifact {
-
-// Records each report's metrics under `tag` (one row per kernel, committed before it returns).
-// Storing a tag again adds newer rows; a diff reads the newest row per kernel.
-Expected<void> store_baseline(store::Store& store, const std::string& tag,
-                              const std::vector<KernelReport>& reports, const fs::path& root);
 
 struct MetricDelta {
   std::string metric;
@@ -43,9 +37,11 @@ struct ArtifactDiff {
   int regressions() const;
 };
 
-// Compares `reports` with the newest stored metrics of each kernel under `tag`. A threshold
-// that names no metric is an error (config) with a suggestion.
-Expected<ArtifactDiff> diff_baseline(const store::Store& store, const std::string& tag,
+// Compares `reports` with `baseline` (kernel -> metrics JSON, the newest stored row of each kernel
+// under `tag`; empty: no such baseline). A threshold that names no metric is an error (config)
+// with a suggestion.
+Expected<ArtifactDiff> diff_baseline(const std::string& tag,
+                                     const std::map<std::string, nlohmann::json>& baseline,
                                      const std::vector<KernelReport>& reports,
                                      const std::map<std::string, double>& thresholds);
 

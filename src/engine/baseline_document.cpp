@@ -1,6 +1,6 @@
-// Baseline documents and regression detection (see baseline.hpp). The document carries what
+// Baseline documents and regression detection (see baseline_document.hpp). The document carries what
 // a later run needs to judge itself: totals, max errors and tolerances per (op, dtype).
-#include "engine/baseline.hpp"
+#include "engine/baseline_document.hpp"
 
 #include <fmt/format.h>
 
@@ -70,7 +70,9 @@ nlohmann::json entry_json(const BaselineEntry& e) {
           {"rtol", d.tolerance.rtol}};
 }
 
-bool all_passed(const DtypeSummary& d) { return d.total > 0 && d.failed == 0 && d.errors == 0; }
+bool all_passed(const DtypeSummary& d) {
+  return d.total > 0 && d.failed == 0 && d.errors == 0;
+}
 
 // Error growth of a still-passing (op, dtype), judged against its tolerance budget (docs/ci.md):
 // the worst error must have grown by more than max_error_growth AND its share of the tolerance by
@@ -95,13 +97,13 @@ std::vector<BaselineEntry> baseline_entries(const RunResult& result) {
   return entries;
 }
 
-nlohmann::json make_baseline(const std::string& tag, const std::string& config_digest, std::uint64_t master_seed,
-                             const std::vector<BaselineEntry>& entries) {
+nlohmann::json make_baseline(const std::string& tag, const std::string& config_digest,
+                             std::uint64_t master_seed, const std::vector<BaselineEntry>& entries) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& e : entries) list.push_back(entry_json(e));
-  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  const auto now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   return {{"schema_version", kBaselineSchemaVersion},
           {"kind", "gpuemu-baseline"},
           {"tag", tag},
@@ -112,17 +114,21 @@ nlohmann::json make_baseline(const std::string& tag, const std::string& config_d
           {"entries", list}};
 }
 
-Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& document, const std::string& source) {
+Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& document,
+                                                    const std::string& source) {
   const auto kind = document.is_object() ? document.find("kind") : document.end();
   if (!document.is_object() || kind == document.end() || *kind != "gpuemu-baseline") {
-    return fail(ErrorKind::parse, source + " is not a gpuemu baseline document (no \"kind\": \"gpuemu-baseline\"); "
-                                  "create one with 'gpuemu baseline export TAG FILE'");
+    return fail(ErrorKind::parse,
+                source +
+                    " is not a gpuemu baseline document (no \"kind\": \"gpuemu-baseline\"); "
+                    "create one with 'gpuemu baseline export TAG FILE'");
   }
   const int version = TRY(count_field(document, "schema_version", source, ""));
   if (version != kBaselineSchemaVersion) {
-    return fail(ErrorKind::parse, fmt::format("{} has baseline schema_version {}, this gpuemu reads {}; re-export it "
-                                              "with this version",
-                                              source, version, kBaselineSchemaVersion));
+    return fail(ErrorKind::parse,
+                fmt::format("{} has baseline schema_version {}, this gpuemu reads {}; re-export it "
+                            "with this version",
+                            source, version, kBaselineSchemaVersion));
   }
   const auto list = document.find("entries");
   if (list != document.end() && !list->is_array()) return wrong_field(source, "", "entries", "an array");
@@ -163,17 +169,19 @@ BaselineComparison compare_with_baseline(const std::vector<BaselineEntry>& basel
     const std::string dtype(tensor::dtype_name(now.summary.dtype));
     const auto& d = now.summary;
     if (all_passed(d) && d.tolerance_used > policies.warn_threshold) {
-      out.warnings.push_back(fmt::format("{} [{}] passed but used {:.0f}% of its tolerance (warn_threshold {:.0f}%)",
-                                         now.op, dtype, 100 * d.tolerance_used, 100 * policies.warn_threshold));
+      out.warnings.push_back(
+          fmt::format("{} [{}] passed but used {:.0f}% of its tolerance (warn_threshold {:.0f}%)", now.op,
+                      dtype, 100 * d.tolerance_used, 100 * policies.warn_threshold));
     }
     auto it = before.find({now.op, now.summary.dtype});
     if (it == before.end()) continue;
     const auto& b = it->second->summary;
     if (all_passed(b) && !all_passed(d)) {
-      out.regressions.push_back({now.op, dtype,
-                                 fmt::format("passed in the baseline, now {} failed and {} errors of {} cases",
-                                             d.failed, d.errors, d.total),
-                                 entry_json(*it->second), entry_json(now)});
+      out.regressions.push_back(
+          {now.op, dtype,
+           fmt::format("passed in the baseline, now {} failed and {} errors of {} cases", d.failed, d.errors,
+                       d.total),
+           entry_json(*it->second), entry_json(now)});
     } else if (all_passed(d) && all_passed(b) && grew_past_budget(b, d, policies)) {
       out.regressions.push_back(
           {now.op, dtype,
@@ -192,7 +200,8 @@ BaselineComparison compare_with_baseline(const std::vector<BaselineEntry>& basel
 nlohmann::json BaselineComparison::to_json(const std::string& source) const {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& r : regressions) {
-    list.push_back({{"op", r.op}, {"dtype", r.dtype}, {"reason", r.reason}, {"before", r.before}, {"after", r.after}});
+    list.push_back(
+        {{"op", r.op}, {"dtype", r.dtype}, {"reason", r.reason}, {"before", r.before}, {"after", r.after}});
   }
   return {{"tag_or_source", source}, {"regressions", list}, {"warnings", warnings}};
 }

@@ -1,6 +1,6 @@
-// check_op_loads (load_check.hpp): groups the ops' runnables by the environment their workers
+// check_op_loads (load_ops.hpp): groups the ops' runnables by the environment their workers
 // get, runs run::check_loads once per group, and turns failures into config diagnostics.
-#include "engine/load_check.hpp"
+#include "engine/load_ops.hpp"
 
 #include <fmt/format.h>
 
@@ -42,11 +42,12 @@ struct Use {
 }  // namespace
 
 Expected<std::map<std::string, std::string>> check_op_loads(const config::Config& config,
-                                                           const std::vector<const config::OpConfig*>& ops) {
+                                                            const std::vector<const config::OpConfig*>& ops) {
   // Ops whose workers see the same interpreter and environment share one check.
   std::map<std::string, std::pair<run::RunnerSettings, std::vector<Use>>> groups;
   for (const auto* op : ops) {
-    for (const auto& [runnable, role] : {std::pair{&op->op_script, "op"}, std::pair{&op->reference, "reference"}}) {
+    for (const auto& [runnable, role] :
+         {std::pair{&op->op_script, "op"}, std::pair{&op->reference, "reference"}}) {
       if (runnable->empty()) continue;
       run::RunnerSettings settings = runner_settings(config, *op, role);
       std::string key = settings.python;
@@ -70,11 +71,11 @@ Expected<std::map<std::string, std::string>> check_op_loads(const config::Config
       if (!check.ok) {
         config::SourceLocation where = use.runnable->location;
         if (where.file.empty()) where.file = config.project_file;
-        const std::string what = use.role == "reference"        ? "reference"
+        const std::string what = use.role == "reference"          ? "reference"
                                  : use.op->implementation.empty() ? "op under test"
                                                                   : "implementation";
-        std::string message = fmt::format("{} '{}' of op '{}' does not load: {}", what, use.runnable->spelling,
-                                          use.op->name, check.error);
+        std::string message = fmt::format("{} '{}' of op '{}' does not load: {}", what,
+                                          use.runnable->spelling, use.op->name, check.error);
         std::string diagnostic = config::diagnostic_at(where, message, hint_for(check.error));
         if (std::find(problems.begin(), problems.end(), diagnostic) == problems.end()) {
           problems.push_back(std::move(diagnostic));
@@ -83,7 +84,8 @@ Expected<std::map<std::string, std::string>> check_op_loads(const config::Config
       }
       if (use.role != "op" || !use.op->source.empty()) continue;
       if (!check.file.empty()) {
-        inferred[use.op->name] = project_relative(check.file, config) + (check.line > 0 ? fmt::format(":{}", check.line) : "");
+        inferred[use.op->name] =
+            project_relative(check.file, config) + (check.line > 0 ? fmt::format(":{}", check.line) : "");
       } else if (use.runnable->kind == config::Runnable::Kind::script) {
         inferred[use.op->name] = project_relative(use.runnable->script, config);
       }

@@ -21,12 +21,13 @@ struct BaselineEntry {
 };
 
 // The document for a set of entries. `tag` may be empty (export fills it).
-nlohmann::json make_baseline(const std::string& tag, const std::string& config_digest, std::uint64_t master_seed,
-                             const std::vector<BaselineEntry>& entries);
+nlohmann::json make_baseline(const std::string& tag, const std::string& config_digest,
+                             std::uint64_t master_seed, const std::vector<BaselineEntry>& entries);
 std::vector<BaselineEntry> baseline_entries(const RunResult& result);
 
 // Validates a document read from a file or a remote store; errors name `source`.
-Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& document, const std::string& source);
+Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& document,
+                                                    const std::string& source);
 
 struct Regression {
   std::string op;

@@ -1,6 +1,6 @@
-// Text forms of result.json values (see format.hpp); deliberately locale-independent so reports
+// Text forms of result.json values (see value_text.hpp); deliberately locale-independent so reports
 // are byte-identical on every machine.
-#include "report/format.hpp"
+#include "report/value_text.hpp"
 
 #include <cmath>
 #include <cstdio>
