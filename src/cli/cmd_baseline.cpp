@@ -18,7 +18,7 @@ namespace {
 
 Expected<std::pair<store::StoredRun, std::vector<engine::BaselineEntry>>> run_entries(store::Store& store,
                                                                                       std::int64_t run_id) {
-  return store::run_entries(store, run_id);
+  return engine::run_entries(store, run_id);
 }
 
 Expected<nlohmann::json> read_json_file(const std::string& path) {

@@ -151,7 +151,7 @@ class CiRunCommand final : public Command {
     if (!result) return std::unexpected(result.error());
     if (recorder) TRY(recorder->finish(*result));
 
-    nlohmann::json document = engine::to_json(*result);
+    nlohmann::json document = result::to_json(*result);
     nlohmann::json ci = {{"quick", quick_},
                          {"shard", shard.count > 1 ? nlohmann::json(shard.label()) : nlohmann::json()},
                          {"baseline", nullptr},
@@ -198,7 +198,7 @@ class CiRunCommand final : public Command {
             fmt::format("gpuemu ci run: CUT {} case {} (seed {}): {}", c.op, c.index, c.seed, c.message));
       }
       for (const auto& op : result->ops) {
-        if (engine::op_status(op) == engine::OpStatus::not_run)
+        if (result::op_status(op) == result::OpStatus::not_run)
           context.log(
               fmt::format("gpuemu ci run: NOT RUN {}: no case ran before the time budget ran out", op.op));
       }
@@ -259,7 +259,7 @@ class CiRunCommand final : public Command {
   }
 
   static Expected<nlohmann::json> compare(Context& context, const config::Config& config,
-                                          const FoundBaseline& found, const engine::RunResult& result) {
+                                          const FoundBaseline& found, const result::RunResult& result) {
     if (!found.document) {
       return nlohmann::json{{"tag_or_source", found.source},
                             {"regressions", nlohmann::json::array()},

@@ -47,14 +47,14 @@ Expected<store::Millis> parse_since(const std::string& text) {
                                 "(2026-11-22T08:00:00) or an age (30m, 12h, 7d)");
 }
 
-nlohmann::json shapes_json(const engine::CaseRecord& r) {
+nlohmann::json shapes_json(const result::CaseRecord& r) {
   nlohmann::json shapes = nlohmann::json::object();
   for (const auto& [name, shape] : r.shapes) shapes[name] = shape;
   return shapes;
 }
 
 nlohmann::json failure_json(const store::StoredFailure& f) {
-  nlohmann::json j = engine::case_to_json(f.record);
+  nlohmann::json j = result::case_to_json(f.record);
   j["id"] = f.id;
   j["run_id"] = f.run_id ? nlohmann::json(*f.run_id) : nlohmann::json(nullptr);
   j["config_digest"] = f.config_digest;
@@ -82,12 +82,21 @@ class ResultsCommand final : public Command {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& r : rows) {
         const auto& d = r.summary;
-        list.push_back({{"run_id", r.run_id}, {"command", r.command}, {"op", r.op},
-                        {"dtype", tensor::dtype_name(d.dtype)}, {"total", d.total}, {"passed", d.passed},
-                        {"failed", d.failed}, {"errors", d.errors}, {"max_abs", engine::json_number(d.max_abs)},
-                        {"max_rel", engine::json_number(d.max_rel)}, {"max_ulp", engine::json_number(d.max_ulp)},
-                        {"tolerance_used", engine::json_number(d.tolerance_used)}, {"atol", d.tolerance.atol},
-                        {"rtol", d.tolerance.rtol}, {"created", iso_time(r.created_at)}});
+        list.push_back({{"run_id", r.run_id},
+                        {"command", r.command},
+                        {"op", r.op},
+                        {"dtype", tensor::dtype_name(d.dtype)},
+                        {"total", d.total},
+                        {"passed", d.passed},
+                        {"failed", d.failed},
+                        {"errors", d.errors},
+                        {"max_abs", result::json_number(d.max_abs)},
+                        {"max_rel", result::json_number(d.max_rel)},
+                        {"max_ulp", result::json_number(d.max_ulp)},
+                        {"tolerance_used", result::json_number(d.tolerance_used)},
+                        {"atol", d.tolerance.atol},
+                        {"rtol", d.tolerance.rtol},
+                        {"created", iso_time(r.created_at)}});
       }
       std::cout << util::dump_json({{"results", list}}) << "\n";
       return ExitCode::ok;

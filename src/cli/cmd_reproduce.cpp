@@ -10,7 +10,7 @@
 #include "cli/store_access.hpp"
 #include "engine/load_ops.hpp"
 #include "engine/op_session.hpp"
-#include "engine/run_result.hpp"
+#include "result/run_result.hpp"
 #include "util/json_text.hpp"
 
 namespace gpuemu::cli {
@@ -26,7 +26,7 @@ double number(const nlohmann::json& value) {
   return daemon::wire_float(value).value_or(std::nan(""));
 }
 
-// Prints a case record (engine::case_to_json, the same document in-process and from the daemon).
+// Prints a case record (result::case_to_json, the same document in-process and from the daemon).
 void print_text(const nlohmann::json& r) {
   const bool passed = r.value("passed", false);
   std::cout << fmt::format("{} seed {} op {}: {} {} {}\n", passed ? "PASS" : "FAIL", r.value("seed", ""),
@@ -77,7 +77,7 @@ class ReproduceCommand final : public Command {
     TRY(engine::check_op_loads(config, {resolved.op}));
     engine::OpSession session(config, *resolved.op);
     const auto record = TRY(session.run_case(resolved.c));
-    nlohmann::json doc = engine::case_to_json(record);
+    nlohmann::json doc = result::case_to_json(record);
     doc["passed"] = record.verdict.passed();
     return print_result(context, std::move(doc), config.digest, resolved.from_snapshot);
   }

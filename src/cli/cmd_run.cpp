@@ -66,7 +66,7 @@ class RunCommand : public Command {
       context.log(fmt::format("gpuemu: stored run {} ({} failures) in {}", recorder->run_id(),
                               recorder->stored_failures(), store->file().string()));
     }
-    TRY(write_result(context, engine::to_json(*result)));
+    TRY(write_result(context, result::to_json(*result)));
     return result->passed() ? ExitCode::ok : ExitCode::check_failed;
   }
 

@@ -40,8 +40,8 @@ Expected<ResolvedCase> resolve_case(Context& context, std::uint64_t seed, const 
   } else {
     context.log("gpuemu: warning: " + opened.error().message + "; regenerating the case from its seed");
   }
-  return store::resolve_case(config, store ? &*store : nullptr, seed, op_name,
-                             [&](const std::string& line) { context.log("gpuemu: " + line); });
+  return engine::resolve_case(config, store ? &*store : nullptr, seed, op_name,
+                              [&](const std::string& line) { context.log("gpuemu: " + line); });
 }
 
 }  // namespace gpuemu::cli

@@ -6,9 +6,9 @@
 
 #include "cli/command.hpp"
 #include "engine/executor.hpp"
+#include "engine/replay.hpp"
+#include "engine/store_recorder.hpp"
 #include "fuzz/case.hpp"
-#include "store/recorder.hpp"
-#include "store/replay.hpp"
 #include "store/store.hpp"
 
 namespace gpuemu::cli {
@@ -20,8 +20,8 @@ Expected<store::Store> open_store();
 Expected<std::optional<store::Store>> open_existing_store();
 
 // Recording runs and resolving stored cases live in the store module (shared with the daemon).
-using RunRecorder = store::RunRecorder;
-using ResolvedCase = store::ResolvedCase;
+using RunRecorder = engine::RunRecorder;
+using ResolvedCase = engine::ResolvedCase;
 
 // Finds the case of `seed`: the newest stored failure with that seed (of `op_name` if given);
 // replays from the input snapshot when the config changed since or the case was minimized;

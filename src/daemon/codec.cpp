@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "engine/run_result.hpp"
+#include "result/run_result.hpp"
 #include "run/frames.hpp"
 
 namespace gpuemu::daemon {
@@ -48,7 +48,7 @@ int json_depth(std::string_view text) {
 void make_finite(nlohmann::json& value) {
   if (value.is_number_float()) {
     const double v = value.get<double>();
-    if (!std::isfinite(v)) value = engine::json_number(v);
+    if (!std::isfinite(v)) value = result::json_number(v);
   } else if (value.is_structured()) {
     for (auto& item : value) make_finite(item);
   }

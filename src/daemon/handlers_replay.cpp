@@ -5,14 +5,14 @@
 #include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
 #include "engine/minimize.hpp"
-#include "store/replay.hpp"
+#include "engine/replay.hpp"
 
 namespace gpuemu::daemon {
 namespace {
 
 struct Resolved {
   std::shared_ptr<const config::Config> config;
-  store::ResolvedCase replay;
+  engine::ResolvedCase replay;
 };
 
 Result<Resolved> resolve(DaemonState& state, const Message& message, const Fields& fields,
@@ -20,8 +20,8 @@ Result<Resolved> resolve(DaemonState& state, const Message& message, const Field
   Resolved r;
   r.config = TRY(state.config(message.header));
   const auto op = TRY(fields.optional_string("op")).value_or("");
-  auto replay = store::resolve_case(*r.config, &state.store(), seed, op,
-                                    [&](const std::string& line) { state.log(line); });
+  auto replay = engine::resolve_case(*r.config, &state.store(), seed, op,
+                                     [&](const std::string& line) { state.log(line); });
   if (!replay) {
     const bool missing = replay.error().kind == ErrorKind::usage && op.empty();
     return reject(

@@ -8,7 +8,7 @@
 #include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
 #include "engine/plans.hpp"
-#include "store/recorder.hpp"
+#include "engine/store_recorder.hpp"
 #include "util/hash.hpp"
 
 namespace gpuemu::daemon {
@@ -66,14 +66,14 @@ Result<std::shared_ptr<const config::Config>> request_config(std::shared_ptr<con
 
 // A run the daemon executed and recorded: its result and where the store keeps it.
 struct RecordedRun {
-  engine::RunResult result;
+  result::RunResult result;
   store::RunId run_id = 0;
   int stored = 0;
 };
 
 Result<RecordedRun> execute_and_store(DaemonState& state, const config::Config& config,
                                       engine::RunPlan plan) {
-  auto recorder = TRY(store::RunRecorder::start(
+  auto recorder = TRY(engine::RunRecorder::start(
       state.store(), {plan.command, plan.master_seed, config.digest, config.project.name}));
   recorder.set_after_store([&state]() -> Expected<void> {
     if (state.stopping)
@@ -160,7 +160,7 @@ Result<Reply> handle_fuzz(DaemonState& state, Message& message, const Fields& fi
                   {"duration_ms", static_cast<std::int64_t>(r.duration_secs * 1000)},
                   {"run_id", outcome.run_id},
                   {"failures", std::move(failures)},
-                  {"result", engine::to_json(r)}};
+                  {"result", result::to_json(r)}};
   return reply;
 }
 
@@ -180,7 +180,7 @@ Result<Reply> handle_test(DaemonState& state, Message& message, const Fields& fi
   plan.fail_fast = TRY(fields.flag("fail_fast", false));
   const auto outcome = TRY(execute_and_store(state, *config, std::move(plan)));
   Reply reply;
-  reply.header = {{"result", engine::to_json(outcome.result)}, {"run_id", outcome.run_id}};
+  reply.header = {{"result", result::to_json(outcome.result)}, {"run_id", outcome.run_id}};
   return reply;
 }
 

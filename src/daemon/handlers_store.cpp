@@ -4,7 +4,7 @@
 #include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
 #include "engine/baseline_document.hpp"
-#include "store/replay.hpp"
+#include "engine/replay.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -22,10 +22,10 @@ nlohmann::json result_row(const store::StoredResult& r, const std::optional<stor
           {"passed_cases", s.passed},
           {"failed", s.failed},
           {"errors", s.errors},
-          {"max_abs", engine::json_number(s.max_abs)},
-          {"max_rel", engine::json_number(s.max_rel)},
-          {"max_ulp", engine::json_number(s.max_ulp)},
-          {"tolerance_used", engine::json_number(s.tolerance_used)},
+          {"max_abs", result::json_number(s.max_abs)},
+          {"max_rel", result::json_number(s.max_rel)},
+          {"max_ulp", result::json_number(s.max_ulp)},
+          {"tolerance_used", result::json_number(s.tolerance_used)},
           {"atol", s.tolerance.atol},
           {"rtol", s.tolerance.rtol},
           {"timestamp", iso_time(r.created_at)}};
@@ -105,7 +105,7 @@ Result<Reply> handle_store_baseline(DaemonState& state, Message&, const Fields& 
   const auto tag = TRY(fields.string("tag"));
   if (tag.empty()) return reject(WireError::bad_request, "store_baseline request: \"tag\" is empty");
   const auto run_id = TRY(fields.optional_int("run_id", 1, std::int64_t{1} << 62)).value_or(0);
-  const auto [run, entries] = TRY(store::run_entries(state.store(), run_id));
+  const auto [run, entries] = TRY(engine::run_entries(state.store(), run_id));
   TRY(state.store().store_baseline(
       tag, engine::make_baseline(tag, run.info.config_digest, run.info.master_seed, entries)));
   state.log(fmt::format("baseline '{}' = run {} ({} entries)", tag, run.id, entries.size()));

@@ -7,7 +7,7 @@
 #include "daemon/request_table.hpp"
 #include "engine/executor.hpp"
 #include "engine/plans.hpp"
-#include "store/replay.hpp"
+#include "engine/replay.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -124,7 +124,7 @@ Result<Reply> validate_given_output(DaemonState& state, Message& message, const 
   nlohmann::json kwargs = op->kwargs.is_object() ? op->kwargs : nlohmann::json::object();
   if (auto extra = TRY(fields.optional_object("kwargs"))) kwargs.update(*extra);
 
-  engine::CaseRecord record;
+  result::CaseRecord record;
   if (client_failure) {
     // The client's guard caught the op before any comparison: record what it saw, no reference run.
     record.op = op->name;
@@ -163,15 +163,15 @@ Result<Reply> validate_given_output(DaemonState& state, Message& message, const 
       stored = true;
     }
   } else {
-    engine::RunResult run;
+    result::RunResult run;
     run.command = fields.request();
     run.master_seed = seed;
-    run.config_digest = store::client_inputs_digest(config->digest);
+    run.config_digest = engine::client_inputs_digest(config->digest);
     run.project = config->project.name;
     run.duration_secs = static_cast<double>(duration_ms) / 1000.0;
     run.ops.push_back(engine::summarize_op(*config, *op, {record}));
     // One case has one dtype: no empty rows for the op's other dtypes.
-    std::erase_if(run.ops.back().dtypes, [](const engine::DtypeSummary& d) { return d.total == 0; });
+    std::erase_if(run.ops.back().dtypes, [](const result::DtypeSummary& d) { return d.total == 0; });
     TRY(state.store().record_run(run));
     stored = !record.verdict.passed();
   }

@@ -25,9 +25,9 @@ std::string iso_time(store::Millis millis) {
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis % 1000);
 }
 
-nlohmann::json record_json(const engine::CaseRecord& record, store::Millis at, std::int64_t duration_ms,
+nlohmann::json record_json(const result::CaseRecord& record, store::Millis at, std::int64_t duration_ms,
                            bool stored, std::optional<store::FailureId> failure_id) {
-  nlohmann::json doc = engine::case_to_json(record);
+  nlohmann::json doc = result::case_to_json(record);
   doc["passed"] = record.verdict.passed();
   doc["timestamp"] = iso_time(at);
   doc["duration_ms"] = duration_ms;

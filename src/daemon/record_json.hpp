@@ -12,7 +12,7 @@
 #include "config/case_limits.hpp"
 #include "config/config.hpp"
 #include "daemon/request.hpp"
-#include "engine/run_result.hpp"
+#include "result/run_result.hpp"
 #include "store/rows.hpp"
 
 namespace gpuemu::daemon {
@@ -22,7 +22,7 @@ store::Millis now_millis();
 std::string iso_time(store::Millis millis);
 
 // A case record with "passed", "timestamp", "duration_ms", "stored" (and "failure_id" when known).
-nlohmann::json record_json(const engine::CaseRecord& record, store::Millis at, std::int64_t duration_ms,
+nlohmann::json record_json(const result::CaseRecord& record, store::Millis at, std::int64_t duration_ms,
                            bool stored, std::optional<store::FailureId> failure_id = std::nullopt);
 // A stored failure as a record, plus "failure_id", "run_id", "minimized_from", "has_snapshot".
 nlohmann::json stored_failure_json(const store::StoredFailure& failure,

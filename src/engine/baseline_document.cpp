@@ -62,15 +62,15 @@ nlohmann::json entry_json(const BaselineEntry& e) {
           {"passed", d.passed},
           {"failed", d.failed},
           {"errors", d.errors},
-          {"max_abs", json_number(d.max_abs)},
-          {"max_rel", json_number(d.max_rel)},
-          {"max_ulp", json_number(d.max_ulp)},
-          {"tolerance_used", json_number(d.tolerance_used)},
+          {"max_abs", result::json_number(d.max_abs)},
+          {"max_rel", result::json_number(d.max_rel)},
+          {"max_ulp", result::json_number(d.max_ulp)},
+          {"tolerance_used", result::json_number(d.tolerance_used)},
           {"atol", d.tolerance.atol},
           {"rtol", d.tolerance.rtol}};
 }
 
-bool all_passed(const DtypeSummary& d) {
+bool all_passed(const result::DtypeSummary& d) {
   return d.total > 0 && d.failed == 0 && d.errors == 0;
 }
 
@@ -78,7 +78,7 @@ bool all_passed(const DtypeSummary& d) {
 // the worst error must have grown by more than max_error_growth AND its share of the tolerance by
 // more than regression_margin. A ratio alone fails correct kernels when only the seed changes
 // (1e-7 -> 4e-7 is 4x, yet 4% of the budget); the budget share moves little between seeds.
-bool grew_past_budget(const DtypeSummary& before, const DtypeSummary& now,
+bool grew_past_budget(const result::DtypeSummary& before, const result::DtypeSummary& now,
                       const config::PolicyConfig& policies) {
   const bool ratio =
       before.max_abs > 0 ? now.max_abs > before.max_abs * policies.max_error_growth : now.max_abs > 0;
@@ -87,7 +87,7 @@ bool grew_past_budget(const DtypeSummary& before, const DtypeSummary& now,
 
 }  // namespace
 
-std::vector<BaselineEntry> baseline_entries(const RunResult& result) {
+std::vector<BaselineEntry> baseline_entries(const result::RunResult& result) {
   std::vector<BaselineEntry> entries;
   for (const auto& op : result.ops) {
     for (const auto& d : op.dtypes) {

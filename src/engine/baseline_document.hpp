@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
-#include "engine/run_result.hpp"
+#include "result/run_result.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::engine {
@@ -17,13 +17,13 @@ inline constexpr int kBaselineSchemaVersion = 1;
 
 struct BaselineEntry {
   std::string op;
-  DtypeSummary summary;
+  result::DtypeSummary summary;
 };
 
 // The document for a set of entries. `tag` may be empty (export fills it).
 nlohmann::json make_baseline(const std::string& tag, const std::string& config_digest,
                              std::uint64_t master_seed, const std::vector<BaselineEntry>& entries);
-std::vector<BaselineEntry> baseline_entries(const RunResult& result);
+std::vector<BaselineEntry> baseline_entries(const result::RunResult& result);
 
 // Validates a document read from a file or a remote store; errors name `source`.
 Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& document,

@@ -214,8 +214,8 @@ nlohmann::json to_json(const CalibrationRow& r) {
     strata.push_back({{"values", rng::distribution_name(s.values)},
                       {"layout", tensor::layout_name(s.layout)},
                       {"cases", s.cases},
-                      {"p95_abs", json_number(s.p95_abs)},
-                      {"p95_rel", json_number(s.p95_rel)}});
+                      {"p95_abs", result::json_number(s.p95_abs)},
+                      {"p95_rel", result::json_number(s.p95_rel)}});
   }
   nlohmann::json recheck_json = {{"cases", r.check.cases},
                                  {"failed", r.check.failed},
@@ -231,8 +231,8 @@ nlohmann::json to_json(const CalibrationRow& r) {
   return {{"dtype", tensor::dtype_name(r.dtype)},
           {"cases", r.cases},
           {"errors", r.errors},
-          {"p95_abs", json_number(r.p95_abs)},
-          {"p95_rel", json_number(r.p95_rel)},
+          {"p95_abs", result::json_number(r.p95_abs)},
+          {"p95_rel", result::json_number(r.p95_rel)},
           {"atol_from", r.atol_from},
           {"rtol_from", r.rtol_from},
           {"strata", std::move(strata)},

@@ -11,7 +11,7 @@
 
 #include "check/tolerance.hpp"
 #include "config/config.hpp"
-#include "engine/run_result.hpp"
+#include "result/run_result.hpp"
 #include "run/runner.hpp"
 #include "util/error.hpp"
 
@@ -40,7 +40,7 @@ struct CalibrationCheck {
   int cases = 0;   // cases judged (both sides ran)
   int failed = 0;  // of them, cases the trusted implementation failed with the fitted tolerances
   int errors = 0;  // cases where either side failed to run (not a tolerance question)
-  std::optional<CaseRecord> worst;  // the failing case that used the most of its tolerance
+  std::optional<result::CaseRecord> worst;  // the failing case that used the most of its tolerance
   std::string worst_stratum;
   bool passed() const { return cases > 0 && failed == 0; }
 };

@@ -24,16 +24,16 @@ struct Item {
 
 }  // namespace
 
-OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
-                      const std::vector<CaseRecord>& records) {
-  OpResult result;
+result::OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
+                              const std::vector<result::CaseRecord>& records) {
+  result::OpResult result;
   result.op = op.name;
   if (!op.implementation.empty()) {
     result.spec = op.spec;
     result.implementation = op.implementation;
   }
   result.source = op.source;
-  std::map<tensor::DType, DtypeSummary> by_dtype;
+  std::map<tensor::DType, result::DtypeSummary> by_dtype;
   for (auto dtype : op.dtypes) {
     by_dtype[dtype].dtype = dtype;
     by_dtype[dtype].tolerance = config.tolerance_for(op, dtype);
@@ -74,8 +74,8 @@ OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
   return result;
 }
 
-Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, ResultSink* sink,
-                            const ProgressFn& progress) {
+Expected<result::RunResult> execute(const config::Config& config, const RunPlan& plan, ResultSink* sink,
+                                    const ProgressFn& progress) {
   const auto started = std::chrono::steady_clock::now();
   // Once per run, not per case: code that does not load is a config error before any case runs.
   // Injected runners (the engine's unit tests) start no Python, so there is nothing to load.
@@ -93,7 +93,7 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
     op_totals[i] = plan.ops[i].seeds.size();
   }
 
-  std::vector<std::optional<CaseRecord>> records(items.size());
+  std::vector<std::optional<result::CaseRecord>> records(items.size());
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> first_failure{items.size()};
   std::atomic<bool> stop{false};
@@ -104,7 +104,7 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
   std::optional<Error> fatal;
   std::vector<std::size_t> done(plan.ops.size(), 0);
   std::vector<std::size_t> not_passed(plan.ops.size(), 0);
-  std::vector<std::pair<std::size_t, CutCase>> cut;  // (plan position, case)
+  std::vector<std::pair<std::size_t, result::CutCase>> cut;  // (plan position, case)
 
   auto worker = [&] {
     const run::CancelScope scope(cancel);
@@ -141,7 +141,8 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
       }
       if (record->cut) {
         // Killed at the budget: reported as cut, counted nowhere, not stored as a failure.
-        cut.push_back({index, CutCase{record->op, record->seed, record->index, record->verdict.message}});
+        cut.push_back(
+            {index, result::CutCase{record->op, record->seed, record->index, record->verdict.message}});
         out_of_time = true;
         return;
       }
@@ -181,18 +182,18 @@ Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, R
   }
   if (fatal) return std::unexpected(*fatal);
 
-  RunResult result;
+  result::RunResult result;
   result.command = plan.command;
   result.master_seed = plan.master_seed;
   result.config_digest = config.digest;
   result.project = config.project.name;
   const std::size_t cutoff = plan.fail_fast ? std::min(first_failure.load() + 1, items.size()) : items.size();
   result.partial = out_of_time || cutoff < items.size();
-  std::ranges::sort(cut, {}, &std::pair<std::size_t, CutCase>::first);
+  std::ranges::sort(cut, {}, &std::pair<std::size_t, result::CutCase>::first);
   for (auto& [position, c] : cut) {
     if (position < cutoff) result.cut.push_back(std::move(c));
   }
-  std::vector<std::vector<CaseRecord>> per_op(plan.ops.size());
+  std::vector<std::vector<result::CaseRecord>> per_op(plan.ops.size());
   for (std::size_t i = 0; i < cutoff; ++i) {
     if (records[i]) {
       per_op[items[i].op_index].push_back(std::move(*records[i]));

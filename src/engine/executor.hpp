@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "engine/run_result.hpp"
+#include "result/run_result.hpp"
 #include "run/runner.hpp"
 #include "util/error.hpp"
 
@@ -38,18 +38,18 @@ struct RunPlan {
 class ResultSink {
  public:
   virtual ~ResultSink() = default;
-  virtual Expected<void> on_case(const CaseRecord& record) = 0;
+  virtual Expected<void> on_case(const result::CaseRecord& record) = 0;
 };
 
 // Progress for people: called after each case with counts for the case's op.
 using ProgressFn = std::function<void(const std::string& op, std::size_t done, std::size_t total,
                                       std::size_t not_passed)>;
 
-Expected<RunResult> execute(const config::Config& config, const RunPlan& plan, ResultSink* sink = nullptr,
-                            const ProgressFn& progress = {});
+Expected<result::RunResult> execute(const config::Config& config, const RunPlan& plan,
+                                    ResultSink* sink = nullptr, const ProgressFn& progress = {});
 
 // Folds case records (in order) into one OpResult; exposed for the daemon's client-side runs.
-OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
-                      const std::vector<CaseRecord>& records);
+result::OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
+                              const std::vector<result::CaseRecord>& records);
 
 }  // namespace gpuemu::engine

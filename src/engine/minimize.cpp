@@ -312,7 +312,7 @@ class Minimizer {
   OpSession& session_;
   const MinimizeOptions& options_;
   fuzz::Case best_;
-  CaseRecord best_record_;
+  result::CaseRecord best_record_;
   std::map<std::string, Tensor> contiguous_;
   check::FailureKind kind_ = check::FailureKind::none;
   std::uint64_t minimized_seed_;

@@ -26,8 +26,8 @@ struct MinimizeOptions {
 };
 
 struct MinimizeResult {
-  CaseRecord original;
-  CaseRecord minimized;  // equals original when nothing smaller failed the same way
+  result::CaseRecord original;
+  result::CaseRecord minimized;  // equals original when nothing smaller failed the same way
   fuzz::Case minimized_case;
   int steps = 0;     // accepted reductions
   int attempts = 0;  // runs of op + reference

@@ -106,7 +106,7 @@ OpSession::OpSession(const config::Config& config, const config::OpConfig& op,
   reference_runner_ = make(op.reference, runner_settings(config, op, "reference"));
 }
 
-Expected<CaseRecord> OpSession::run_seed(std::uint64_t seed) {
+Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed) {
   const auto start = Clock::now();
   auto c = TRY(fuzz::generate_case(op_, seed));
   auto record = TRY(run_case(c));
@@ -155,8 +155,8 @@ Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
   return raw;
 }
 
-CaseRecord OpSession::new_record(const fuzz::Case& c) const {
-  CaseRecord record;
+result::CaseRecord OpSession::new_record(const fuzz::Case& c) const {
+  result::CaseRecord record;
   record.op = op_.name;
   record.seed = c.seed;
   record.params = c.params;
@@ -168,7 +168,7 @@ CaseRecord OpSession::new_record(const fuzz::Case& c) const {
 
 // Failures keep a snapshot of their inputs (the store replays and minimizes from it); a passing
 // case needs none, so its inputs are not copied.
-void OpSession::keep_inputs_if_failed(CaseRecord& record, const fuzz::Case& c) {
+void OpSession::keep_inputs_if_failed(result::CaseRecord& record, const fuzz::Case& c) {
   if (record.verdict.passed()) return;
   // The snapshot outlives the request: it must not view a client's segment or message.
   auto inputs = c.inputs;
@@ -176,7 +176,7 @@ void OpSession::keep_inputs_if_failed(CaseRecord& record, const fuzz::Case& c) {
   record.inputs = std::make_shared<const tensor::NamedTensors>(std::move(inputs));
 }
 
-void OpSession::judge(CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref,
+void OpSession::judge(result::CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref,
                       const run::RunOutcome& out, bool expect_case_dtype) const {
   // A broken reference cannot judge anything; it wins over a broken op.
   for (const auto* failed : {&ref, &out}) {
@@ -200,9 +200,9 @@ void OpSession::judge(CaseRecord& record, const fuzz::Case& c, const run::RunOut
   if (!record.verdict.passed()) record.stderr_tail = out.stderr_tail;
 }
 
-Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
+Expected<result::CaseRecord> OpSession::run_case(const fuzz::Case& c) {
   const auto start = Clock::now();
-  CaseRecord record = new_record(c);
+  result::CaseRecord record = new_record(c);
   auto raw = TRY(run_raw(c));
   // A case cut at the time budget has no verdict: the executor reports it apart and counts it nowhere.
   record.cut = raw.reference.failure == run::RunFailure::cut || raw.op.failure == run::RunFailure::cut;
@@ -219,10 +219,10 @@ Expected<CaseRecord> OpSession::run_case(const fuzz::Case& c) {
   return record;
 }
 
-Expected<CaseRecord> OpSession::check_output(const fuzz::Case& c, tensor::NamedTensors outputs,
-                                             const nlohmann::json* kwargs) {
+Expected<result::CaseRecord> OpSession::check_output(const fuzz::Case& c, tensor::NamedTensors outputs,
+                                                     const nlohmann::json* kwargs) {
   const auto start = Clock::now();
-  CaseRecord record = new_record(c);
+  result::CaseRecord record = new_record(c);
   const run::RunOutcome ref = run_reference(c, kwargs);
   record.timing.reference_secs = std::chrono::duration<double>(ref.inside).count();
   TRY(fatal_if_unstartable(ref));

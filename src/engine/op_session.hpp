@@ -9,8 +9,8 @@
 
 #include "check/compare.hpp"
 #include "config/config.hpp"
-#include "engine/run_result.hpp"
 #include "fuzz/case.hpp"
+#include "result/run_result.hpp"
 #include "run/runner.hpp"
 #include "util/error.hpp"
 
@@ -27,17 +27,17 @@ class OpSession {
 
   // Generates the case for `seed` and runs it. Errors only for fatal conditions (the
   // interpreter cannot start, the schema cannot be resolved); script misbehaviour is a verdict.
-  Expected<CaseRecord> run_seed(std::uint64_t seed);
+  Expected<result::CaseRecord> run_seed(std::uint64_t seed);
 
   // Runs a case whose inputs are given (a stored snapshot, or a minimizer's candidate).
-  Expected<CaseRecord> run_case(const fuzz::Case& c);
+  Expected<result::CaseRecord> run_case(const fuzz::Case& c);
 
   // Client-side modes: the op ran elsewhere and produced `outputs`; runs only the reference (with
   // `kwargs`, default the op's [ops.kwargs]) on the case's inputs and compares the same way, except
   // that the case dtype only picks the tolerance: a client's kernel may return any dtype (the
   // python-api's validate_op(dtype=...) is "the data type used for tolerance lookup").
-  Expected<CaseRecord> check_output(const fuzz::Case& c, tensor::NamedTensors outputs,
-                                    const nlohmann::json* kwargs = nullptr);
+  Expected<result::CaseRecord> check_output(const fuzz::Case& c, tensor::NamedTensors outputs,
+                                            const nlohmann::json* kwargs = nullptr);
 
   // Runs op and reference on a case and hands back both raw answers (for calibration).
   struct RawOutputs {
@@ -52,11 +52,11 @@ class OpSession {
   void set_stop_at(std::chrono::steady_clock::time_point stop_at) { stop_at_ = stop_at; }
 
  private:
-  CaseRecord new_record(const fuzz::Case& c) const;
-  static void keep_inputs_if_failed(CaseRecord& record, const fuzz::Case& c);
+  result::CaseRecord new_record(const fuzz::Case& c) const;
+  static void keep_inputs_if_failed(result::CaseRecord& record, const fuzz::Case& c);
   // Fills record.verdict from the reference's and the op's answers.
-  void judge(CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref, const run::RunOutcome& out,
-             bool expect_case_dtype) const;
+  void judge(result::CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref,
+             const run::RunOutcome& out, bool expect_case_dtype) const;
   run::RunOutcome run_reference(const fuzz::Case& c, const nlohmann::json* kwargs);
   void declare_output_shape(check::CompareOptions& options, const fuzz::Case& c) const;
 

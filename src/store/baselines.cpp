@@ -16,6 +16,23 @@ Expected<nlohmann::json> parse_document(const std::string& text, const std::stri
   return document;
 }
 
+// One artifact_metrics row, written with `insert` (kArtifactMetricsInsert) and reset for the next.
+constexpr const char* kArtifactMetricsInsert =
+    "INSERT INTO artifact_metrics (kernel, source, metrics, run_id, baseline_tag, created_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+Expected<void> insert_artifact_metrics(sqlite::Statement& insert, const ArtifactMetrics& metrics, Millis now) {
+  insert.bind(1, metrics.kernel)
+      .bind(2, metrics.source)
+      .bind(3, util::dump_json(metrics.metrics, -1))
+      .bind(4, metrics.run_id)
+      .bind(5, metrics.baseline_tag)
+      .bind(6, now);
+  TRY(insert.run());
+  insert.reset();
+  return {};
+}
+
 }  // namespace
 
 Expected<void> Store::store_baseline(const std::string& tag, const nlohmann::json& document) {
@@ -64,16 +81,8 @@ Expected<bool> Store::delete_baseline(const std::string& tag) {
 Expected<std::int64_t> Store::record_artifact_metrics(const ArtifactMetrics& metrics) {
   std::lock_guard lock(impl_->mutex);
   auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
-  auto insert = TRY(impl_->db.prepare(
-      "INSERT INTO artifact_metrics (kernel, source, metrics, run_id, baseline_tag, created_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  insert.bind(1, metrics.kernel)
-      .bind(2, metrics.source)
-      .bind(3, util::dump_json(metrics.metrics, -1))
-      .bind(4, metrics.run_id)
-      .bind(5, metrics.baseline_tag)
-      .bind(6, impl_->now());
-  TRY(insert.run());
+  auto insert = TRY(impl_->db.prepare(kArtifactMetricsInsert));
+  TRY(insert_artifact_metrics(insert, metrics, impl_->now()));
   const std::int64_t id = sqlite3_last_insert_rowid(impl_->db.handle());
   TRY(transaction.commit());
   return id;
@@ -106,17 +115,11 @@ Expected<void> Store::record_artifact_baseline(const std::string& tag, std::vect
   if (tag.empty()) return fail(ErrorKind::usage, "a baseline tag must not be empty, e.g. 'main'");
   std::lock_guard lock(impl_->mutex);
   auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
-  auto insert = TRY(impl_->db.prepare(
-      "INSERT INTO artifact_metrics (kernel, source, metrics, run_id, baseline_tag, created_at) "
-      "VALUES (?1, ?2, ?3, NULL, ?4, ?5)"));
-  for (const ArtifactMetrics& row : rows) {
-    insert.bind(1, row.kernel)
-        .bind(2, row.source)
-        .bind(3, util::dump_json(row.metrics, -1))
-        .bind(4, tag)
-        .bind(5, impl_->now());
-    TRY(insert.run());
-    insert.reset();
+  auto insert = TRY(impl_->db.prepare(kArtifactMetricsInsert));
+  for (ArtifactMetrics& row : rows) {
+    row.run_id.reset();
+    row.baseline_tag = tag;
+    TRY(insert_artifact_metrics(insert, row, impl_->now()));
   }
   TRY(transaction.commit());
   return {};

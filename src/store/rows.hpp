@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace gpuemu::store {
 
@@ -23,7 +23,7 @@ struct RunInfo {
   std::string config_digest;
   std::string project;
 };
-RunInfo run_info(const engine::RunResult& result);
+RunInfo run_info(const result::RunResult& result);
 
 struct StoredRun {
   RunId id = 0;
@@ -44,7 +44,7 @@ struct StoredResult {
   std::string op;
   std::string source;
   Millis created_at = 0;
-  engine::DtypeSummary summary;
+  result::DtypeSummary summary;
 };
 
 struct StoredFailure {
@@ -57,7 +57,7 @@ struct StoredFailure {
   bool has_snapshot = false;
   // record.inputs holds the decoded snapshot from find_failure/get_failure; list_failures leaves
   // it null (snapshots can be large) and says has_snapshot instead.
-  engine::CaseRecord record;
+  result::CaseRecord record;
 };
 
 struct BaselineInfo {

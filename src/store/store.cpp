@@ -82,7 +82,7 @@ class OpenLock {
 
 }  // namespace
 
-RunInfo run_info(const engine::RunResult& result) {
+RunInfo run_info(const result::RunResult& result) {
   return RunInfo{result.command, result.master_seed, result.config_digest, result.project};
 }
 

@@ -52,18 +52,18 @@ class Store {
   // Streaming writes: each call is one short transaction, committed before it returns.
   Expected<RunId> begin_run(const RunInfo& info);
   // One failure with its input snapshot (if record.inputs is set), attached to the run.
-  Expected<FailureId> record_failure(RunId run, const engine::CaseRecord& record);
+  Expected<FailureId> record_failure(RunId run, const result::CaseRecord& record);
   // The per-dtype summaries of one op (op.failures are NOT written: stream them with
   // record_failure). Recording the same (op, dtype) again replaces it.
-  Expected<void> record_op_summary(RunId run, const engine::OpResult& op);
+  Expected<void> record_op_summary(RunId run, const result::OpResult& op);
   // Marks the run finished: duration, partial, passed.
-  Expected<void> finish_run(RunId run, const engine::RunResult& result);
+  Expected<void> finish_run(RunId run, const result::RunResult& result);
   // A whole run at once (begin, every failure, every summary, finish) in one transaction, for
   // callers that do not stream. Returns the run id.
-  Expected<RunId> record_run(const engine::RunResult& result);
+  Expected<RunId> record_run(const result::RunResult& result);
   // A minimized case, linked to the failure it was shrunk from; it inherits that failure's run
   // and config digest. Errors (usage) if `original` does not exist.
-  Expected<FailureId> record_minimized(FailureId original, const engine::CaseRecord& record);
+  Expected<FailureId> record_minimized(FailureId original, const result::CaseRecord& record);
 
   // Queries, newest first. list_failures leaves record.inputs null.
   Expected<std::vector<StoredRun>> list_runs(const Query& query = {}) const;

@@ -36,7 +36,7 @@ Expected<std::vector<check::ElementDiff>> parse_worst(const std::string& text, c
 
 // Inserts one failure row (and its snapshot row) inside the caller's transaction.
 Expected<FailureId> insert_failure(const Store::Impl& impl, std::optional<RunId> run,
-                                   const std::string& config_digest, const engine::CaseRecord& record,
+                                   const std::string& config_digest, const result::CaseRecord& record,
                                    std::optional<FailureId> minimized_from);
 
 }  // namespace detail

@@ -9,7 +9,7 @@ namespace gpuemu::store {
 namespace detail {
 
 Expected<FailureId> insert_failure(const Store::Impl& impl, std::optional<RunId> run,
-                                   const std::string& config_digest, const engine::CaseRecord& record,
+                                   const std::string& config_digest, const result::CaseRecord& record,
                                    std::optional<FailureId> minimized_from) {
   auto insert = TRY(impl.db.prepare(R"sql(
 INSERT INTO failures (run_id, op, seed, config_digest, dtype, layout, distribution, dims, shapes, kind,
@@ -82,7 +82,7 @@ Expected<std::string> run_digest(const Store::Impl& impl, RunId run) {
   return select.column_text(0);
 }
 
-Expected<void> upsert_summaries(const Store::Impl& impl, RunId run, const engine::OpResult& op) {
+Expected<void> upsert_summaries(const Store::Impl& impl, RunId run, const result::OpResult& op) {
   auto upsert = TRY(impl.db.prepare(R"sql(
 INSERT INTO results (run_id, op, source, dtype, total, passed, failed, errors, max_abs, max_rel, max_ulp,
                      tolerance_used, atol, rtol, created_at)
@@ -114,7 +114,7 @@ ON CONFLICT (run_id, op, dtype) DO UPDATE SET
   return {};
 }
 
-Expected<void> update_finished(const Store::Impl& impl, RunId run, const engine::RunResult& result) {
+Expected<void> update_finished(const Store::Impl& impl, RunId run, const result::RunResult& result) {
   auto update = TRY(impl.db.prepare(
       "UPDATE runs SET finished_at = ?2, duration_secs = ?3, partial = ?4, passed = ?5 WHERE id = ?1"));
   update.bind(1, run)
@@ -140,7 +140,7 @@ Expected<RunId> Store::begin_run(const RunInfo& info) {
   return id;
 }
 
-Expected<FailureId> Store::record_failure(RunId run, const engine::CaseRecord& record) {
+Expected<FailureId> Store::record_failure(RunId run, const result::CaseRecord& record) {
   std::lock_guard lock(impl_->mutex);
   auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
   const auto digest = TRY(run_digest(*impl_, run));
@@ -149,7 +149,7 @@ Expected<FailureId> Store::record_failure(RunId run, const engine::CaseRecord& r
   return id;
 }
 
-Expected<void> Store::record_op_summary(RunId run, const engine::OpResult& op) {
+Expected<void> Store::record_op_summary(RunId run, const result::OpResult& op) {
   std::lock_guard lock(impl_->mutex);
   auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
   TRY(run_digest(*impl_, run));
@@ -158,7 +158,7 @@ Expected<void> Store::record_op_summary(RunId run, const engine::OpResult& op) {
   return {};
 }
 
-Expected<void> Store::finish_run(RunId run, const engine::RunResult& result) {
+Expected<void> Store::finish_run(RunId run, const result::RunResult& result) {
   std::lock_guard lock(impl_->mutex);
   auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
   TRY(update_finished(*impl_, run, result));
@@ -166,7 +166,7 @@ Expected<void> Store::finish_run(RunId run, const engine::RunResult& result) {
   return {};
 }
 
-Expected<RunId> Store::record_run(const engine::RunResult& result) {
+Expected<RunId> Store::record_run(const result::RunResult& result) {
   std::lock_guard lock(impl_->mutex);
   auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
   const RunId run = TRY(insert_run(*impl_, run_info(result)));
@@ -181,7 +181,7 @@ Expected<RunId> Store::record_run(const engine::RunResult& result) {
   return run;
 }
 
-Expected<FailureId> Store::record_minimized(FailureId original, const engine::CaseRecord& record) {
+Expected<FailureId> Store::record_minimized(FailureId original, const result::CaseRecord& record) {
   std::lock_guard lock(impl_->mutex);
   auto transaction = TRY(sqlite::WriteTransaction::begin(impl_->db));
   auto select = TRY(impl_->db.prepare("SELECT run_id, config_digest FROM failures WHERE id = ?1"));

@@ -11,8 +11,8 @@
 #include "daemon/codec.hpp"
 #include "daemon/request_table.hpp"
 #include "daemon_test_support.hpp"
+#include "engine/replay.hpp"
 #include "fuzz/case.hpp"
-#include "store/replay.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -143,7 +143,7 @@ TEST_F(DispatchTest, ValidateStoresAFailureThatReplaysFromItsSnapshot) {
   // The client supplied the values, so a replay must use the snapshot, not the seed.
   const auto config = state_->config(nlohmann::json::object());
   ASSERT_TRUE(config);
-  const auto replay = store::resolve_case(**config, &state_->store(), 77, "", {});
+  const auto replay = engine::resolve_case(**config, &state_->store(), 77, "", {});
   ASSERT_TRUE(replay) << replay.error().message;
   EXPECT_TRUE(replay->from_snapshot);
   EXPECT_EQ(replay->c.inputs.at("x").data, x.data);

@@ -22,7 +22,7 @@ config::Config two_ops() {
 }
 
 // The result without its wall-clock duration.
-nlohmann::json comparable(const RunResult& result) {
+nlohmann::json comparable(const result::RunResult& result) {
   auto doc = to_json(result);
   doc.erase("duration_secs");
   // Wall-clock timing differs from run to run; what the cases found must not.
@@ -33,7 +33,7 @@ nlohmann::json comparable(const RunResult& result) {
 
 class CountingSink : public ResultSink {
  public:
-  Expected<void> on_case(const CaseRecord& record) override {
+  Expected<void> on_case(const result::CaseRecord& record) override {
     seeds.push_back(record.seed);
     return {};
   }

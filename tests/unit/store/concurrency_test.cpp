@@ -35,7 +35,7 @@ std::string write_failures(const std::filesystem::path& file, std::uint64_t writ
     auto id = store->record_failure(*run, record);
     if (!id) return id.error().message;
   }
-  engine::RunResult result;
+  result::RunResult result;
   result.command = "fuzz";
   if (auto done = store->finish_run(*run, result); !done) return done.error().message;
   return "";

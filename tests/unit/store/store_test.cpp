@@ -34,7 +34,7 @@ class StoreTest : public ::testing::Test {
   Millis now_ = 1'700'000'000'000;
 };
 
-void expect_same_record(const engine::CaseRecord& got, const engine::CaseRecord& want) {
+void expect_same_record(const result::CaseRecord& got, const result::CaseRecord& want) {
   EXPECT_EQ(got.op, want.op);
   EXPECT_EQ(got.seed, want.seed);
   EXPECT_EQ(got.params.dtype, want.params.dtype);
@@ -109,14 +109,14 @@ TEST_F(StoreTest, RunLifecycleAndSummariesRoundTrip) {
   EXPECT_EQ((*runs)[0].finished_at, std::nullopt);  // what a killed run looks like
   EXPECT_EQ((*runs)[0].passed, std::nullopt);
 
-  engine::OpResult op;
+  result::OpResult op;
   op.op = "softmax";
   op.source = "gpuemu.toml:12";
   op.total = 10;
   op.passed = 8;
   op.failed = 1;
   op.errors = 1;
-  engine::DtypeSummary d;
+  result::DtypeSummary d;
   d.dtype = tensor::DType::bfloat16;
   d.total = 10;
   d.passed = 8;
@@ -133,7 +133,7 @@ TEST_F(StoreTest, RunLifecycleAndSummariesRoundTrip) {
   ASSERT_TRUE(store_->record_op_summary(run, op));
   ASSERT_TRUE(store_->record_failure(run, sample_record(1, "softmax")));
 
-  engine::RunResult result;
+  result::RunResult result;
   result.command = "test";
   result.duration_secs = 2.5;
   result.partial = true;
@@ -283,21 +283,21 @@ TEST_F(StoreTest, WritesToAnUnknownRunAreRefused) {
   ASSERT_FALSE(failure);
   EXPECT_EQ(failure.error().kind, ErrorKind::usage);
   EXPECT_NE(failure.error().message.find("has no run 12345"), std::string::npos);
-  EXPECT_FALSE(store_->finish_run(12345, engine::RunResult{}));
-  EXPECT_FALSE(store_->record_op_summary(12345, engine::OpResult{}));
+  EXPECT_FALSE(store_->finish_run(12345, result::RunResult{}));
+  EXPECT_FALSE(store_->record_op_summary(12345, result::OpResult{}));
   EXPECT_TRUE(store_->list_failures()->empty());
 }
 
 TEST_F(StoreTest, RecordRunWritesEverythingAtOnce) {
-  engine::RunResult result;
+  result::RunResult result;
   result.command = "ci";
   result.master_seed = kBigSeed;
   result.config_digest = "sha256:def";
   result.project = "p";
-  engine::OpResult op;
+  result::OpResult op;
   op.op = "matmul";
   op.failed = 2;
-  op.dtypes = {engine::DtypeSummary{}, engine::DtypeSummary{.dtype = tensor::DType::float16}};
+  op.dtypes = {result::DtypeSummary{}, result::DtypeSummary{.dtype = tensor::DType::float16}};
   op.failures = {sample_record(1), sample_record(2)};
   result.ops = {op};
   auto run = store_->record_run(result);

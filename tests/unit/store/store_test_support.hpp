@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace gpuemu::store::testing {
 
@@ -110,10 +110,10 @@ inline tensor::NamedTensors sample_inputs() {
 
 inline constexpr std::uint64_t kBigSeed = 18446744073709551557ull;  // > 2^63, not representable in a double
 
-inline engine::CaseRecord sample_record(std::uint64_t seed = kBigSeed, std::string op = "matmul") {
+inline result::CaseRecord sample_record(std::uint64_t seed = kBigSeed, std::string op = "matmul") {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  engine::CaseRecord r;
+  result::CaseRecord r;
   r.op = std::move(op);
   r.seed = seed;
   r.params.dtype = tensor::DType::float16;

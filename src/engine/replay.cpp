@@ -1,6 +1,6 @@
 // Replay resolution (see replay.hpp). Replay prefers regeneration from the seed when the config is
 // unchanged (exactly the same bytes) and falls back to the stored snapshot.
-#include "store/replay.hpp"
+#include "engine/replay.hpp"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 
 #include "util/suggest.hpp"
 
-namespace gpuemu::store {
+namespace gpuemu::engine {
 namespace {
 
-fuzz::Case case_from_snapshot(const StoredFailure& stored, const config::OpConfig& op) {
+fuzz::Case case_from_snapshot(const store::StoredFailure& stored, const config::OpConfig& op) {
   const auto& r = stored.record;
   fuzz::Case c;
   c.op = r.op;
@@ -30,8 +30,8 @@ fuzz::Case case_from_snapshot(const StoredFailure& stored, const config::OpConfi
 
 }  // namespace
 
-Expected<ResolvedCase> resolve_case(const config::Config& config, const Store* store, std::uint64_t seed,
-                                    const std::string& op_name, const WarnFn& warn) {
+Expected<ResolvedCase> resolve_case(const config::Config& config, const store::Store* store,
+                                    std::uint64_t seed, const std::string& op_name, const WarnFn& warn) {
   ResolvedCase resolved;
   // An op with implementations names a family: the case belongs to the one that stored it.
   std::vector<std::string> family;
@@ -49,10 +49,11 @@ Expected<ResolvedCase> resolve_case(const config::Config& config, const Store* s
   if (!resolved.stored && !family.empty()) {
     std::string names;
     for (const auto& member : family) names += (names.empty() ? "" : ", ") + member;
-    return fail(ErrorKind::usage, fmt::format("seed {} of op '{}' is not in the store, and the op has several "
-                                              "implementations ({}); pass --op {} (or another) to regenerate the "
-                                              "case",
-                                              seed, op_name, names, family.front()));
+    return fail(ErrorKind::usage,
+                fmt::format("seed {} of op '{}' is not in the store, and the op has several "
+                            "implementations ({}); pass --op {} (or another) to regenerate the "
+                            "case",
+                            seed, op_name, names, family.front()));
   }
   const std::string name = resolved.stored ? resolved.stored->record.op : op_name;
   if (name.empty()) {
@@ -92,12 +93,12 @@ Expected<ResolvedCase> resolve_case(const config::Config& config, const Store* s
   return resolved;
 }
 
-Expected<std::pair<StoredRun, std::vector<engine::BaselineEntry>>> run_entries(const Store& store,
-                                                                               std::int64_t run_id) {
-  Query all;
+Expected<std::pair<store::StoredRun, std::vector<BaselineEntry>>> run_entries(const store::Store& store,
+                                                                              std::int64_t run_id) {
+  store::Query all;
   all.limit = 0;
   const auto runs = TRY(store.list_runs(all));
-  const StoredRun* chosen = nullptr;
+  const store::StoredRun* chosen = nullptr;
   for (const auto& r : runs) {
     const auto& command = r.info.command;
     const bool candidate = run_id > 0
@@ -114,7 +115,7 @@ Expected<std::pair<StoredRun, std::vector<engine::BaselineEntry>>> run_entries(c
                                       : std::string("no finished run in the store yet: run gpuemu test or "
                                                     "gpuemu fuzz first"));
   }
-  std::vector<engine::BaselineEntry> entries;
+  std::vector<BaselineEntry> entries;
   for (const auto& r : TRY(store.list_results(all))) {
     if (r.run_id == chosen->id) entries.push_back({r.op, r.summary});
   }
@@ -122,4 +123,4 @@ Expected<std::pair<StoredRun, std::vector<engine::BaselineEntry>>> run_entries(c
   return std::pair{*chosen, entries};
 }
 
-}  // namespace gpuemu::store
+}  // namespace gpuemu::engine

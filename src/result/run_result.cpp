@@ -1,6 +1,6 @@
 // JSON form of run results (docs/result-json.md) and the replay command line.
 // Seeds travel as decimal strings so JavaScript and other double-only readers keep them exact.
-#include "engine/run_result.hpp"
+#include "result/run_result.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include "check/compare.hpp"
 #include "rng/values.hpp"
 
-namespace gpuemu::engine {
+namespace gpuemu::result {
 
 bool RunResult::passed() const {
   for (const auto& op : ops) {
@@ -106,7 +106,8 @@ nlohmann::json to_json(const RunResult& result) {
   // Ops sorted by name (docs/result-json.md), so sharded runs merge into the same document.
   std::vector<const OpResult*> sorted;
   for (const auto& op : result.ops) sorted.push_back(&op);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const OpResult* a, const OpResult* b) { return a->op < b->op; });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const OpResult* a, const OpResult* b) { return a->op < b->op; });
   nlohmann::json ops = nlohmann::json::array();
   Timing total_timing;
   for (const OpResult* op_ptr : sorted) {
@@ -172,4 +173,4 @@ nlohmann::json to_json(const RunResult& result) {
           {"cut", cut}};
 }
 
-}  // namespace gpuemu::engine
+}  // namespace gpuemu::result

@@ -14,7 +14,7 @@
 #include "fuzz/case.hpp"
 #include "store/store.hpp"
 
-namespace gpuemu::store {
+namespace gpuemu::engine {
 
 // Cases whose inputs came from a client (the daemon's validate and submit_output) are stored under
 // this prefix + the config digest: their values need not come from the seed, so they always replay
@@ -28,7 +28,7 @@ inline std::string client_inputs_digest(const std::string& config_digest) {
 struct ResolvedCase {
   const config::OpConfig* op = nullptr;
   fuzz::Case c;
-  std::optional<StoredFailure> stored;  // when it came from the store
+  std::optional<store::StoredFailure> stored;  // when it came from the store
   bool from_snapshot = false;
 };
 
@@ -38,12 +38,12 @@ using WarnFn = std::function<void(const std::string&)>;
 // `store` (may be null: no store); replays from the input snapshot when the config changed since,
 // the case was minimized or its inputs came from a client; otherwise regenerates it from the seed
 // (which needs op_name when the store has nothing).
-Expected<ResolvedCase> resolve_case(const config::Config& config, const Store* store, std::uint64_t seed,
-                                    const std::string& op_name, const WarnFn& warn);
+Expected<ResolvedCase> resolve_case(const config::Config& config, const store::Store* store,
+                                    std::uint64_t seed, const std::string& op_name, const WarnFn& warn);
 
 // The per-(op, dtype) entries of run `run_id`, or (run_id <= 0) of the newest finished run that is
 // not a reproduce or minimize (a test, fuzz or ci run, or a client's validation through the daemon).
-Expected<std::pair<StoredRun, std::vector<engine::BaselineEntry>>> run_entries(const Store& store,
-                                                                               std::int64_t run_id);
+Expected<std::pair<store::StoredRun, std::vector<BaselineEntry>>> run_entries(const store::Store& store,
+                                                                              std::int64_t run_id);
 
-}  // namespace gpuemu::store
+}  // namespace gpuemu::engine

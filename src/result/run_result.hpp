@@ -17,7 +17,7 @@
 #include "fuzz/case.hpp"
 #include "tensor/tensor.hpp"
 
-namespace gpuemu::engine {
+namespace gpuemu::result {
 
 // Where a case's (or an op's, summed) time went: wall = op + reference + gpuemu's own share.
 // op_secs and reference_secs are measured inside the worker or script (docs/result-json.md).
@@ -66,7 +66,7 @@ struct OpResult {
   std::string op;              // the op's unique name: "softmax", or "softmax/v2" for an implementation
   std::string spec;            // "softmax" for an implementation, else ""
   std::string implementation;  // "v2" for an implementation, else ""
-  std::string source;  // [[ops]] source, written or inferred, for reports ("path:line" or path)
+  std::string source;          // [[ops]] source, written or inferred, for reports ("path:line" or path)
   int total = 0;
   int passed = 0;
   int failed = 0;
@@ -118,4 +118,4 @@ nlohmann::json json_number(double value);
 // The one-line command that replays a case.
 std::string replay_command(const CaseRecord& record);
 
-}  // namespace gpuemu::engine
+}  // namespace gpuemu::result
