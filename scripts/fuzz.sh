@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 BUILD=${GPUEMU_FUZZ_BUILD_DIR:-build-fuzz}
-# 25 s each keeps the five harnesses' total near what four took at 30 s (docs/fuzzing.md).
+# 25 s each: on 2 cores five harnesses run in three rounds (75 s), four at 30 s took two (60 s).
 SECONDS_EACH=${GPUEMU_FUZZ_SECONDS:-25}
 JOBS=${GPUEMU_JOBS:-$(nproc)}
 HARNESSES=(fuzz_config fuzz_script_reply fuzz_ipc fuzz_requests fuzz_ptx)
