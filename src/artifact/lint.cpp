@@ -226,7 +226,7 @@ Expected<KernelReport> Linter::lint_kernel(const config::KernelConfig& kernel) {
     return fail(ErrorKind::config,
                 fmt::format("{}:{}: kernel '{}' is not defined in {}{}; it defines: {}",
                             kernel.location.file.string(), kernel.location.line, kernel.name,
-                            kernel.source.string(), util::did_you_mean(kernel.name, names),
+                            kernel.source.string(), util::did_you_mean_suffix(kernel.name, names),
                             names.empty() ? "(no kernels)" : fmt::format("{}", fmt::join(names, ", "))));
   }
   KernelReport r = TRY(evaluate(*a, *entry, kernel.artifact_checks));
@@ -248,7 +248,7 @@ Expected<std::vector<KernelReport>> Linter::lint_file(const fs::path& file, std:
     const auto entry = resolve_kernel_name(*only, names);
     if (!entry) {
       return fail(ErrorKind::usage, fmt::format("{} defines no kernel '{}'{}", file.string(), *only,
-                                                util::did_you_mean(*only, names)));
+                                                util::did_you_mean_suffix(*only, names)));
     }
     names = {*entry};
   }
@@ -270,7 +270,7 @@ Expected<std::vector<KernelReport>> Linter::lint_config(const config::Config& co
   for (const auto& k : config.kernels) names.push_back(k.name);
   if (only && std::find(names.begin(), names.end(), *only) == names.end()) {
     return fail(ErrorKind::usage, fmt::format("unknown kernel '{}'{} in {}; its [[kernels]] are: {}", *only,
-                                              util::did_you_mean(*only, names), config.project_file.string(),
+                                              util::did_you_mean_suffix(*only, names), config.project_file.string(),
                                               fmt::join(names, ", ")));
   }
   std::vector<KernelReport> reports;

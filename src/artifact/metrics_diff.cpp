@@ -92,7 +92,7 @@ Expected<ArtifactDiff> diff_baseline(const std::string& tag,
       return fail(ErrorKind::config,
                   fmt::format("[policies.artifact_thresholds] names '{}', which is no kernel "
                               "metric{}; metric names are listed in docs/lint.md",
-                              name, util::did_you_mean(name, names)));
+                              name, util::did_you_mean_suffix(name, names)));
     }
   }
 

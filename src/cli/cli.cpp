@@ -59,7 +59,7 @@ std::string unexpected_flag_hint(const CLI::App* app, const std::string& message
   for (const auto* opt : app->get_options()) {
     for (const auto& name : opt->get_lnames()) flags.push_back("--" + name);
   }
-  return util::did_you_mean(word, flags);
+  return util::did_you_mean_suffix(word, flags);
 }
 
 int run_parsed(int argc, char** argv) {
@@ -92,7 +92,7 @@ int run_parsed(int argc, char** argv) {
   }
 
   if (auto unknown = unknown_command(argc, argv)) {
-    std::cerr << "gpuemu: unknown command '" << *unknown << "'" << util::did_you_mean(*unknown, top_level_names())
+    std::cerr << "gpuemu: unknown command '" << *unknown << "'" << util::did_you_mean_suffix(*unknown, top_level_names())
               << "; run 'gpuemu --help' for the list\n";
     return kUsage;
   }

@@ -48,7 +48,7 @@ class InitCommand final : public Command {
       std::string all;
       for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
       return fail(ErrorKind::usage, fmt::format("unknown template '{}'{}; templates: {}", template_,
-                                                util::did_you_mean(template_, names), all));
+                                                util::did_you_mean_suffix(template_, names), all));
     }
     const fs::path dir = dir_.empty() ? fs::path(".") : fs::path(dir_);
     const auto files = init_files(*chosen, project_name(dir));

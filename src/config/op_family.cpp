@@ -4,7 +4,7 @@
 
 #include "config/case_limits.hpp"
 #include "config/sections.hpp"
-#include "config/suggest.hpp"
+#include "util/suggest.hpp"
 
 namespace gpuemu::config {
 
@@ -29,8 +29,8 @@ class FamilyResolver {
       const auto parent = index_.find(extends->value);
       if (parent == index_.end()) {
         const std::vector<std::string_view> known(names_.begin(), names_.end());
-        std::string hint = did_you_mean(extends->value, known);
-        if (hint.empty()) hint = "the ops in this file are " + quoted_list(known);
+        std::string hint = util::did_you_mean(extends->value, known);
+        if (hint.empty()) hint = "the ops in this file are " + util::quoted_list(known);
         return diag_.at(*extends->node, "op '" + names_[i] + "' extends unknown op '" + extends->value + "'",
                         hint);
       }

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "config/sections.hpp"
-#include "config/suggest.hpp"
+#include "util/suggest.hpp"
 #include "config/value_parsers.hpp"
 
 namespace gpuemu::config {
@@ -250,8 +250,8 @@ Expected<void> parse_op_inputs(const TableReader& r, OpConfig& op) {
   if (inputs != nullptr) {
     for (const Entry& e : entries_in_file_order(*inputs)) {
       if (std::find(names.begin(), names.end(), e.name) == names.end()) {
-        std::string hint = did_you_mean(e.name, names);
-        if (hint.empty()) hint = "the inputs of this op are " + quoted_list(names);
+        std::string hint = util::did_you_mean(e.name, names);
+        if (hint.empty()) hint = "the inputs of this op are " + util::quoted_list(names);
         return diag.at(*e.key, "[ops.inputs] names unknown input '" + e.name + "' of op '" + op.name + "'",
                        hint);
       }

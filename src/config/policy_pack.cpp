@@ -9,7 +9,7 @@
 #include "config/diagnostic.hpp"
 #include "config/loader.hpp"
 #include "config/sections.hpp"
-#include "config/suggest.hpp"
+#include "util/suggest.hpp"
 #include "util/read_file.hpp"
 
 namespace gpuemu::config {
@@ -36,7 +36,7 @@ bool looks_like_path(std::string_view text) {
 
 std::string choices_hint() {
   const std::vector<std::string_view> names = bundled_names();
-  return "bundled packs are " + quoted_list(names) + "; or give the path of a TOML file (docs/policies.md)";
+  return "bundled packs are " + util::quoted_list(names) + "; or give the path of a TOML file (docs/policies.md)";
 }
 
 Expected<std::string> read_pack_file(const std::string& path) {
@@ -53,7 +53,7 @@ Expected<void> check_top_level(const Diagnostics& diag, const toml::table& root)
   static constexpr std::string_view kAllowed[] = {"policies", "ci"};
   for (const toml::key* key : keys_in_file_order(root)) {
     if (key->str() == "policies" || key->str() == "ci") continue;
-    std::string hint = did_you_mean(key->str(), kAllowed);
+    std::string hint = util::did_you_mean(key->str(), kAllowed);
     if (hint.empty()) {
       hint = "a policy pack sets only [policies] and [ci]; other settings belong in gpuemu.toml";
     }
@@ -98,7 +98,7 @@ Expected<void> apply_policy_pack(Config& config, const std::string& name_or_path
   std::error_code ec;
   if (!looks_like_path(name_or_path) && !fs::exists(name_or_path, ec)) {
     const std::vector<std::string_view> names = bundled_names();
-    const std::string suggestion = did_you_mean(name_or_path, names);
+    const std::string suggestion = util::did_you_mean(name_or_path, names);
     return fail(ErrorKind::config, "unknown policy pack '" + name_or_path + "'\nhint: " +
                                        (suggestion.empty() ? "" : suggestion + " ") + choices_hint());
   }

@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "config/suggest.hpp"
+#include "util/suggest.hpp"
 
 namespace gpuemu::config {
 
@@ -61,8 +61,8 @@ Expected<void> TableReader::only_keys(std::initializer_list<std::string_view> al
   const std::vector<std::string_view> names(allowed);
   for (const toml::key* key : keys_in_file_order(*table_)) {
     if (std::find(names.begin(), names.end(), key->str()) != names.end()) continue;
-    std::string hint = did_you_mean(key->str(), names);
-    if (hint.empty()) hint = "allowed keys are " + quoted_list(names);
+    std::string hint = util::did_you_mean(key->str(), names);
+    if (hint.empty()) hint = "allowed keys are " + util::quoted_list(names);
     return diag_->at(*key, "unknown key '" + std::string(key->str()) + "' in " + context_, hint);
   }
   return {};

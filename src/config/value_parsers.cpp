@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "config/suggest.hpp"
+#include "util/suggest.hpp"
 
 namespace gpuemu::config {
 
@@ -31,8 +31,8 @@ std::vector<std::string_view> execution_mode_names() {
 // "did you mean" when something is close, else the full list of names.
 std::string name_hint(std::string_view word, const std::vector<std::string_view>& names,
                       std::string_view what) {
-  std::string hint = did_you_mean(word, names);
-  return hint.empty() ? std::string(what) + " are " + quoted_list(names) : hint;
+  std::string hint = util::did_you_mean(word, names);
+  return hint.empty() ? std::string(what) + " are " + util::quoted_list(names) : hint;
 }
 
 // Parses each string of an array with `parse`, rejecting duplicates.

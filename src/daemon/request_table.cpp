@@ -87,7 +87,7 @@ Result<const RequestRow*> check_request(const DaemonState& state, const nlohmann
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
     return reject(WireError::bad_request, fmt::format("unknown request type '{}'{}; known: {}", name,
-                                                      util::did_you_mean(name, known), list));
+                                                      util::did_you_mean_suffix(name, known), list));
   }
   if (state.stopping && row->type != "ping") {
     return reject(WireError::shutting_down,

@@ -83,7 +83,7 @@ Result<const config::OpConfig*> DaemonState::op(const config::Config& config, co
   std::vector<std::string> known;
   for (const auto& o : config.ops) known.push_back(o.name);
   return reject(WireError::config,
-                fmt::format("unknown op '{}'{} in {}", name, util::did_you_mean(name, known),
+                fmt::format("unknown op '{}'{} in {}", name, util::did_you_mean_suffix(name, known),
                             config.project_file.string()));
 }
 

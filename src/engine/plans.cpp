@@ -69,7 +69,7 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
     }
     if (matched.empty()) {
       return fail(ErrorKind::usage, fmt::format("unknown op '{}'{}; ops in {}: {}", name,
-                                                util::did_you_mean(name, known), config.project_file.string(),
+                                                util::did_you_mean_suffix(name, known), config.project_file.string(),
                                                 [&] {
                                                   std::string all;
                                                   for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;

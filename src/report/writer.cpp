@@ -40,7 +40,7 @@ Expected<const WriterRow*> find_writer(std::string_view format) {
   std::string known;
   for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
   return fail(ErrorKind::usage, "unknown report format '" + std::string(format) + "'" +
-                                    util::did_you_mean(format, names) + "; the formats are " + known);
+                                    util::did_you_mean_suffix(format, names) + "; the formats are " + known);
 }
 
 Expected<std::string> render(const nlohmann::json& result, std::string_view format,

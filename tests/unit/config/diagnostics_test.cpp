@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "config/diagnostic.hpp"
 #include "config/loader.hpp"
 #include "config_test_support.hpp"
 
@@ -256,6 +257,14 @@ TEST(ConfigDiagnostics, KernelSourceMustExist) {
                 "         ^\n"
                 "hint: paths are relative to " +
                 kProject.string() + "; give a .ptx, .cu or .cubin file");
+}
+
+TEST(FormatDiagnostic, CaretFollowsTabsAndUtf8) {
+  EXPECT_EQ(format_diagnostic("f.toml", 2, 3, "\tx = 1", "bad", ""), "f.toml:2:3: error: bad\n\tx = 1\n\t ^");
+  // "é" is two bytes but one column.
+  EXPECT_EQ(format_diagnostic("f.toml", 1, 7, "n = \"é\"x", "here", "fix it"),
+            "f.toml:1:7: error: here\nn = \"é\"x\n      ^\nhint: fix it");
+  EXPECT_EQ(format_diagnostic("f.toml", 0, 0, "", "no position", "h"), "f.toml: error: no position\nhint: h");
 }
 
 }  // namespace

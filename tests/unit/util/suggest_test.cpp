@@ -1,11 +1,10 @@
-// Edit distance and "did you mean" for config names, and the caret formatting of diagnostics.
-#include "config/suggest.hpp"
+// Edit distance and "did you mean" (util/suggest.hpp): the one suggester the CLI, config, daemon
+// and reports share.
+#include "util/suggest.hpp"
 
 #include <gtest/gtest.h>
 
-#include "config/diagnostic.hpp"
-
-namespace gpuemu::config {
+namespace gpuemu::util {
 namespace {
 
 TEST(EditDistance, CountsInsertsDeletesSubstitutionsAndSwaps) {
@@ -36,13 +35,20 @@ TEST(QuotedList, JoinsWithOr) {
   EXPECT_EQ(quoted_list(three), "'a', 'b' or 'c'");
 }
 
-TEST(FormatDiagnostic, CaretFollowsTabsAndUtf8) {
-  EXPECT_EQ(format_diagnostic("f.toml", 2, 3, "\tx = 1", "bad", ""), "f.toml:2:3: error: bad\n\tx = 1\n\t ^");
-  // "é" is two bytes but one column.
-  EXPECT_EQ(format_diagnostic("f.toml", 1, 7, "n = \"é\"x", "here", "fix it"),
-            "f.toml:1:7: error: here\nn = \"é\"x\n      ^\nhint: fix it");
-  EXPECT_EQ(format_diagnostic("f.toml", 0, 0, "", "no position", "h"), "f.toml: error: no position\nhint: h");
+TEST(DidYouMean, OneThresholdAndWordingForEveryCaller) {
+  // The CLI, daemon and report callers pass std::string lists and want the words in parentheses.
+  const std::vector<std::string> commands = {"run", "fuzz", "minimize", "init"};
+  EXPECT_EQ(did_you_mean_suffix("fuzzz", commands), " (did you mean 'fuzz'?)");
+  EXPECT_EQ(did_you_mean_suffix("FUZZ", commands), " (did you mean 'fuzz'?)");  // case-insensitive
+  EXPECT_EQ(did_you_mean_suffix("rnu", commands), " (did you mean 'run'?)");     // one swap
+  EXPECT_EQ(did_you_mean_suffix("xyz", commands), "");
+  EXPECT_EQ(did_you_mean("minimze", commands), "did you mean 'minimize'?");
+  // A third of the word's length, at least one edit: two edits on a three-letter word are not a
+  // typo of it (the CLI's old suggester allowed two and offered 'fp8' for 'foo').
+  const std::vector<std::string> dtypes = {"fp8", "float16"};
+  EXPECT_EQ(closest_match("foo", dtypes), std::nullopt);
+  EXPECT_EQ(closest_match("fp9", dtypes), "fp8");
 }
 
 }  // namespace
-}  // namespace gpuemu::config
+}  // namespace gpuemu::util
