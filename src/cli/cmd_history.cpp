@@ -2,31 +2,20 @@
 // first, as text or as the JSON documents of docs/commands.md.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <ctime>
 #include <iostream>
 
 #include "cli/command.hpp"
 #include "cli/store_access.hpp"
 #include "util/json_text.hpp"
+#include "util/time.hpp"
 
 namespace gpuemu::cli {
 namespace {
 
-std::string iso_time(store::Millis ms) {
-  const std::time_t secs = ms / 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // "--since": an ISO date or date-time (UTC), or an age such as 30m, 12h, 7d.
 Expected<store::Millis> parse_since(const std::string& text) {
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  const auto now = util::now_millis();
   if (text.size() >= 2 && std::isdigit(static_cast<unsigned char>(text[0]))) {
     const char unit = text.back();
     const std::string digits = text.substr(0, text.size() - 1);
@@ -59,7 +48,7 @@ nlohmann::json failure_json(const store::StoredFailure& f) {
   j["run_id"] = f.run_id ? nlohmann::json(*f.run_id) : nlohmann::json(nullptr);
   j["config_digest"] = f.config_digest;
   j["minimized_from"] = f.minimized_from ? nlohmann::json(*f.minimized_from) : nlohmann::json(nullptr);
-  j["created"] = iso_time(f.created_at);
+  j["created"] = util::iso_time(f.created_at);
   j["has_snapshot"] = f.has_snapshot;
   if (f.minimized_from) j["replay"] = fmt::format("gpuemu reproduce {}", f.record.seed);
   return j;
@@ -96,7 +85,7 @@ class ResultsCommand final : public Command {
                         {"tolerance_used", result::json_number(d.tolerance_used)},
                         {"atol", d.tolerance.atol},
                         {"rtol", d.tolerance.rtol},
-                        {"created", iso_time(r.created_at)}});
+                        {"created", util::iso_time(r.created_at)}});
       }
       std::cout << util::dump_json({{"results", list}}) << "\n";
       return ExitCode::ok;
@@ -105,7 +94,7 @@ class ResultsCommand final : public Command {
     for (const auto& r : rows) {
       const auto& d = r.summary;
       std::cout << fmt::format("{}  run {:<5} {:<9} {:<28} {:<9} {:>5} cases {:>4} failed {:>4} errors  max_abs {:.3g}\n",
-                               iso_time(r.created_at), r.run_id, r.command, r.op, tensor::dtype_name(d.dtype), d.total,
+                               util::iso_time(r.created_at), r.run_id, r.command, r.op, tensor::dtype_name(d.dtype), d.total,
                                d.failed, d.errors, d.max_abs);
     }
     return ExitCode::ok;
@@ -137,7 +126,7 @@ class FailuresCommand final : public Command {
       const auto& r = f.record;
       std::string shapes;
       for (const auto& [name, shape] : r.shapes) shapes += " " + name + tensor::shape_to_string(shape);
-      std::cout << fmt::format("{}  {:<20} {:<28} {:<20} {:<9}{}{}\n", iso_time(f.created_at), r.seed, r.op,
+      std::cout << fmt::format("{}  {:<20} {:<28} {:<20} {:<9}{}{}\n", util::iso_time(f.created_at), r.seed, r.op,
                                check::failure_kind_name(r.verdict.kind), tensor::dtype_name(r.params.dtype), shapes,
                                f.minimized_from ? "  (minimized)" : "");
     }
@@ -178,7 +167,7 @@ class ShowCommand final : public Command {
     }
     const auto& r = found->record;
     std::cout << fmt::format("seed {}  op {}  {}  stored {}  run {}\n", r.seed, r.op,
-                             check::failure_kind_name(r.verdict.kind), iso_time(found->created_at),
+                             check::failure_kind_name(r.verdict.kind), util::iso_time(found->created_at),
                              found->run_id ? std::to_string(*found->run_id) : "-");
     std::cout << fmt::format("  dtype {}  layout {}  values {}\n", tensor::dtype_name(r.params.dtype),
                              tensor::layout_name(r.params.layout), rng::distribution_name(r.params.distribution));

@@ -65,7 +65,7 @@ Result<Reply> handle_reproduce(DaemonState& state, Message& message, const Field
   const auto record = TRY(session->run_case(replay.c));
   const auto took =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  reply.header["result"] = record_json(record, now_millis(), took.count(), false);
+  reply.header["result"] = record_json(record, util::now_millis(), took.count(), false);
   reply.header["reproduced"] = !record.verdict.passed() &&
                                (!replay.stored || replay.stored->record.verdict.kind == record.verdict.kind);
   reply.header["needs_client"] = false;
@@ -105,7 +105,7 @@ Result<Reply> handle_minimize(DaemonState& state, Message& message, const Fields
     original_id = TRY(state.store().record_failure(run, result.original));
   }
   const auto minimized_id = TRY(state.store().record_minimized(original_id, result.minimized));
-  const auto at = now_millis();
+  const auto at = util::now_millis();
   Reply reply;
   auto original = record_json(result.original, at, 0, true, original_id);
   original["shapes"] = shapes_json(replay.c);

@@ -142,7 +142,7 @@ Result<Reply> handle_fuzz(DaemonState& state, Message& message, const Fields& fi
   const auto& r = outcome.result;
   nlohmann::json failures = nlohmann::json::array();
   int total = 0, passed = 0, failed = 0, errors = 0;
-  const auto at = now_millis();
+  const auto at = util::now_millis();
   for (const auto& op : r.ops) {
     total += op.total;
     passed += op.passed;

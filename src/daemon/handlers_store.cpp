@@ -28,7 +28,7 @@ nlohmann::json result_row(const store::StoredResult& r, const std::optional<stor
           {"tolerance_used", result::json_number(s.tolerance_used)},
           {"atol", s.tolerance.atol},
           {"rtol", s.tolerance.rtol},
-          {"timestamp", iso_time(r.created_at)}};
+          {"timestamp", util::iso_time(r.created_at)}};
 }
 
 Result<std::map<store::RunId, store::StoredRun>> runs_by_id(const store::Store& store) {

@@ -98,7 +98,7 @@ Result<Reply> handle_lint(DaemonState& state, Message& message, const Fields& fi
     doc["source"] = "<lint request>";
     doc["file"] = "<lint request>";
     doc["kernel_name"] = r.name;
-    doc["timestamp"] = iso_time(now_millis());
+    doc["timestamp"] = util::iso_time(util::now_millis());
     TRY(state.store().record_artifact_metrics(
         {.kernel = r.name, .source = "<lint request>", .metrics = doc["metrics"]}));
     kernels.push_back(std::move(doc));
@@ -106,7 +106,7 @@ Result<Reply> handle_lint(DaemonState& state, Message& message, const Fields& fi
   Reply reply;
   reply.header = {{"kernels", std::move(kernels)},
                   {"passed", passed},
-                  {"timestamp", iso_time(now_millis())},
+                  {"timestamp", util::iso_time(util::now_millis())},
                   {"tools", tools.to_json()}};
   return reply;
 }

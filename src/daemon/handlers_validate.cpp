@@ -143,7 +143,7 @@ Result<Reply> validate_given_output(DaemonState& state, Message& message, const 
     auto session = state.session(config, *op);
     record = TRY(session->check_output(c, std::move(outputs), &kwargs));
   }
-  const auto at = now_millis();
+  const auto at = util::now_millis();
   const auto duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
           .count();

@@ -3,33 +3,17 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <ctime>
 #include <filesystem>
 
 #include "config/runnable.hpp"
 
 namespace gpuemu::daemon {
 
-store::Millis now_millis() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string iso_time(store::Millis millis) {
-  const std::time_t secs = static_cast<std::time_t>(millis / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis % 1000);
-}
-
 nlohmann::json record_json(const result::CaseRecord& record, store::Millis at, std::int64_t duration_ms,
                            bool stored, std::optional<store::FailureId> failure_id) {
   nlohmann::json doc = result::case_to_json(record);
   doc["passed"] = record.verdict.passed();
-  doc["timestamp"] = iso_time(at);
+  doc["timestamp"] = util::iso_time(at);
   doc["duration_ms"] = duration_ms;
   doc["stored"] = stored;
   if (failure_id) doc["failure_id"] = *failure_id;

@@ -14,12 +14,9 @@
 #include "daemon/request.hpp"
 #include "result/run_result.hpp"
 #include "store/rows.hpp"
+#include "util/time.hpp"
 
 namespace gpuemu::daemon {
-
-store::Millis now_millis();
-// "2026-11-22T14:05:09.123Z"
-std::string iso_time(store::Millis millis);
 
 // A case record with "passed", "timestamp", "duration_ms", "stored" (and "failure_id" when known).
 nlohmann::json record_json(const result::CaseRecord& record, store::Millis at, std::int64_t duration_ms,

@@ -4,11 +4,12 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
+
+#include "util/time.hpp"
 
 namespace gpuemu::engine {
 namespace {
@@ -101,9 +102,7 @@ nlohmann::json make_baseline(const std::string& tag, const std::string& config_d
                              std::uint64_t master_seed, const std::vector<BaselineEntry>& entries) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& e : entries) list.push_back(entry_json(e));
-  const auto now =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
+  const auto now = util::now_millis() / 1000;
   return {{"schema_version", kBaselineSchemaVersion},
           {"kind", "gpuemu-baseline"},
           {"tag", tag},

@@ -9,12 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "result/run_result.hpp"
+#include "util/time.hpp"
 
 namespace gpuemu::store {
 
 using RunId = std::int64_t;
 using FailureId = std::int64_t;
-using Millis = std::int64_t;  // milliseconds since the Unix epoch (UTC)
+using Millis = util::Millis;  // milliseconds since the Unix epoch (UTC)
 
 // What a run is, known when it starts.
 struct RunInfo {
