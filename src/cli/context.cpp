@@ -2,13 +2,13 @@
 // The config is loaded at most once per process so every command sees the same digest.
 #include <unistd.h>
 
-#include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 
 #include "cli/command.hpp"
 #include "config/loader.hpp"
+#include "util/seed.hpp"
 
 namespace gpuemu::cli {
 
@@ -32,14 +32,12 @@ void Context::log(std::string_view line) const { std::cerr << line << '\n'; }
 bool Context::show_progress() const { return !globals.quiet; }
 
 Expected<std::uint64_t> parse_seed(std::string_view text, std::string_view what) {
-  std::uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return fail(ErrorKind::usage, fmt::format("{} '{}' is not a seed: give an unsigned 64-bit decimal number "
-                                              "(0 to 18446744073709551615)",
-                                              what, text));
+  const auto value = util::parse_seed(text);
+  if (!value) {
+    return fail(ErrorKind::usage, fmt::format("{} '{}' is not a seed: give an unsigned 64-bit decimal number ({})",
+                                              what, text, util::kSeedRange));
   }
-  return value;
+  return *value;
 }
 
 }  // namespace gpuemu::cli

@@ -1,10 +1,9 @@
 // [project], [validation], [policies] and [ci]: the sections with one table each. Defaults live
 // in config.hpp; here we only overwrite what the file sets, after checking it.
-#include <charconv>
-#include <system_error>
 
 #include "config/sections.hpp"
 #include "config/value_parsers.hpp"
+#include "util/seed.hpp"
 
 namespace gpuemu::config {
 
@@ -32,13 +31,12 @@ Expected<std::optional<std::uint64_t>> parse_seed(const TableReader& r) {
   }
   if (const auto* s = n->as_string()) {
     const std::string& text = s->get();
-    std::uint64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    const auto value = util::parse_seed(text);
+    if (!value) {
       return r.diag().at(
-          *n, "'seed' string \"" + text + "\" is not a decimal number from 0 to 18446744073709551615", hint);
+          *n, "'seed' string \"" + text + "\" is not a decimal number from " + std::string(util::kSeedRange), hint);
     }
-    return value;
+    return *value;
   }
   return r.type_error("seed", *n, "an integer or a decimal string");
 }

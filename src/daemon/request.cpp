@@ -4,7 +4,8 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <charconv>
+
+#include "util/seed.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -68,13 +69,6 @@ std::optional<WireError> parse_wire_error(std::string_view name) {
 
 RequestError::RequestError(const Error& error) : kind(from_error_kind(error.kind)), message(error.message) {}
 
-std::optional<std::uint64_t> parse_seed_text(std::string_view text) {
-  std::uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 const nlohmann::json* Fields::find(std::string_view key) const {
   auto it = header_.find(std::string(key));
   if (it == header_.end() || it->is_null()) return nullptr;
@@ -105,7 +99,7 @@ Result<std::uint64_t> Fields::seed(std::string_view key) const {
   if (!value || !value->is_string()) {
     return std::unexpected(bad(key, "a seed as a decimal string (\"0\" to \"18446744073709551615\")"));
   }
-  const auto parsed = parse_seed_text(value->get_ref<const std::string&>());
+  const auto parsed = util::parse_seed(value->get_ref<const std::string&>());
   if (!parsed) {
     return reject(
         WireError::bad_request,

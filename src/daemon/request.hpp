@@ -89,7 +89,4 @@ class Fields {
   std::string request_;
 };
 
-// Parses an unsigned 64-bit decimal seed; nullopt when `text` is not one.
-std::optional<std::uint64_t> parse_seed_text(std::string_view text);
-
 }  // namespace gpuemu::daemon

@@ -1,6 +1,5 @@
 // Column encodings of the failures table (see store_impl.hpp): decimal u64 seeds and the JSON
 // columns dims, shapes and worst. Parse errors name the row so a damaged row is findable.
-#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -8,6 +7,7 @@
 
 #include "store/store_impl.hpp"
 #include "util/json_text.hpp"
+#include "util/seed.hpp"
 
 namespace gpuemu::store::detail {
 namespace {
@@ -42,13 +42,11 @@ std::string seed_text(std::uint64_t seed) {
 }
 
 Expected<std::uint64_t> parse_seed(const std::string& text, const std::string& what) {
-  std::uint64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc{} || ptr != end || text.empty()) {
+  const auto value = util::parse_seed(text);
+  if (!value) {
     return fail(ErrorKind::parse, fmt::format("{}: seed '{}' is not an unsigned 64-bit decimal", what, text));
   }
-  return value;
+  return *value;
 }
 
 std::string dims_json(const std::map<std::string, std::int64_t>& dims) {
