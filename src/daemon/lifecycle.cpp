@@ -24,7 +24,9 @@
 #include "daemon/server.hpp"
 #include "daemon/state.hpp"
 #include "store/store.hpp"
+#include "util/private_dir.hpp"
 #include "util/read_file.hpp"
+#include "util/time.hpp"
 
 extern char** environ;
 
@@ -33,17 +35,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// GPUEMU_HOME and the log directory are gpuemu's own: made private even when they exist.
 Expected<void> make_private_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    return fail(ErrorKind::io,
-                fmt::format("cannot create {}: {}; check GPUEMU_HOME", dir.string(), ec.message()));
-  if (::chmod(dir.c_str(), 0700) != 0) {
-    return fail(ErrorKind::io,
-                fmt::format("cannot make {} private (chmod 0700): {}", dir.string(), std::strerror(errno)));
-  }
-  return {};
+  return util::make_private_dirs(dir, util::ExistingDir::make_private, "check GPUEMU_HOME");
 }
 
 // The pid written in the pid file (0 if unreadable).
@@ -65,13 +59,8 @@ class Logger {
     if (fd_ >= 0) ::close(fd_);
   }
   void operator()(const std::string& line) {
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t secs = std::chrono::system_clock::to_time_t(now);
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
     const auto text =
-        fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z gpuemu daemon[{}]: {}\n", tm.tm_year + 1900,
-                    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ::getpid(), line);
+        fmt::format("{} gpuemu daemon[{}]: {}\n", util::iso_time(util::now_millis()), ::getpid(), line);
     std::lock_guard lock(mutex_);
     if (fd_ >= 0 && ::write(fd_, text.data(), text.size()) < 0) fd_ = -1;
     if (mirror_ && ::write(STDERR_FILENO, text.data(), text.size()) < 0) mirror_ = false;

@@ -16,44 +16,13 @@
 
 #include "store/schema.hpp"
 #include "store/store_impl.hpp"
+#include "util/private_dir.hpp"
+#include "util/time.hpp"
 
 namespace gpuemu::store {
 namespace {
 
 namespace fs = std::filesystem;
-
-Millis system_now() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-// Creates the missing directories above the database, each with mode 0700 (the store holds
-// inputs of the user's kernels). Existing directories keep their mode: they are not ours.
-Expected<void> create_private_parents(const fs::path& file) {
-  const fs::path parent = file.parent_path();
-  if (parent.empty()) return {};
-  std::vector<fs::path> missing;
-  std::error_code ec;
-  for (fs::path dir = parent; !dir.empty() && !fs::exists(dir, ec); dir = dir.parent_path()) {
-    missing.push_back(dir);
-    if (dir == dir.parent_path()) break;
-  }
-  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
-      return fail(ErrorKind::io,
-                  fmt::format("cannot create the directory {} for the gpuemu database: {}; create it "
-                              "yourself or point GPUEMU_HOME at a writable directory",
-                              it->string(), std::strerror(errno)));
-    }
-  }
-  if (!fs::is_directory(parent, ec)) {
-    return fail(ErrorKind::io,
-                fmt::format("{} is not a directory, so the gpuemu database {} cannot be created there; "
-                            "point GPUEMU_HOME elsewhere",
-                            parent.string(), file.string()));
-  }
-  return {};
-}
 
 // Serialises Store::open across processes: creating the file, checking what it holds, switching
 // it to WAL and migrating must not interleave. Without it a second process could read a schema
@@ -102,7 +71,11 @@ Expected<fs::path> default_db_path() {
 Expected<Store> Store::open(const fs::path& db_file) {
   // Refuse what is plainly not ours before SQLite opens (and might recover into) the file.
   TRY(check_file_header(db_file));
-  TRY(create_private_parents(db_file));
+  // The directories above the database are created private (the store holds inputs of the
+  // user's kernels); existing ones keep their mode: they are not ours.
+  TRY(util::make_private_dirs(
+      db_file.parent_path(), util::ExistingDir::keep_mode,
+      fmt::format("the gpuemu database {} goes there: point GPUEMU_HOME at a writable directory", db_file.string())));
   const OpenLock lock(db_file);
   auto connection = TRY(sqlite::Connection::open(db_file));
   // Read-only identity check before the first write: journal_mode=WAL rewrites the header.
@@ -119,7 +92,7 @@ Expected<Store> Store::open(const fs::path& db_file) {
   TRY(connection.exec("PRAGMA synchronous=NORMAL"));
   TRY(connection.exec("PRAGMA foreign_keys=ON"));
   TRY(migrate(connection));
-  std::unique_ptr<Impl> impl(new Impl{std::move(connection), Clock(system_now)});
+  std::unique_ptr<Impl> impl(new Impl{std::move(connection), Clock(util::now_millis)});
   return Store(std::move(impl));
 }
 
@@ -134,7 +107,7 @@ const fs::path& Store::file() const {
 
 void Store::set_clock(Clock clock) {
   std::lock_guard lock(impl_->mutex);
-  impl_->clock = clock ? std::move(clock) : Clock(system_now);
+  impl_->clock = clock ? std::move(clock) : Clock(util::now_millis);
 }
 
 }  // namespace gpuemu::store
