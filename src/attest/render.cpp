@@ -7,6 +7,7 @@
 
 #include "attest/dsse.hpp"
 #include "attest/statement.hpp"
+#include "util/text_escape.hpp"
 
 namespace gpuemu::attest {
 namespace {
@@ -87,89 +88,25 @@ std::vector<Table> tables_of(const json& statement) {
   return {run, dtypes, failures, subjects};
 }
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// Escapes Markdown punctuation that could start markup or break a table row.
-std::string md_escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '\n':
-      case '\r':
-        out += ' ';
-        break;
-      case '\\':
-      case '`':
-      case '*':
-      case '_':
-      case '[':
-      case ']':
-      case '|':
-      case '#':
-      case '~':
-      case '!':
-        out += '\\';
-        out += c;
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string render_markdown(const std::vector<Table>& tables, const VerifyStatus& status) {
   std::string out = "# Kernel Correctness Report\n\n";
-  out += "**Verification:** " + md_escape(status.summary) + "\n";
+  out += "**Verification:** " + util::markdown_inline(status.summary) + "\n";
   for (const auto& table : tables) {
-    out += "\n## " + md_escape(table.title) + "\n\n";
+    out += "\n## " + util::markdown_inline(table.title) + "\n\n";
     if (table.rows.empty()) {
-      out += md_escape(table.empty_text) + "\n";
+      out += util::markdown_inline(table.empty_text) + "\n";
       continue;
     }
     std::string rule = "|";
     out += "|";
     for (const auto& h : table.header) {
-      out += " " + md_escape(h) + " |";
+      out += " " + util::markdown_inline(h) + " |";
       rule += " --- |";
     }
     out += "\n" + rule + "\n";
     for (const auto& row : table.rows) {
       out += "|";
-      for (const auto& c : row) out += " " + md_escape(c) + " |";
+      for (const auto& c : row) out += " " + util::markdown_inline(c) + " |";
       out += "\n";
     }
   }
@@ -188,19 +125,19 @@ std::string render_html(const std::vector<Table>& tables, const VerifyStatus& st
       ".valid{color:#060}.invalid{color:#b00}.unchecked{color:#a60}\n"
       "</style>\n</head>\n<body>\n<h1>Kernel Correctness Report</h1>\n";
   out += fmt::format("<p class=\"{}\"><strong>Verification:</strong> {}</p>\n", css_class,
-                     html_escape(status.summary));
+                     util::html_text(status.summary));
   for (const auto& table : tables) {
-    out += "<h2>" + html_escape(table.title) + "</h2>\n";
+    out += "<h2>" + util::html_text(table.title) + "</h2>\n";
     if (table.rows.empty()) {
-      out += "<p>" + html_escape(table.empty_text) + "</p>\n";
+      out += "<p>" + util::html_text(table.empty_text) + "</p>\n";
       continue;
     }
     out += "<table>\n<tr>";
-    for (const auto& h : table.header) out += "<th>" + html_escape(h) + "</th>";
+    for (const auto& h : table.header) out += "<th>" + util::html_text(h) + "</th>";
     out += "</tr>\n";
     for (const auto& row : table.rows) {
       out += "<tr>";
-      for (const auto& c : row) out += "<td>" + html_escape(c) + "</td>";
+      for (const auto& c : row) out += "<td>" + util::html_text(c) + "</td>";
       out += "</tr>\n";
     }
     out += "</table>\n";

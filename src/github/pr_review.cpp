@@ -8,6 +8,7 @@
 
 #include "github/review_text.hpp"
 #include "report/value_text.hpp"
+#include "util/text_escape.hpp"
 
 namespace gpuemu::github {
 namespace {
@@ -95,7 +96,7 @@ ReviewPlan plan_review(const std::vector<report::Finding>& findings,
     if (const auto it = by_target.find(fp); it != by_target.end()) {
       const auto& f = *it->second->finding;
       const std::string where = it->second->on_diff
-                                    ? "at " + md_code(report::format_location(f.location))
+                                    ? "at " + util::markdown_code(report::format_location(f.location))
                                     : std::string("in the review body (its line is not in this diff)");
       plan.edits.emplace_back(c.id, moved_comment_body(fp, where, commit));
       ++plan.retired;

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "report/markdown_text.hpp"
 #include "report/value_text.hpp"
+#include "util/text_escape.hpp"
 
 namespace gpuemu::github {
 namespace {
@@ -34,9 +34,9 @@ std::string clip(std::string_view text, std::size_t limit) {
 
 // "❌ **gpuemu: output outside tolerance** in `softmax` (`float16`)"; a heading needs no bold.
 std::string title_line(const report::Finding& f, bool bold) {
-  const std::string title = "gpuemu: " + report::markdown_inline(f.kind->title);
-  const std::string dtype = f.dtype.empty() ? "" : " (" + md_code(f.dtype) + ")";  // empty: the whole op
-  return fmt::format("❌ {} in {}{}", bold ? "**" + title + "**" : title, md_code(f.op), dtype);
+  const std::string title = "gpuemu: " + util::markdown_inline(f.kind->title);
+  const std::string dtype = f.dtype.empty() ? "" : " (" + util::markdown_code(f.dtype) + ")";  // empty: the whole op
+  return fmt::format("❌ {} in {}{}", bold ? "**" + title + "**" : title, util::markdown_code(f.op), dtype);
 }
 
 // The facts of a finding after its title: counts and headline, worst element, replay block.
@@ -45,18 +45,18 @@ std::string details(const report::Finding& f) {
   if (f.worst) {
     text += fmt::format("{} of {} cases failed. Worst case: ", f.failing_cases, f.total_cases);
   }
-  text += report::markdown_inline(clip(f.headline(), kHeadlineLimit)) + "\n\n";
+  text += util::markdown_inline(clip(f.headline(), kHeadlineLimit)) + "\n\n";
   if (f.worst && f.worst->contains("worst") && !(*f.worst)["worst"].empty()) {
     const auto& e = (*f.worst)["worst"][0];
     text += fmt::format(
         "Worst element: {}: got {}, expected {} (abs error {}, rel error {})\n\n",
-        md_code(e.value("output", "out") + report::format_index(e.value("index", nlohmann::json::array()))),
+        util::markdown_code(e.value("output", "out") + report::format_index(e.value("index", nlohmann::json::array()))),
         report::format_field(e, "actual"), report::format_field(e, "expected"),
         report::format_field(e, "abs_err"), report::format_field(e, "rel_err"));
   }
   if (const std::string replay = f.replay(); !replay.empty()) {
     text += (f.violation ? "Re-run the check:\n\n" : "Replay the worst case:\n\n") +
-            report::markdown_fenced("sh", replay);
+            util::markdown_fenced("sh", replay);
   }
   return text;
 }
@@ -131,8 +131,8 @@ std::string review_body(const ReviewSummary& s) {
     body += fmt::format("Commented on the lines of this diff ({}):\n\n", s.on_diff.size());
     for (const auto* f : s.on_diff) {
       body +=
-          fmt::format("- {} ({}): {} at {}\n", md_code(f->op), md_code(f->dtype),
-                      report::markdown_inline(f->kind->title), md_code(report::format_location(f->location)));
+          fmt::format("- {} ({}): {} at {}\n", util::markdown_code(f->op), util::markdown_code(f->dtype),
+                      util::markdown_inline(f->kind->title), util::markdown_code(report::format_location(f->location)));
     }
     body += "\n";
   }
@@ -140,7 +140,7 @@ std::string review_body(const ReviewSummary& s) {
     body += fmt::format("Outside the lines of this diff ({}):\n\n", s.off_diff.size());
     std::size_t shown = 0;
     for (const auto* f : s.off_diff) {
-      const std::string where = f->location.known() ? "at " + md_code(report::format_location(f->location))
+      const std::string where = f->location.known() ? "at " + util::markdown_code(report::format_location(f->location))
                                                     : std::string("(the op names no `source`)");
       std::string block = "### " + title_line(*f, false) + "\n\n" + where + "\n\n" + details(*f) + "\n";
       if (shown == kBodyFindings || body.size() + block.size() > kBodyLimit) break;
@@ -163,21 +163,6 @@ std::string follow_up_body(std::size_t new_comments, std::string_view commit, st
       "{}\ngpuemu found {} new problem{} on lines of this diff as of commit {}; {} keeps the "
       "summary up to date.\n",
       kFollowUpMarker, new_comments, new_comments == 1 ? "" : "s", commit, first);
-}
-
-std::string md_code(std::string_view in) {
-  std::string body;
-  std::size_t longest = 0, run = 0;
-  for (const char c : in) {
-    body += (c == '\n' || c == '\r') ? ' ' : c;
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  if (body.empty()) return "` `";
-  const std::string ticks(longest + 1, '`');
-  // A span that starts or ends with a backtick needs a space inside the delimiters.
-  const bool pad = body.front() == '`' || body.back() == '`';
-  return ticks + (pad ? " " : "") + body + (pad ? " " : "") + ticks;
 }
 
 }  // namespace gpuemu::github

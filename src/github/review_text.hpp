@@ -47,8 +47,4 @@ std::string review_body(const ReviewSummary& summary);
 // The body of a later review that only adds new line comments, pointing at the first one.
 std::string follow_up_body(std::size_t new_comments, std::string_view commit, std::string_view review_url);
 
-// A code span that survives backticks (outside tables; report/markdown_text.hpp has the rest),
-// exposed for tests.
-std::string md_code(std::string_view text);
-
 }  // namespace gpuemu::github

@@ -7,10 +7,10 @@
 #include <map>
 
 #include "report/findings.hpp"
-#include "report/markdown_text.hpp"
 #include "report/run_facts.hpp"
 #include "report/value_text.hpp"
 #include "report/writer.hpp"
+#include "util/text_escape.hpp"
 
 namespace gpuemu::report {
 namespace {
@@ -97,10 +97,10 @@ void header(Budget& budget, const nlohmann::json& result, int checks, int failin
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f s", number_field(result, "duration_secs"));
   std::string line = "Project " + code(result["project"].get<std::string>()) + " · `gpuemu " +
-                     markdown_inline(result["command"].get<std::string>()) + "` · seed " +
+                     util::markdown_inline(result["command"].get<std::string>()) + "` · seed " +
                      code(result["seed"].get<std::string>()) + " · config " +
                      code(result["config_digest"].get<std::string>().substr(0, 12)) + " · " + seconds +
-                     " · gpuemu " + markdown_inline(result["tool"]["version"].get<std::string>()) + "\n\n";
+                     " · gpuemu " + util::markdown_inline(result["tool"]["version"].get<std::string>()) + "\n\n";
   budget.add(title + line);
   if (result["partial"].get<bool>()) {
     budget.add(
@@ -124,8 +124,8 @@ void table(Budget& budget, const nlohmann::json& result) {
                             : op_not_run        ? "⛔ NOT RUN"
                             : total == 0        ? "⏭️ not run"
                                                 : "✅ pass";
-      budget.add("| " + markdown_inline(op["op"].get<std::string>()) + " | " +
-                 markdown_inline(d["dtype"].get<std::string>()) + " | " + verdict + " | " +
+      budget.add("| " + util::markdown_inline(op["op"].get<std::string>()) + " | " +
+                 util::markdown_inline(d["dtype"].get<std::string>()) + " | " + verdict + " | " +
                  std::to_string(total) + " | " + std::to_string(failed) + " | " + std::to_string(errors) +
                  " | " + format_field(d, "max_abs") + " | " + format_field(d, "max_rel") + " | " +
                  format_field(d, "max_ulp") + " | " + format_field(d, "tolerance_used") + " |\n");
@@ -145,7 +145,7 @@ void not_run_section(Budget& budget, const nlohmann::json& result) {
   for (const auto& c : result.value("cut", nlohmann::json::array())) {
     block += "- " + code(c["op"].get<std::string>()) + " case " +
              std::to_string(c["case"].get<std::uint64_t>()) + " (seed " + code(c["seed"].get<std::string>()) +
-             "): cut: " + markdown_inline(c["message"].get<std::string>()) + "\n";
+             "): cut: " + util::markdown_inline(c["message"].get<std::string>()) + "\n";
   }
   if (!block.empty()) budget.add("### Not run\n\n" + block + "\n");
 }
@@ -164,8 +164,8 @@ void ran_and_time(Budget& budget, const nlohmann::json& result) {
       return format_duration(part) +
              (wall > 0 ? " (" + std::to_string(static_cast<int>(100.0 * part / wall + 0.5)) + "%)" : "");
     };
-    rows += "| " + markdown_inline(op["op"].get<std::string>()) + " | " +
-            (ran.empty() ? "-" : markdown_inline(ran)) + " | " +
+    rows += "| " + util::markdown_inline(op["op"].get<std::string>()) + " | " +
+            (ran.empty() ? "-" : util::markdown_inline(ran)) + " | " +
             (timing.is_object() ? format_duration(timing.value("wall_secs", 0.0)) : "-") + " | " +
             cell("op_secs") + " | " + cell("reference_secs") + " | " + cell("gpuemu_secs") + " |\n";
   }
@@ -188,15 +188,15 @@ void regressions(Budget& budget, const nlohmann::json& result) {
   else
     budget.add("| Op | Dtype | Reason | Before | After |\n|:---|:---|:---|:---|:---|\n");
   for (const auto& r : list) {
-    budget.add("| " + markdown_inline(r.value("op", "")) + " | " + markdown_inline(r.value("dtype", "")) +
-               " | " + markdown_inline(r.value("reason", "")) + " | " +
-               markdown_inline(compact(r.value("before", nlohmann::json()))) + " | " +
-               markdown_inline(compact(r.value("after", nlohmann::json()))) + " |\n");
+    budget.add("| " + util::markdown_inline(r.value("op", "")) + " | " + util::markdown_inline(r.value("dtype", "")) +
+               " | " + util::markdown_inline(r.value("reason", "")) + " | " +
+               util::markdown_inline(compact(r.value("before", nlohmann::json()))) + " | " +
+               util::markdown_inline(compact(r.value("after", nlohmann::json()))) + " |\n");
   }
   if (!list.empty()) budget.add("\n");
   for (const auto& warning : baseline.value("warnings", nlohmann::json::array())) {
     budget.add("- ⚠️ " +
-               markdown_inline(warning.is_string() ? warning.get<std::string>() : warning.dump()) + "\n");
+               util::markdown_inline(warning.is_string() ? warning.get<std::string>() : warning.dump()) + "\n");
   }
   budget.add("\n");
 }
@@ -206,7 +206,7 @@ std::string metric_cell(const nlohmann::json& metrics, const char* name) {
   if (!metrics.is_object() || !metrics.contains(name)) return "-";
   const auto& entry = metrics[name];
   const auto& value = entry.is_object() && entry.contains("value") ? entry["value"] : entry;
-  return markdown_inline(value.is_string() ? value.get<std::string>() : value.dump());
+  return util::markdown_inline(value.is_string() ? value.get<std::string>() : value.dump());
 }
 
 void kernel_lint(Budget& budget, const nlohmann::json& result) {
@@ -219,10 +219,10 @@ void kernel_lint(Budget& budget, const nlohmann::json& result) {
   for (const auto& k : lint["kernels"]) {
     std::string violations;
     for (const auto& v : k["violations"]) {
-      violations += (violations.empty() ? "" : "<br>") + markdown_inline(v.value("message", ""));
+      violations += (violations.empty() ? "" : "<br>") + util::markdown_inline(v.value("message", ""));
     }
     const auto metrics = k.value("metrics", nlohmann::json());
-    budget.add("| " + markdown_inline(k["name"].get<std::string>()) + " | " +
+    budget.add("| " + util::markdown_inline(k["name"].get<std::string>()) + " | " +
                (k["passed"].get<bool>() ? "✅ pass" : "❌ fail") + " | " + metric_cell(metrics, "registers") +
                " | " + metric_cell(metrics, "spills") + " | " + metric_cell(metrics, "local_memory_bytes") +
                " | " + (violations.empty() ? "-" : violations) + " |\n");
@@ -233,16 +233,16 @@ void kernel_lint(Budget& budget, const nlohmann::json& result) {
 std::string failure_block(const Finding& f) {
   const auto& w = *f.worst;
   std::string block =
-      "#### ❌ " + markdown_inline(case_label(f.op, f.dtype)) + ": " + std::string(f.kind->title) + "\n\n";
+      "#### ❌ " + util::markdown_inline(case_label(f.op, f.dtype)) + ": " + std::string(f.kind->title) + "\n\n";
   std::string facts;
   if (f.location.known()) facts += code(format_location(f.location)) + " · ";
   facts += std::to_string(f.failing_cases) + " of " + std::to_string(f.total_cases) +
            " cases failed · seed " + code(w["seed"].get<std::string>());
   for (const char* key : {"layout", "distribution"}) {
-    if (w.contains(key)) facts += " · " + std::string(key) + " " + markdown_inline(w[key].get<std::string>());
+    if (w.contains(key)) facts += " · " + std::string(key) + " " + util::markdown_inline(w[key].get<std::string>());
   }
   if (w.contains("shapes")) facts += " · shapes " + code(format_shapes(w["shapes"]));
-  block += facts + "\n\n> " + markdown_inline(w["message"].get<std::string>()) + "\n\n";
+  block += facts + "\n\n> " + util::markdown_inline(w["message"].get<std::string>()) + "\n\n";
   if (compares_values(w["kind"].get<std::string>())) {
     block += "Max abs " + format_field(w, "max_abs") + " · max rel " + format_field(w, "max_rel") +
              " · max ULP " + format_field(w, "max_ulp") + " · tolerance used " +
@@ -253,14 +253,14 @@ std::string failure_block(const Finding& f) {
   if (!worst.empty()) {
     block += "| Output | Index | Actual | Expected | Abs err | Rel err |\n|:---|:---|---:|---:|---:|---:|\n";
     for (const auto& e : worst) {
-      block += "| " + markdown_inline(e.value("output", "out")) + " | " +
+      block += "| " + util::markdown_inline(e.value("output", "out")) + " | " +
                code(format_index(e.value("index", nlohmann::json::array()))) + " | " +
                format_field(e, "actual") + " | " + format_field(e, "expected") + " | " +
                format_field(e, "abs_err") + " | " + format_field(e, "rel_err") + " |\n";
     }
     block += "\n";
   }
-  block += "Replay:\n\n" + markdown_fenced("sh", f.replay()) + "\n";
+  block += "Replay:\n\n" + util::markdown_fenced("sh", f.replay()) + "\n";
   std::string others;
   std::size_t listed = 0;
   for (const auto* c : f.cases) {
@@ -270,7 +270,7 @@ std::string failure_block(const Finding& f) {
       break;
     }
     others += "- seed " + code((*c)["seed"].get<std::string>()) + " (" +
-              markdown_inline((*c)["kind"].get<std::string>()) +
+              util::markdown_inline((*c)["kind"].get<std::string>()) +
               "): " + code((*c)["replay"].get<std::string>()) + "\n";
   }
   if (!others.empty()) block += "Other failing cases:\n\n" + others + "\n";
@@ -281,7 +281,7 @@ std::string failure_block(const Finding& f) {
       while (start < err.size() && (static_cast<unsigned char>(err[start]) & 0xC0) == 0x80) ++start;
       err = "[... " + std::to_string(start) + " bytes cut ...]\n" + err.substr(start);
     }
-    block += "<details><summary>stderr</summary>\n\n" + markdown_fenced("text", err) + "\n</details>\n\n";
+    block += "<details><summary>stderr</summary>\n\n" + util::markdown_fenced("text", err) + "\n</details>\n\n";
   }
   return block;
 }

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include "report/markdown_text.hpp"
 
 #include "../report/test_support.hpp"
 #include "github/review_text.hpp"
@@ -129,16 +128,6 @@ TEST(ReviewText, MarkersOnTheFirstLineOnly) {
   EXPECT_EQ(marked_fingerprint("<!-- gpuemu:finding v1 ABC -->"), "");
   EXPECT_EQ(marked_fingerprint("<!-- gpuemu:finding v1  -->"), "");
   EXPECT_EQ(marked_fingerprint("<!-- gpuemu:finding-moved v1 abc -->"), "");
-}
-
-TEST(ReviewText, MarkdownPiecesSurviveHostileText) {
-  EXPECT_EQ(report::markdown_inline("<!-- x --> *a* [b](c) | `d`\ne"),
-            "&lt;\\!-- x --&gt; \\*a\\* \\[b\\](c) \\| \\`d\\` e");
-  EXPECT_EQ(md_code("plain"), "`plain`");
-  EXPECT_EQ(md_code("a`b"), "``a`b``");
-  EXPECT_EQ(md_code("`x``"), "``` `x`` ```");
-  EXPECT_EQ(md_code(""), "` `");
-  EXPECT_EQ(report::markdown_fenced("sh", "echo ```"), "````sh\necho ```\n````\n");
 }
 
 TEST(RestClient, NextLinkFollowsRfc8288) {
