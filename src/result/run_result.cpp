@@ -102,6 +102,20 @@ nlohmann::json case_to_json(const CaseRecord& r) {
           {"replay", replay_command(r)}};
 }
 
+nlohmann::json dtype_summary_to_json(const DtypeSummary& d) {
+  return {{"dtype", tensor::dtype_name(d.dtype)},
+          {"total", d.total},
+          {"passed", d.passed},
+          {"failed", d.failed},
+          {"errors", d.errors},
+          {"max_abs", json_number(d.max_abs)},
+          {"max_rel", json_number(d.max_rel)},
+          {"max_ulp", json_number(d.max_ulp)},
+          {"tolerance_used", json_number(d.tolerance_used)},
+          {"atol", d.tolerance.atol},
+          {"rtol", d.tolerance.rtol}};
+}
+
 nlohmann::json to_json(const RunResult& result) {
   // Ops sorted by name (docs/result-json.md), so sharded runs merge into the same document.
   std::vector<const OpResult*> sorted;
@@ -114,17 +128,7 @@ nlohmann::json to_json(const RunResult& result) {
     const OpResult& op = *op_ptr;
     nlohmann::json dtypes = nlohmann::json::array();
     for (const auto& d : op.dtypes) {
-      dtypes.push_back({{"dtype", tensor::dtype_name(d.dtype)},
-                        {"total", d.total},
-                        {"passed", d.passed},
-                        {"failed", d.failed},
-                        {"errors", d.errors},
-                        {"max_abs", json_number(d.max_abs)},
-                        {"max_rel", json_number(d.max_rel)},
-                        {"max_ulp", json_number(d.max_ulp)},
-                        {"tolerance_used", json_number(d.tolerance_used)},
-                        {"atol", d.tolerance.atol},
-                        {"rtol", d.tolerance.rtol}});
+      dtypes.push_back(dtype_summary_to_json(d));
     }
     nlohmann::json failures = nlohmann::json::array();
     for (const auto& f : op.failures) failures.push_back(case_to_json(f));

@@ -111,6 +111,8 @@ struct RunResult {
 // non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity".
 nlohmann::json to_json(const RunResult& result);
 nlohmann::json case_to_json(const CaseRecord& record);
+// One (op, dtype) entry of result.json's "dtypes" and of a baseline's "entries" (without "op").
+nlohmann::json dtype_summary_to_json(const DtypeSummary& summary);
 // {"wall_secs", "op_secs", "reference_secs", "gpuemu_secs", "gpuemu_share"}.
 nlohmann::json timing_to_json(const Timing& timing);
 nlohmann::json json_number(double value);
