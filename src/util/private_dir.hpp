@@ -17,6 +17,7 @@ enum class ExistingDir {
 
 // Creates `dir` and each missing directory above it with mode 0700 (whatever the umask),
 // then applies `existing` to `dir` itself. Errors name the directory and end with `fix`.
-Expected<void> make_private_dirs(const std::filesystem::path& dir, ExistingDir existing, std::string_view fix);
+Expected<void> make_private_dirs(const std::filesystem::path& dir, ExistingDir existing,
+                                 std::string_view fix);
 
 }  // namespace gpuemu::util

@@ -39,7 +39,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[m];
 }
 
-std::optional<std::string> closest_match(std::string_view word, std::span<const std::string_view> candidates) {
+std::optional<std::string> closest_match(std::string_view word,
+                                         std::span<const std::string_view> candidates) {
   const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;

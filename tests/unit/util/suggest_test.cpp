@@ -40,7 +40,7 @@ TEST(DidYouMean, OneThresholdAndWordingForEveryCaller) {
   const std::vector<std::string> commands = {"run", "fuzz", "minimize", "init"};
   EXPECT_EQ(did_you_mean_suffix("fuzzz", commands), " (did you mean 'fuzz'?)");
   EXPECT_EQ(did_you_mean_suffix("FUZZ", commands), " (did you mean 'fuzz'?)");  // case-insensitive
-  EXPECT_EQ(did_you_mean_suffix("rnu", commands), " (did you mean 'run'?)");     // one swap
+  EXPECT_EQ(did_you_mean_suffix("rnu", commands), " (did you mean 'run'?)");    // one swap
   EXPECT_EQ(did_you_mean_suffix("xyz", commands), "");
   EXPECT_EQ(did_you_mean("minimze", commands), "did you mean 'minimize'?");
   // A third of the word's length, at least one edit: two edits on a three-letter word are not a

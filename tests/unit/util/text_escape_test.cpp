@@ -8,7 +8,8 @@ namespace gpuemu::util {
 namespace {
 
 TEST(TextEscape, MarkdownPiecesSurviveHostileText) {
-  EXPECT_EQ(markdown_inline("<!-- x --> *a* [b](c) | `d`\ne"), "&lt;\\!-- x --&gt; \\*a\\* \\[b\\](c) \\| \\`d\\` e");
+  EXPECT_EQ(markdown_inline("<!-- x --> *a* [b](c) | `d`\ne"),
+            "&lt;\\!-- x --&gt; \\*a\\* \\[b\\](c) \\| \\`d\\` e");
   EXPECT_EQ(markdown_code("plain"), "`plain`");
   EXPECT_EQ(markdown_code("a`b"), "``a`b``");
   EXPECT_EQ(markdown_code("`x``"), "``` `x`` ```");
