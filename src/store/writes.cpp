@@ -2,46 +2,56 @@
 // cases. Each public call is one BEGIN IMMEDIATE transaction, committed before it returns.
 #include <fmt/format.h>
 
+#include "store/columns.hpp"
 #include "store/snapshot.hpp"
 #include "store/store_impl.hpp"
 
 namespace gpuemu::store {
+namespace {
+
+// The ?N of named columns in the writes' lists (store/columns.hpp), at compile time.
+consteval int failure_param(std::string_view name) {
+  return columns::param(columns::kFailureWrite, name);
+}
+consteval int result_param(std::string_view name) {
+  return columns::param(columns::kResultWrite, name);
+}
+
+}  // namespace
+
 namespace detail {
 
 Expected<FailureId> insert_failure(const Store::Impl& impl, std::optional<RunId> run,
                                    const std::string& config_digest, const result::CaseRecord& record,
                                    std::optional<FailureId> minimized_from) {
-  auto insert = TRY(impl.db.prepare(R"sql(
-INSERT INTO failures (run_id, op, seed, config_digest, dtype, layout, distribution, dims, shapes, kind,
-                      max_abs, max_rel, max_ulp, mismatches, elements, mismatch_fraction, tolerance_used,
-                      worst, message, stderr_tail, atol, rtol, minimized_from, created_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-        ?23, ?24))sql"));
+  static const std::string sql = "INSERT INTO failures (" + columns::joined(columns::kFailureWrite) +
+                                 ") VALUES (" + columns::placeholders(columns::kFailureWrite) + ")";
+  auto insert = TRY(impl.db.prepare(sql));
   const auto& stats = record.verdict.stats;
-  insert.bind(1, run)
-      .bind(2, record.op)
-      .bind(3, seed_text(record.seed))
-      .bind(4, config_digest)
-      .bind(5, static_cast<int>(record.params.dtype))
-      .bind(6, static_cast<int>(record.params.layout))
-      .bind(7, static_cast<int>(record.params.distribution))
-      .bind(8, dims_json(record.dims))
-      .bind(9, shapes_json(record.shapes))
-      .bind(10, static_cast<int>(record.verdict.kind))
-      .bind(11, stats.max_abs)
-      .bind(12, stats.max_rel)
-      .bind(13, stats.max_ulp)
-      .bind(14, stats.mismatches)
-      .bind(15, stats.elements)
-      .bind(16, stats.mismatch_fraction)
-      .bind(17, stats.tolerance_used)
-      .bind(18, worst_json(stats.worst))
-      .bind(19, record.verdict.message)
-      .bind(20, record.stderr_tail)
-      .bind(21, record.tolerance.atol)
-      .bind(22, record.tolerance.rtol)
-      .bind(23, minimized_from)
-      .bind(24, impl.now());
+  insert.bind(failure_param("run_id"), run)
+      .bind(failure_param("op"), record.op)
+      .bind(failure_param("seed"), seed_text(record.seed))
+      .bind(failure_param("config_digest"), config_digest)
+      .bind(failure_param("dtype"), static_cast<int>(record.params.dtype))
+      .bind(failure_param("layout"), static_cast<int>(record.params.layout))
+      .bind(failure_param("distribution"), static_cast<int>(record.params.distribution))
+      .bind(failure_param("dims"), dims_json(record.dims))
+      .bind(failure_param("shapes"), shapes_json(record.shapes))
+      .bind(failure_param("kind"), static_cast<int>(record.verdict.kind))
+      .bind(failure_param("max_abs"), stats.max_abs)
+      .bind(failure_param("max_rel"), stats.max_rel)
+      .bind(failure_param("max_ulp"), stats.max_ulp)
+      .bind(failure_param("mismatches"), stats.mismatches)
+      .bind(failure_param("elements"), stats.elements)
+      .bind(failure_param("mismatch_fraction"), stats.mismatch_fraction)
+      .bind(failure_param("tolerance_used"), stats.tolerance_used)
+      .bind(failure_param("worst"), worst_json(stats.worst))
+      .bind(failure_param("message"), record.verdict.message)
+      .bind(failure_param("stderr_tail"), record.stderr_tail)
+      .bind(failure_param("atol"), record.tolerance.atol)
+      .bind(failure_param("rtol"), record.tolerance.rtol)
+      .bind(failure_param("minimized_from"), minimized_from)
+      .bind(failure_param("created_at"), impl.now());
   TRY(insert.run());
   const FailureId id = sqlite3_last_insert_rowid(impl.db.handle());
   if (record.inputs) {
@@ -83,10 +93,8 @@ Expected<std::string> run_digest(const Store::Impl& impl, RunId run) {
 }
 
 Expected<void> upsert_summaries(const Store::Impl& impl, RunId run, const result::OpResult& op) {
-  auto upsert = TRY(impl.db.prepare(R"sql(
-INSERT INTO results (run_id, op, source, dtype, total, passed, failed, errors, max_abs, max_rel, max_ulp,
-                     tolerance_used, atol, rtol, created_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+  auto upsert = TRY(impl.db.prepare("INSERT INTO results (" + columns::joined(columns::kResultWrite) +
+                                    ") VALUES (" + columns::placeholders(columns::kResultWrite) + R"sql()
 ON CONFLICT (run_id, op, dtype) DO UPDATE SET
   source = excluded.source, total = excluded.total, passed = excluded.passed, failed = excluded.failed,
   errors = excluded.errors, max_abs = excluded.max_abs, max_rel = excluded.max_rel, max_ulp = excluded.max_ulp,
@@ -94,21 +102,21 @@ ON CONFLICT (run_id, op, dtype) DO UPDATE SET
   created_at = excluded.created_at)sql"));
   for (const auto& d : op.dtypes) {
     upsert.reset();
-    upsert.bind(1, run)
-        .bind(2, op.op)
-        .bind(3, op.source)
-        .bind(4, static_cast<int>(d.dtype))
-        .bind(5, d.total)
-        .bind(6, d.passed)
-        .bind(7, d.failed)
-        .bind(8, d.errors)
-        .bind(9, d.max_abs)
-        .bind(10, d.max_rel)
-        .bind(11, d.max_ulp)
-        .bind(12, d.tolerance_used)
-        .bind(13, d.tolerance.atol)
-        .bind(14, d.tolerance.rtol)
-        .bind(15, impl.now());
+    upsert.bind(result_param("run_id"), run)
+        .bind(result_param("op"), op.op)
+        .bind(result_param("source"), op.source)
+        .bind(result_param("dtype"), static_cast<int>(d.dtype))
+        .bind(result_param("total"), d.total)
+        .bind(result_param("passed"), d.passed)
+        .bind(result_param("failed"), d.failed)
+        .bind(result_param("errors"), d.errors)
+        .bind(result_param("max_abs"), d.max_abs)
+        .bind(result_param("max_rel"), d.max_rel)
+        .bind(result_param("max_ulp"), d.max_ulp)
+        .bind(result_param("tolerance_used"), d.tolerance_used)
+        .bind(result_param("atol"), d.tolerance.atol)
+        .bind(result_param("rtol"), d.tolerance.rtol)
+        .bind(result_param("created_at"), impl.now());
     TRY(upsert.run());
   }
   return {};
