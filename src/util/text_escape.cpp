@@ -16,21 +16,31 @@ std::size_t longest_backtick_run(std::string_view text) {
   return longest;
 }
 
+// Appends the character reference of & < > (which start markup in HTML and in Markdown alike) and
+// returns true; returns false for any other character.
+bool append_markup_reference(std::string& out, char c) {
+  switch (c) {
+    case '&':
+      out += "&amp;";
+      return true;
+    case '<':
+      out += "&lt;";
+      return true;
+    case '>':
+      out += "&gt;";
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 std::string markdown_inline(std::string_view in) {
   std::string out;
   for (char c : in) {
+    if (append_markup_reference(out, c)) continue;
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
       case '\r':
         break;
       case '\n':
@@ -76,24 +86,13 @@ std::string markdown_fenced(std::string_view info, std::string_view body) {
 std::string html_text(std::string_view in) {
   std::string out;
   for (char c : in) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
+    if (append_markup_reference(out, c)) continue;
+    if (c == '"') {
+      out += "&quot;";
+    } else if (c == '\'') {
+      out += "&#39;";
+    } else {
+      out += c;
     }
   }
   return out;
