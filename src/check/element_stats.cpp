@@ -10,9 +10,9 @@
 #include <span>
 #include <type_traits>
 
-#include "check/element_kernels.hpp"
-#include "check/kernel_set.hpp"
-#include "check/ulp16.hpp"
+#include "check/simd/element_kernels.hpp"
+#include "check/simd/kernel_set.hpp"
+#include "check/simd/ulp16.hpp"
 
 namespace gpuemu::check {
 
@@ -31,7 +31,7 @@ namespace {
 
 // The AVX-512 pre-check takes its counting form after a chunk with this many failures: a sub-block
 // holding a failure stays open in the plain form (then the wide screen reads it), and the counting
-// form costs about a fifth more per element.
+// form costs more per element (docs/performance.md, "Measurements behind the kernels").
 constexpr std::int64_t kCountingAfter = 2;
 
 using kernels::ChunkMaxima;
@@ -113,6 +113,116 @@ struct WideState {
   std::int64_t previous_failures = 0;
 };
 
+// The blocks of a chunk of `size` elements (bit b: block b).
+std::uint32_t all_blocks(std::size_t size) {
+  const std::size_t blocks = (size + kernels::kBlock - 1) / kernels::kBlock;
+  return blocks == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << blocks) - 1;
+}
+
+constexpr std::size_t kSubBlocks = kernels::kBlock / kernels::kSubBlock;  // per block
+static_assert(kernels::kBlock % kernels::kSubBlock == 0);
+static_assert(StatsAccumulator::kChunk <= 32 * kernels::kSubBlock, "a chunk's sub-blocks must fit one uint32_t");
+
+// Flags of whole blocks (bit b: block b) as flags of their sub-blocks that hold elements.
+std::uint32_t sub_blocks_of(std::uint32_t blocks, std::size_t size) {
+  std::uint32_t subs = 0;
+  for (; blocks != 0; blocks &= blocks - 1) {
+    subs |= ((std::uint32_t{1} << kSubBlocks) - 1) << (std::countr_zero(blocks) * kSubBlocks);
+  }
+  const std::size_t present = (size + kernels::kSubBlock - 1) / kernels::kSubBlock;
+  return present == 32 ? subs : subs & ((std::uint32_t{1} << present) - 1);
+}
+
+// Step 1 of a chunk without the wide screen: the pre-check's open blocks (bit b: block b; all of
+// them when there is no pre-check, or its thresholds are not floats), adding the failures of the
+// blocks a counting pre-check cleared to *cleared_failures. A block holding a failure does not
+// clear, so a chunk after one with failures in as many elements as half its blocks takes the
+// pre-check that also clears elements that surely fail, or none: a failing kernel's output would
+// pay for the plain one for nothing (docs/performance.md, "Measurements behind the kernels").
+template <class Kind, class Sources>
+std::uint32_t precheck_open_blocks(const Kind& kind, const Sources& chunk, const Screen& screen,
+                                   std::int64_t previous_failures, std::int64_t* cleared_failures) {
+  const std::uint32_t all = all_blocks(chunk.size);
+  if (kind.precheck == nullptr) return all;
+  const kernels::FloatScreen fs = kernels::float_screen(screen);
+  if (!fs.usable) return all;
+  const bool failing = 2 * previous_failures >= static_cast<std::int64_t>(std::popcount(all));
+  if (!failing) return kind.precheck(chunk.out, chunk.ref, chunk.size, fs);
+  if (kind.counting_precheck != nullptr) {
+    return kind.counting_precheck(chunk.out, chunk.ref, chunk.size, fs, cleared_failures);
+  }
+  return all;
+}
+
+// Screens elements [begin, begin + count) of a chunk: float16 outputs through the prepass where
+// there is one (it decodes them into `decoded` and runs the ULP test), everything else directly.
+// Flags come back per block of the range.
+template <class Kind, class Sources>
+ScreenResult screen_range(const Kind& kind, const Sources& chunk, const Screen& screen, std::size_t begin,
+                          std::size_t count, float* decoded) {
+  if constexpr (Kind::kF16Prepass) {
+    if (kind.prepass != nullptr) {
+      const auto max_ulp16 = static_cast<std::int32_t>(std::min(screen.max_ulp, 1e9));
+      float* range = decoded + begin;
+      const std::uint32_t ulp_blocks =
+          kind.prepass(chunk.out.shifted(begin).p, chunk.ref.shifted(begin), count, max_ulp16, range);
+      ScreenResult r = kind.screen_decoded(Raw<float>{reinterpret_cast<const std::byte*>(range)},
+                                           chunk.ref.shifted(begin), count, screen);
+      r.flagged_blocks |= ulp_blocks;
+      return r;
+    }
+  }
+  return kind.screen(chunk.out.shifted(begin), chunk.ref.shifted(begin), count, screen);
+}
+
+// Step 2: the blocks of `open` (bit b: block b) screened; flags come back per sub-block. Cleared
+// blocks add nothing (no failure, flag or NaN/Inf). When all are open the chunk is screened in
+// one call, its flags spread to every sub-block of a flagged block.
+template <class Kind, class Sources>
+ScreenResult screen_open_blocks(const Kind& kind, const Sources& chunk, const Screen& screen, std::uint32_t open,
+                                float* decoded) {
+  if (open == all_blocks(chunk.size)) {
+    ScreenResult r = screen_range(kind, chunk, screen, 0, chunk.size, decoded);
+    r.flagged_blocks = sub_blocks_of(r.flagged_blocks, chunk.size);
+    return r;
+  }
+  ScreenResult r;
+  for (std::uint32_t left = open; left != 0; left &= left - 1) {
+    const auto b = static_cast<std::size_t>(std::countr_zero(left));
+    for (std::size_t sub = b * kSubBlocks; sub < (b + 1) * kSubBlocks; ++sub) {
+      const std::size_t begin = sub * kernels::kSubBlock;
+      if (begin >= chunk.size) break;
+      const ScreenResult one =
+          screen_range(kind, chunk, screen, begin, std::min(kernels::kSubBlock, chunk.size - begin), decoded);
+      r.flagged_blocks |= one.flagged_blocks != 0 ? std::uint32_t{1} << sub : 0;
+      r.nonfinite |= one.nonfinite;
+      r.failures += one.failures;
+    }
+  }
+  return r;
+}
+
+// A chunk through the pre-check (step 1) and the screen of what it left open (step 2): every
+// failure counted, flags per sub-block, and whether the chunk holds NaN/Inf.
+template <class Kind, class Sources>
+ScreenResult precheck_and_screen(const Kind& kind, const Sources& chunk, const Screen& screen,
+                                 std::int64_t previous_failures, float* decoded) {
+  std::int64_t cleared_failures = 0;
+  const std::uint32_t open = precheck_open_blocks(kind, chunk, screen, previous_failures, &cleared_failures);
+  ScreenResult screened = screen_open_blocks(kind, chunk, screen, open, decoded);
+  screened.failures += cleared_failures;
+  return screened;
+}
+
+// The per-chunk buffers of one output's scan: decoded values, ratios, float16 outputs decoded by
+// the prepass.
+struct ChunkBuffers {
+  std::array<double, StatsAccumulator::kChunk> out;
+  std::array<double, StatsAccumulator::kChunk> ref;
+  std::array<double, StatsAccumulator::kChunk> ratios;
+  std::array<float, StatsAccumulator::kChunk> out_f32;
+};
+
 bool same_screen(const Screen& a, const Screen& b) {
   return a.atol == b.atol && a.rtol == b.rtol && a.worst_threshold == b.worst_threshold &&
          a.max_abs == b.max_abs && a.max_rel == b.max_rel && a.max_ulp == b.max_ulp;
@@ -168,123 +278,49 @@ void StatsAccumulator::add_output(const std::string& name, const tensor::Tensor&
 template <class Kind>
 void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::Tensor& actual,
                             const tensor::Tensor& expected) {
-  static_assert(kChunk <= 32 * kernels::kSubBlock, "a chunk's sub-blocks must fit one uint32_t");
-  static_assert(kernels::kBlock % kernels::kSubBlock == 0);
-  constexpr std::size_t kSubBlocks = kernels::kBlock / kernels::kSubBlock;  // per block
   using Out = typename Kind::OutSource;
   using Ref = typename Kind::RefSource;
   constexpr bool kDecoded = std::is_same_v<Out, Decoded>;
-  std::array<double, kChunk> out_buf;
-  std::array<double, kChunk> ref_buf;
-  std::array<double, kChunk> ratios;
-  std::array<float, kChunk> out_f32;  // float16 outputs decoded by the prepass
-  const double atol = rules_.tolerance.atol;
-  const double rtol = rules_.tolerance.rtol;
+  ChunkBuffers buffers;
   const std::int64_t n = actual.numel();
   std::int64_t previous_failures = 0;  // in the chunk before (0 after one with NaN/Inf)
   WideState wide_state;
   for (std::int64_t first = 0; first < n; first += static_cast<std::int64_t>(kChunk)) {
     const auto size = static_cast<std::size_t>(std::min<std::int64_t>(kChunk, n - first));
     const auto decode = [&] {
-      actual.decode_range(first, std::span<double>(out_buf.data(), size));
-      expected.decode_range(first, std::span<double>(ref_buf.data(), size));
+      actual.decode_range(first, std::span<double>(buffers.out.data(), size));
+      expected.decode_range(first, std::span<double>(buffers.ref.data(), size));
+    };
+    const auto precise = [&] {
+      precise_chunk(Chunk{output, actual.dtype, first, size, buffers.out.data(), buffers.ref.data()});
     };
     if constexpr (kDecoded) decode();
-    const Out out = source_at<Out>(actual, first, out_buf.data());
-    const Ref ref = source_at<Ref>(expected, first, ref_buf.data());
+    const Out out = source_at<Out>(actual, first, buffers.out.data());
+    const Ref ref = source_at<Ref>(expected, first, buffers.ref.data());
     if constexpr (std::is_same_v<Out, Ref> && !kDecoded) {
       // Identical storage (same dtype, same bits) changes no statistic: every pair is equal, and a
       // NaN or Inf is matched by the same NaN or Inf. memcmp stops at the first difference, so
       // this costs next to nothing when the outputs differ.
       if (std::memcmp(out.p, ref.p, size * tensor::dtype_size(actual.dtype)) == 0) continue;
     }
-    const Screen screen{atol, rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
-    const ChunkSources<Out, Ref> chunk{out, ref, output, first, size, ratios.data()};
+    const Screen screen{rules_.tolerance.atol, rules_.tolerance.rtol, worst_threshold(), max_abs_, max_rel_,
+                        max_ulp_};
+    const ChunkSources<Out, Ref> chunk{out, ref, output, first, size, buffers.ratios.data()};
     if constexpr (Kind::kWide) {
       if (kind.wide_flag != nullptr) {
         if (!wide_chunk(kind, chunk, screen, wide_state)) {
           decode();
-          precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
+          precise();
         }
         continue;
       }
     }
-    const auto all_blocks = [&] {
-      const std::size_t blocks = (size + kernels::kBlock - 1) / kernels::kBlock;
-      return blocks == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << blocks) - 1;
-    };
-    // Flags of whole blocks (bit b: block b) as flags of their sub-blocks that hold elements.
-    const auto sub_blocks_of = [&](std::uint32_t blocks) {
-      std::uint32_t subs = 0;
-      for (; blocks != 0; blocks &= blocks - 1) {
-        subs |= ((std::uint32_t{1} << kSubBlocks) - 1) << (std::countr_zero(blocks) * kSubBlocks);
-      }
-      const std::size_t present = (size + kernels::kSubBlock - 1) / kernels::kSubBlock;
-      return present == 32 ? subs : subs & ((std::uint32_t{1} << present) - 1);
-    };
-    // Screens elements [begin, begin + count): float16 outputs through the prepass where there is
-    // one (it decodes them to float and runs the ULP test), everything else directly. Flags come
-    // back per block of the range.
-    const auto screen_range = [&](std::size_t begin, std::size_t count) {
-      if constexpr (Kind::kF16Prepass) {
-        if (kind.prepass != nullptr) {
-          const auto max_ulp16 = static_cast<std::int32_t>(std::min(max_ulp_, 1e9));
-          float* decoded = out_f32.data() + begin;
-          const std::uint32_t ulp_blocks =
-              kind.prepass(out.shifted(begin).p, ref.shifted(begin), count, max_ulp16, decoded);
-          ScreenResult r = kind.screen_decoded(Raw<float>{reinterpret_cast<const std::byte*>(decoded)},
-                                               ref.shifted(begin), count, screen);
-          r.flagged_blocks |= ulp_blocks;
-          return r;
-        }
-      }
-      return kind.screen(out.shifted(begin), ref.shifted(begin), count, screen);
-    };
-    // The blocks of `open` (bit b: block b) screened; flags come back per sub-block. Cleared
-    // blocks add nothing (no failure, flag or NaN/Inf). When all are open the chunk is screened in
-    // one call, its flags spread to every sub-block of a flagged block.
-    const auto screen_open = [&](std::uint32_t open) {
-      if (open == all_blocks()) {
-        ScreenResult r = screen_range(0, size);
-        r.flagged_blocks = sub_blocks_of(r.flagged_blocks);
-        return r;
-      }
-      ScreenResult r;
-      for (std::uint32_t left = open; left != 0; left &= left - 1) {
-        const auto b = static_cast<std::size_t>(std::countr_zero(left));
-        for (std::size_t sub = b * kSubBlocks; sub < (b + 1) * kSubBlocks; ++sub) {
-          const std::size_t begin = sub * kernels::kSubBlock;
-          if (begin >= size) break;
-          const ScreenResult one = screen_range(begin, std::min(kernels::kSubBlock, size - begin));
-          r.flagged_blocks |= one.flagged_blocks != 0 ? std::uint32_t{1} << sub : 0;
-          r.nonfinite |= one.nonfinite;
-          r.failures += one.failures;
-        }
-      }
-      return r;
-    };
-    // The pre-check's open blocks (all when there is none, or its thresholds are not floats). A
-    // block holding a failure does not clear, so a chunk after one with failures in as many
-    // elements as half its blocks takes the pre-check that also clears elements that surely fail,
-    // or none: a failing kernel's output would pay for it for nothing (f16 vs f64 with 1% failing
-    // at 256 Ki: 260 us with the plain pre-check, 164 us without one).
-    std::uint32_t open = all_blocks();
-    std::int64_t cleared_failures = 0;
-    const bool failing = 2 * previous_failures >= static_cast<std::int64_t>(std::popcount(all_blocks()));
+    const ScreenResult screened =
+        precheck_and_screen(kind, chunk, screen, previous_failures, buffers.out_f32.data());
     previous_failures = 0;
-    if (kind.precheck != nullptr) {
-      const kernels::FloatScreen fs = kernels::float_screen(screen);
-      if (fs.usable && !failing) {
-        open = kind.precheck(out, ref, size, fs);
-      } else if (fs.usable && kind.counting_precheck != nullptr) {
-        open = kind.counting_precheck(out, ref, size, fs, &cleared_failures);
-      }
-    }
-    ScreenResult screened = screen_open(open);
-    screened.failures += cleared_failures;
     if (screened.nonfinite) {
       if constexpr (!kDecoded) decode();
-      precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
+      precise();
       continue;
     }
     finite_failures_ += screened.failures;

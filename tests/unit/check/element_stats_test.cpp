@@ -10,9 +10,9 @@
 #include <limits>
 #include <random>
 
-#include "check/element_kernels.hpp"
+#include "check/simd/element_kernels.hpp"
 #include "check/element_stats.hpp"
-#include "check/ulp16.hpp"
+#include "check/simd/ulp16.hpp"
 #include "tensor/half.hpp"
 #include "tensor/tensor.hpp"
 

@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "check/element_kernels.hpp"
-#include "check/narrow_precheck_avx512.hpp"
+#include "check/simd/element_kernels.hpp"
+#include "check/simd/narrow_precheck_avx512.hpp"
 #include "screen_cases.hpp"
 #include "tensor/half.hpp"
 

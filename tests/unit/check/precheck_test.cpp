@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "check/element_kernels.hpp"
-#include "check/float_precheck.hpp"
-#include "check/half_precheck_avx2.hpp"
-#include "check/ulp16.hpp"
+#include "check/simd/element_kernels.hpp"
+#include "check/simd/float_precheck.hpp"
+#include "check/simd/half_precheck_avx2.hpp"
+#include "check/simd/ulp16.hpp"
 #include "screen_cases.hpp"
 #include "tensor/half.hpp"
 

@@ -10,8 +10,8 @@
 #include <limits>
 #include <random>
 
-#include "check/element_kernels.hpp"
-#include "check/ulp16.hpp"
+#include "check/simd/element_kernels.hpp"
+#include "check/simd/ulp16.hpp"
 #include "tensor/half.hpp"
 
 namespace gpuemu::check::testing_cases {

@@ -1,6 +1,6 @@
 // The screen's inline float16/bfloat16 ULP distances must equal the tensor module's definitions
 // for every finite value: normals, subnormals, ties at every magnitude, zeros and overflow.
-#include "check/ulp16.hpp"
+#include "check/simd/ulp16.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "check/element_kernels.hpp"
-#include "check/wide_screen_avx512.hpp"
+#include "check/simd/element_kernels.hpp"
+#include "check/simd/wide_screen_avx512.hpp"
 #include "screen_cases.hpp"
 #include "tensor/half.hpp"
 

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "check/element_kernels.hpp"
-#include "check/float_precheck.hpp"
-#include "check/wide_screen_avx512.hpp"
+#include "check/simd/element_kernels.hpp"
+#include "check/simd/float_precheck.hpp"
+#include "check/simd/wide_screen_avx512.hpp"
 
 namespace gpuemu::check::kernels {
 

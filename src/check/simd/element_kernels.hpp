@@ -13,7 +13,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "check/ulp16.hpp"
+#include "check/simd/ulp16.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -159,8 +159,8 @@ struct Screen {
 constexpr std::size_t kBlock = 128;
 // Blocks a pre-check left open are screened again in sub-blocks, so that an element that raises a
 // maximum (about 50 per 256 Ki elements, most of them the worst list's) costs the reduction 32
-// elements rather than 128. The vectorised screens themselves keep the longer blocks (at 32 their
-// loop overhead measured 10-20% slower on the float32 rows).
+// elements rather than 128. The vectorised screens themselves keep the longer blocks (their loop
+// overhead at 32: docs/performance.md, "Measurements behind the kernels").
 constexpr std::size_t kSubBlock = 32;
 
 struct ScreenResult {

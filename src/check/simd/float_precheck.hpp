@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "check/element_kernels.hpp"
+#include "check/simd/element_kernels.hpp"
 
 namespace gpuemu::check::kernels {
 

@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "check/element_kernels.hpp"
+#include "check/simd/element_kernels.hpp"
 #include "check/element_stats.hpp"
-#include "check/float_precheck.hpp"
-#include "check/half_precheck_avx2.hpp"
-#include "check/narrow_precheck_avx512.hpp"
-#include "check/wide_screen_avx512.hpp"
+#include "check/simd/float_precheck.hpp"
+#include "check/simd/half_precheck_avx2.hpp"
+#include "check/simd/narrow_precheck_avx512.hpp"
+#include "check/simd/wide_screen_avx512.hpp"
 
 namespace gpuemu::check::kernels {
 
@@ -159,7 +159,7 @@ struct Kernels {
   // intrinsics on AVX2 with F16C (half_precheck_avx2.hpp), else for bfloat16 only, as GCC
   // vectorises kernels::half_precheck_body. float32 outputs against float64 references cannot use
   // it: rounding the reference to float costs as much as the errors it would have to bound
-  // (2^-24), so no block cleared (measured 101 -> 149 us at 256 Ki elements).
+  // (2^-24), so no block cleared (docs/performance.md, "Measurements behind the kernels").
   static constexpr bool kF32Precheck =
       M == UlpMode::f32 && std::is_same_v<Out, Raw<float>> && std::is_same_v<Ref, Raw<float>>;
   static constexpr bool kBf16Precheck = std::is_same_v<Out, RawBF16> && std::is_same_v<Ref, Raw<double>>;
@@ -173,8 +173,8 @@ struct Kernels {
   // float16 outputs read in place on AVX2 CPUs with F16C: the prepass decodes the chunk to float
   // and runs the ULP test, then `screen_decoded` screens the floats against the reference; with
   // the pre-check, this is the path for chunks it leaves wholly open (the first ones, while the
-  // running maxima fill). (bfloat16 keeps its fused screen: the same prepass measured slower, 161
-  // against 148 us at 256 Ki elements.)
+  // running maxima fill). (bfloat16 keeps its fused screen: the same prepass measured slower,
+  // docs/performance.md, "Measurements behind the kernels".)
   static constexpr bool kF16Prepass = std::is_same_v<Out, RawF16>;
   std::uint32_t (*prepass)(const std::byte*, Ref, std::size_t, std::int32_t, float*) = nullptr;
   ScreenResult (*screen_decoded)(Raw<float>, Ref, std::size_t, const Screen&) = nullptr;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "check/element_kernels.hpp"
+#include "check/simd/element_kernels.hpp"
 
 namespace gpuemu::check::kernels {
 
