@@ -70,22 +70,12 @@ class ResultsCommand final : public Command {
     if (context.globals.format == "json") {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& r : rows) {
-        const auto& d = r.summary;
-        list.push_back({{"run_id", r.run_id},
-                        {"command", r.command},
-                        {"op", r.op},
-                        {"dtype", tensor::dtype_name(d.dtype)},
-                        {"total", d.total},
-                        {"passed", d.passed},
-                        {"failed", d.failed},
-                        {"errors", d.errors},
-                        {"max_abs", result::json_number(d.max_abs)},
-                        {"max_rel", result::json_number(d.max_rel)},
-                        {"max_ulp", result::json_number(d.max_ulp)},
-                        {"tolerance_used", result::json_number(d.tolerance_used)},
-                        {"atol", d.tolerance.atol},
-                        {"rtol", d.tolerance.rtol},
-                        {"created", util::iso_time(r.created_at)}});
+        nlohmann::json row = result::dtype_summary_to_json(r.summary);
+        row["run_id"] = r.run_id;
+        row["command"] = r.command;
+        row["op"] = r.op;
+        row["created"] = util::iso_time(r.created_at);
+        list.push_back(std::move(row));
       }
       std::cout << util::dump_json({{"results", list}}) << "\n";
       return ExitCode::ok;

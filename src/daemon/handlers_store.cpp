@@ -11,24 +11,18 @@ namespace {
 
 nlohmann::json result_row(const store::StoredResult& r, const std::optional<store::StoredRun>& run) {
   const auto& s = r.summary;
-  return {{"run_id", r.run_id},
-          {"command", r.command},
-          {"seed", run ? nlohmann::json(std::to_string(run->info.master_seed)) : nlohmann::json()},
-          {"op", r.op},
-          {"dtype", tensor::dtype_name(s.dtype)},
-          {"passed", s.failed == 0 && s.errors == 0},
-          {"kind", s.failed == 0 && s.errors == 0 ? "none" : "mismatch"},
-          {"total", s.total},
-          {"passed_cases", s.passed},
-          {"failed", s.failed},
-          {"errors", s.errors},
-          {"max_abs", result::json_number(s.max_abs)},
-          {"max_rel", result::json_number(s.max_rel)},
-          {"max_ulp", result::json_number(s.max_ulp)},
-          {"tolerance_used", result::json_number(s.tolerance_used)},
-          {"atol", s.tolerance.atol},
-          {"rtol", s.tolerance.rtol},
-          {"timestamp", util::iso_time(r.created_at)}};
+  // The (op, dtype) entry of result.json, with "passed" as the row's verdict and the count of
+  // passing cases as "passed_cases" (docs/protocol.md).
+  nlohmann::json row = result::dtype_summary_to_json(s);
+  row["passed_cases"] = s.passed;
+  row["passed"] = s.failed == 0 && s.errors == 0;
+  row["kind"] = s.failed == 0 && s.errors == 0 ? "none" : "mismatch";
+  row["run_id"] = r.run_id;
+  row["command"] = r.command;
+  row["seed"] = run ? nlohmann::json(std::to_string(run->info.master_seed)) : nlohmann::json();
+  row["op"] = r.op;
+  row["timestamp"] = util::iso_time(r.created_at);
+  return row;
 }
 
 Result<std::map<store::RunId, store::StoredRun>> runs_by_id(const store::Store& store) {

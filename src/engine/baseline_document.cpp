@@ -56,19 +56,9 @@ Expected<int> count_field(const nlohmann::json& j, const char* key, const std::s
 }
 
 nlohmann::json entry_json(const BaselineEntry& e) {
-  const auto& d = e.summary;
-  return {{"op", e.op},
-          {"dtype", tensor::dtype_name(d.dtype)},
-          {"total", d.total},
-          {"passed", d.passed},
-          {"failed", d.failed},
-          {"errors", d.errors},
-          {"max_abs", result::json_number(d.max_abs)},
-          {"max_rel", result::json_number(d.max_rel)},
-          {"max_ulp", result::json_number(d.max_ulp)},
-          {"tolerance_used", result::json_number(d.tolerance_used)},
-          {"atol", d.tolerance.atol},
-          {"rtol", d.tolerance.rtol}};
+  nlohmann::json entry = result::dtype_summary_to_json(e.summary);
+  entry["op"] = e.op;
+  return entry;
 }
 
 bool all_passed(const result::DtypeSummary& d) {
