@@ -7,9 +7,12 @@
 
 #include "attest/dsse.hpp"
 #include "attest/statement.hpp"
+#include "util/result_keys.hpp"
 #include "util/text_escape.hpp"
 
 namespace gpuemu::attest {
+
+namespace keys = util::result_keys;
 namespace {
 
 using nlohmann::json;
@@ -69,14 +72,15 @@ std::vector<Table> tables_of(const json& statement) {
   for (const json& op : p["ops"]) {
     for (const json& d : op["dtypes"]) {
       dtypes.rows.push_back({cell(op["op"]), cell(op["source"]), cell(d["dtype"]), cell(d["total"]),
-                             cell(d["passed"]), cell(d["failed"]), cell(d["errors"]), cell(d["max_abs"]),
-                             cell(d["max_rel"]), cell(d["max_ulp"]), cell(d["tolerance_used"]),
-                             cell(d["atol"]), cell(d["rtol"])});
+                             cell(d["passed"]), cell(d["failed"]), cell(d["errors"]), cell(d[keys::kMaxAbs]),
+                             cell(d[keys::kMaxRel]), cell(d[keys::kMaxUlp]), cell(d[keys::kToleranceUsed]),
+                             cell(d[keys::kAtol]), cell(d[keys::kRtol])});
     }
     for (const json& f : op["failures"]) {
       failures.rows.push_back({cell(op["op"]), cell(f["seed"]), cell(f["kind"]), cell(f["dtype"]),
-                               shapes_text(f["shapes"]), cell(f["max_abs"]), cell(f.value("max_rel", json())),
-                               cell(f.value("max_ulp", json())), cell(f.value("replay", json()))});
+                               shapes_text(f["shapes"]), cell(f[keys::kMaxAbs]),
+                               cell(f.value(keys::kMaxRel, json())), cell(f.value(keys::kMaxUlp, json())),
+                               cell(f.value("replay", json()))});
     }
   }
   Table subjects{"Subjects (SHA-256)", {"Name", "Role", "sha256"}, {}, ""};

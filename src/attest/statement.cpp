@@ -9,18 +9,36 @@
 #include <set>
 
 #include "util/hash.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::attest {
+
+namespace keys = util::result_keys;
 namespace {
 
 using nlohmann::json;
 
 // Fields of a failure that describe what was measured and how to replay it. "stderr" and
 // "worst" are not copied: a script's stderr may carry paths or secrets of the signer's machine.
-constexpr std::array kFailureFields = {"seed",       "kind",     "dtype",   "layout",         "distribution",
-                                       "shapes",     "dims",     "max_abs", "max_rel",        "max_ulp",
-                                       "mismatches", "elements", "atol",    "tolerance_used", "rtol",
-                                       "message",    "replay"};
+constexpr std::array kFailureFields = {
+    "seed",
+    "kind",
+    "dtype",
+    "layout",
+    "distribution",
+    "shapes",
+    "dims",
+    keys::kMaxAbs,
+    keys::kMaxRel,
+    keys::kMaxUlp,
+    "mismatches",
+    "elements",
+    keys::kAtol,
+    keys::kToleranceUsed,
+    keys::kRtol,
+    "message",
+    "replay",
+};
 
 enum class Kind { string, boolean, integer, measure, array, object };
 
@@ -114,7 +132,7 @@ Expected<void> check_measurements(const json& doc, std::string_view name) {
       TRY(require(dt, name, dat, "dtype", Kind::string));
       for (const char* key : {"total", "passed", "failed", "errors"})
         TRY(require(dt, name, dat, key, Kind::integer));
-      for (const char* key : {"max_abs", "max_rel", "max_ulp", "tolerance_used", "atol", "rtol"}) {
+      for (const char* key : keys::kErrorStatsAndTolerance) {
         TRY(require(dt, name, dat, key, Kind::measure));
       }
     }
@@ -130,7 +148,7 @@ Expected<void> check_measurements(const json& doc, std::string_view name) {
       TRY(require(failure, name, fat, "kind", Kind::string));
       TRY(require(failure, name, fat, "dtype", Kind::string));
       TRY(require(failure, name, fat, "shapes", Kind::object));
-      TRY(require(failure, name, fat, "max_abs", Kind::measure));
+      TRY(require(failure, name, fat, keys::kMaxAbs, Kind::measure));
     }
   }
   return {};
@@ -148,8 +166,8 @@ json measured_op(const json& op) {
   json dtypes = json::array();
   for (const json& dt : op["dtypes"]) {
     json kept = json::object();
-    for (const char* key : {"dtype", "total", "passed", "failed", "errors", "max_abs", "max_rel", "max_ulp",
-                            "tolerance_used", "atol", "rtol"}) {
+    for (const char* key : {"dtype", "total", "passed", "failed", "errors", keys::kMaxAbs, keys::kMaxRel,
+                            keys::kMaxUlp, keys::kToleranceUsed, keys::kAtol, keys::kRtol}) {
       kept[key] = dt[key];
     }
     dtypes.push_back(std::move(kept));

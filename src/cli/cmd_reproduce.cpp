@@ -12,8 +12,11 @@
 #include "engine/op_session.hpp"
 #include "result/run_result.hpp"
 #include "util/json_text.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::cli {
+
+namespace keys = util::result_keys;
 namespace {
 
 std::string index_text(const std::vector<std::int64_t>& index) {
@@ -43,8 +46,8 @@ void print_text(const nlohmann::json& r) {
     std::cout << "  dims " << dims << "\n";
   }
   std::cout << fmt::format("  tolerance atol {:g} rtol {:g}; max_abs {:.6g} max_rel {:.6g} max_ulp {:.6g}\n",
-                           number(r.at("atol")), number(r.at("rtol")), number(r.at("max_abs")),
-                           number(r.at("max_rel")), number(r.at("max_ulp")));
+                           number(r.at(keys::kAtol)), number(r.at(keys::kRtol)), number(r.at(keys::kMaxAbs)),
+                           number(r.at(keys::kMaxRel)), number(r.at(keys::kMaxUlp)));
   if (!passed) std::cout << "  " << r.value("kind", "") << ": " << r.value("message", "") << "\n";
   if (!r.at("worst").empty()) {
     std::cout << "  worst elements:\n";

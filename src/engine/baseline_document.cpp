@@ -9,9 +9,12 @@
 #include <limits>
 #include <map>
 
+#include "util/result_keys.hpp"
 #include "util/time.hpp"
 
 namespace gpuemu::engine {
+
+namespace keys = util::result_keys;
 namespace {
 
 double number(const nlohmann::json& j, const char* key) {
@@ -138,11 +141,11 @@ Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& docume
     d.passed = TRY(count_field(e, "passed", source, where));
     d.failed = TRY(count_field(e, "failed", source, where));
     d.errors = TRY(count_field(e, "errors", source, where));
-    d.max_abs = number(e, "max_abs");
-    d.max_rel = number(e, "max_rel");
-    d.max_ulp = number(e, "max_ulp");
-    d.tolerance_used = number(e, "tolerance_used");
-    d.tolerance = {number(e, "atol"), number(e, "rtol")};
+    d.max_abs = number(e, keys::kMaxAbs);
+    d.max_rel = number(e, keys::kMaxRel);
+    d.max_ulp = number(e, keys::kMaxUlp);
+    d.tolerance_used = number(e, keys::kToleranceUsed);
+    d.tolerance = {number(e, keys::kAtol), number(e, keys::kRtol)};
     entries.push_back(std::move(entry));
   }
   return entries;

@@ -10,8 +10,11 @@
 
 #include "report/value_text.hpp"
 #include "util/hash.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::report {
+
+namespace keys = util::result_keys;
 namespace {
 
 // NaN tolerance usage means the comparison itself broke down: rank it above any finite value.
@@ -25,7 +28,7 @@ int tier_of(const nlohmann::json& failure) {
 }
 
 double finding_severity(const Finding& f) {
-  return f.worst ? severity(number_field(*f.worst, "tolerance_used")) : 0.0;
+  return f.worst ? severity(number_field(*f.worst, keys::kToleranceUsed)) : 0.0;
 }
 
 }  // namespace
@@ -33,7 +36,7 @@ double finding_severity(const Finding& f) {
 bool worse_case(const nlohmann::json& a, const nlohmann::json& b) {
   int tier_a = tier_of(a), tier_b = tier_of(b);
   if (tier_a != tier_b) return tier_a < tier_b;
-  return severity(number_field(a, "tolerance_used")) > severity(number_field(b, "tolerance_used"));
+  return severity(number_field(a, keys::kToleranceUsed)) > severity(number_field(b, keys::kToleranceUsed));
 }
 
 std::string Finding::headline() const {

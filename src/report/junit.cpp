@@ -12,8 +12,11 @@
 #include "report/findings.hpp"
 #include "report/value_text.hpp"
 #include "report/writer.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::report {
+
+namespace keys = util::result_keys;
 namespace {
 
 // Failing cases spelled out in one testcase's failure text; the rest are counted.
@@ -99,10 +102,10 @@ void describe_case(std::ostringstream& text, const nlohmann::json& f) {
   text << "\n";
   // Error statistics mean something only for kinds that compared values.
   if (compares_values(kind)) {
-    text << "  max_abs " << format_field(f, "max_abs") << ", max_rel " << format_field(f, "max_rel")
-         << ", max_ulp " << format_field(f, "max_ulp") << ", tolerance used "
-         << format_field(f, "tolerance_used") << " (atol " << format_field(f, "atol") << ", rtol "
-         << format_field(f, "rtol") << ")";
+    text << "  max_abs " << format_field(f, keys::kMaxAbs) << ", max_rel " << format_field(f, keys::kMaxRel)
+         << ", max_ulp " << format_field(f, keys::kMaxUlp) << ", tolerance used "
+         << format_field(f, keys::kToleranceUsed) << " (atol " << format_field(f, keys::kAtol) << ", rtol "
+         << format_field(f, keys::kRtol) << ")";
     if (f.contains("mismatches") && f.contains("elements")) {
       text << "; " << f["mismatches"].dump() << " of " << f["elements"].dump()
            << " elements outside tolerance";

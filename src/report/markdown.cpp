@@ -10,9 +10,12 @@
 #include "report/run_facts.hpp"
 #include "report/value_text.hpp"
 #include "report/writer.hpp"
+#include "util/result_keys.hpp"
 #include "util/text_escape.hpp"
 
 namespace gpuemu::report {
+
+namespace keys = util::result_keys;
 namespace {
 
 // Failures shown in full; the rest are in result.json and the other reports.
@@ -100,7 +103,8 @@ void header(Budget& budget, const nlohmann::json& result, int checks, int failin
                      util::markdown_inline(result["command"].get<std::string>()) + "` · seed " +
                      code(result["seed"].get<std::string>()) + " · config " +
                      code(result["config_digest"].get<std::string>().substr(0, 12)) + " · " + seconds +
-                     " · gpuemu " + util::markdown_inline(result["tool"]["version"].get<std::string>()) + "\n\n";
+                     " · gpuemu " + util::markdown_inline(result["tool"]["version"].get<std::string>()) +
+                     "\n\n";
   budget.add(title + line);
   if (result["partial"].get<bool>()) {
     budget.add(
@@ -127,8 +131,8 @@ void table(Budget& budget, const nlohmann::json& result) {
       budget.add("| " + util::markdown_inline(op["op"].get<std::string>()) + " | " +
                  util::markdown_inline(d["dtype"].get<std::string>()) + " | " + verdict + " | " +
                  std::to_string(total) + " | " + std::to_string(failed) + " | " + std::to_string(errors) +
-                 " | " + format_field(d, "max_abs") + " | " + format_field(d, "max_rel") + " | " +
-                 format_field(d, "max_ulp") + " | " + format_field(d, "tolerance_used") + " |\n");
+                 " | " + format_field(d, keys::kMaxAbs) + " | " + format_field(d, keys::kMaxRel) + " | " +
+                 format_field(d, keys::kMaxUlp) + " | " + format_field(d, keys::kToleranceUsed) + " |\n");
     }
   }
   budget.add("\n");
@@ -188,15 +192,17 @@ void regressions(Budget& budget, const nlohmann::json& result) {
   else
     budget.add("| Op | Dtype | Reason | Before | After |\n|:---|:---|:---|:---|:---|\n");
   for (const auto& r : list) {
-    budget.add("| " + util::markdown_inline(r.value("op", "")) + " | " + util::markdown_inline(r.value("dtype", "")) +
-               " | " + util::markdown_inline(r.value("reason", "")) + " | " +
+    budget.add("| " + util::markdown_inline(r.value("op", "")) + " | " +
+               util::markdown_inline(r.value("dtype", "")) + " | " +
+               util::markdown_inline(r.value("reason", "")) + " | " +
                util::markdown_inline(compact(r.value("before", nlohmann::json()))) + " | " +
                util::markdown_inline(compact(r.value("after", nlohmann::json()))) + " |\n");
   }
   if (!list.empty()) budget.add("\n");
   for (const auto& warning : baseline.value("warnings", nlohmann::json::array())) {
     budget.add("- ⚠️ " +
-               util::markdown_inline(warning.is_string() ? warning.get<std::string>() : warning.dump()) + "\n");
+               util::markdown_inline(warning.is_string() ? warning.get<std::string>() : warning.dump()) +
+               "\n");
   }
   budget.add("\n");
 }
@@ -232,22 +238,23 @@ void kernel_lint(Budget& budget, const nlohmann::json& result) {
 
 std::string failure_block(const Finding& f) {
   const auto& w = *f.worst;
-  std::string block =
-      "#### ❌ " + util::markdown_inline(case_label(f.op, f.dtype)) + ": " + std::string(f.kind->title) + "\n\n";
+  std::string block = "#### ❌ " + util::markdown_inline(case_label(f.op, f.dtype)) + ": " +
+                      std::string(f.kind->title) + "\n\n";
   std::string facts;
   if (f.location.known()) facts += code(format_location(f.location)) + " · ";
   facts += std::to_string(f.failing_cases) + " of " + std::to_string(f.total_cases) +
            " cases failed · seed " + code(w["seed"].get<std::string>());
   for (const char* key : {"layout", "distribution"}) {
-    if (w.contains(key)) facts += " · " + std::string(key) + " " + util::markdown_inline(w[key].get<std::string>());
+    if (w.contains(key))
+      facts += " · " + std::string(key) + " " + util::markdown_inline(w[key].get<std::string>());
   }
   if (w.contains("shapes")) facts += " · shapes " + code(format_shapes(w["shapes"]));
   block += facts + "\n\n> " + util::markdown_inline(w["message"].get<std::string>()) + "\n\n";
   if (compares_values(w["kind"].get<std::string>())) {
-    block += "Max abs " + format_field(w, "max_abs") + " · max rel " + format_field(w, "max_rel") +
-             " · max ULP " + format_field(w, "max_ulp") + " · tolerance used " +
-             format_field(w, "tolerance_used") + " (atol " + format_field(w, "atol") + ", rtol " +
-             format_field(w, "rtol") + ")\n\n";
+    block += "Max abs " + format_field(w, keys::kMaxAbs) + " · max rel " + format_field(w, keys::kMaxRel) +
+             " · max ULP " + format_field(w, keys::kMaxUlp) + " · tolerance used " +
+             format_field(w, keys::kToleranceUsed) + " (atol " + format_field(w, keys::kAtol) + ", rtol " +
+             format_field(w, keys::kRtol) + ")\n\n";
   }
   const auto worst = w.value("worst", nlohmann::json::array());
   if (!worst.empty()) {
@@ -281,7 +288,8 @@ std::string failure_block(const Finding& f) {
       while (start < err.size() && (static_cast<unsigned char>(err[start]) & 0xC0) == 0x80) ++start;
       err = "[... " + std::to_string(start) + " bytes cut ...]\n" + err.substr(start);
     }
-    block += "<details><summary>stderr</summary>\n\n" + util::markdown_fenced("text", err) + "\n</details>\n\n";
+    block +=
+        "<details><summary>stderr</summary>\n\n" + util::markdown_fenced("text", err) + "\n</details>\n\n";
   }
   return block;
 }

@@ -11,8 +11,11 @@
 
 #include "report/result_document.hpp"
 #include "report/run_facts.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::report {
+
+namespace keys = util::result_keys;
 namespace {
 
 // The worse of two statistics; NaN (a comparison that broke down) is the worst of all.
@@ -48,7 +51,7 @@ Expected<void> same_run(const ShardDocument& first, const ShardDocument& other) 
 }
 
 Expected<void> merge_dtype(nlohmann::json& into, const nlohmann::json& from, const std::string& where) {
-  for (const auto* key : {"atol", "rtol"}) {
+  for (const auto* key : keys::kTolerance) {
     if (into[key] != from[key]) {
       return fail(ErrorKind::usage, where + ": the shards used different tolerances (" + key + " " +
                                         into[key].dump() + " vs " + from[key].dump() +
@@ -58,7 +61,7 @@ Expected<void> merge_dtype(nlohmann::json& into, const nlohmann::json& from, con
   for (const auto* key : {"total", "passed", "failed", "errors"}) {
     into[key] = into[key].get<std::int64_t>() + from[key].get<std::int64_t>();
   }
-  for (const auto* key : {"max_abs", "max_rel", "max_ulp", "tolerance_used"}) {
+  for (const auto* key : keys::kErrorStats) {
     into[key] = worse_number(into[key], from[key]);
   }
   return {};

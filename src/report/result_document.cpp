@@ -7,8 +7,11 @@
 
 #include "report/failure_kinds.hpp"
 #include "util/read_file.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::report {
+
+namespace keys = util::result_keys;
 namespace {
 
 enum class Want { string, boolean, count, number, array, object, seed };
@@ -118,7 +121,7 @@ void validate_failure(Validator& v, const nlohmann::json& f, const std::string& 
   v.field(f, where, "replay", Want::string);
   for (const char* key : {"layout", "distribution", "stderr"}) v.field(f, where, key, Want::string, false);
   for (const char* key : {"shapes", "dims"}) v.field(f, where, key, Want::object, false);
-  for (const char* key : {"max_abs", "max_rel", "max_ulp", "tolerance_used", "atol", "rtol"}) {
+  for (const char* key : keys::kErrorStatsAndTolerance) {
     v.field(f, where, key, Want::number, false);
   }
   for (const char* key : {"mismatches", "elements", "case"}) v.field(f, where, key, Want::count, false);
@@ -151,7 +154,7 @@ void validate_op(Validator& v, const nlohmann::json& op, const std::string& wher
       if (!d.is_object()) return v.problem(at, "should be an object");
       v.field(d, at, "dtype", Want::string);
       for (const char* key : {"total", "passed", "failed", "errors"}) v.field(d, at, key, Want::count);
-      for (const char* key : {"max_abs", "max_rel", "max_ulp", "tolerance_used", "atol", "rtol"}) {
+      for (const char* key : keys::kErrorStatsAndTolerance) {
         v.field(d, at, key, Want::number);
       }
     }

@@ -8,8 +8,11 @@
 #include "report/writer.hpp"
 #include "util/hash.hpp"
 #include "util/json_text.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::report {
+
+namespace keys = util::result_keys;
 namespace {
 
 constexpr std::string_view kSchemaUri =
@@ -109,7 +112,7 @@ nlohmann::json result_object(const nlohmann::json& result, const Finding& f, con
     properties["replay"] = f.replay();
     properties["failingCases"] = f.failing_cases;
     properties["totalCases"] = f.total_cases;
-    for (const char* key : {"max_abs", "max_rel", "max_ulp", "tolerance_used"}) {
+    for (const char* key : keys::kErrorStats) {
       if (f.worst->contains(key)) properties[key] = (*f.worst)[key];
     }
   } else if (f.regression) {

@@ -6,8 +6,11 @@
 
 #include "report/result_document.hpp"
 #include "report/run_facts.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::report {
+
+namespace keys = util::result_keys;
 namespace {
 
 std::string number(const nlohmann::json& v) {
@@ -85,10 +88,10 @@ std::string render_text(const nlohmann::json& result, const TextOptions& options
     }
     for (const auto& d : op.value("dtypes", nlohmann::json::array())) {
       if (d.value("total", 0) == 0) continue;
-      out +=
-          fmt::format("     {:<9} {:>4} cases  max_abs {}  max_rel {}  max_ulp {}  (atol {:g}, rtol {:g})\n",
-                      d.value("dtype", ""), d.value("total", 0), number(d["max_abs"]), number(d["max_rel"]),
-                      number(d["max_ulp"]), d.value("atol", 0.0), d.value("rtol", 0.0));
+      out += fmt::format(
+          "     {:<9} {:>4} cases  max_abs {}  max_rel {}  max_ulp {}  (atol {:g}, rtol {:g})\n",
+          d.value("dtype", ""), d.value("total", 0), number(d[keys::kMaxAbs]), number(d[keys::kMaxRel]),
+          number(d[keys::kMaxUlp]), d.value(keys::kAtol, 0.0), d.value(keys::kRtol, 0.0));
     }
     int shown = 0;
     const auto& failures = op.value("failures", nlohmann::json::array());

@@ -9,8 +9,11 @@
 
 #include "check/compare.hpp"
 #include "rng/values.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::result {
+
+namespace keys = util::result_keys;
 
 bool RunResult::passed() const {
   for (const auto& op : ops) {
@@ -88,14 +91,14 @@ nlohmann::json case_to_json(const CaseRecord& r) {
           {"distribution", rng::distribution_name(r.params.distribution)},
           {"shapes", shapes},
           {"dims", r.dims},
-          {"max_abs", json_number(s.max_abs)},
-          {"max_rel", json_number(s.max_rel)},
-          {"max_ulp", json_number(s.max_ulp)},
+          {keys::kMaxAbs, json_number(s.max_abs)},
+          {keys::kMaxRel, json_number(s.max_rel)},
+          {keys::kMaxUlp, json_number(s.max_ulp)},
           {"mismatches", s.mismatches},
           {"elements", s.elements},
-          {"tolerance_used", json_number(s.tolerance_used)},
-          {"atol", r.tolerance.atol},
-          {"rtol", r.tolerance.rtol},
+          {keys::kToleranceUsed, json_number(s.tolerance_used)},
+          {keys::kAtol, r.tolerance.atol},
+          {keys::kRtol, r.tolerance.rtol},
           {"message", r.verdict.message},
           {"worst", worst},
           {"stderr", r.stderr_tail},
@@ -108,12 +111,12 @@ nlohmann::json dtype_summary_to_json(const DtypeSummary& d) {
           {"passed", d.passed},
           {"failed", d.failed},
           {"errors", d.errors},
-          {"max_abs", json_number(d.max_abs)},
-          {"max_rel", json_number(d.max_rel)},
-          {"max_ulp", json_number(d.max_ulp)},
-          {"tolerance_used", json_number(d.tolerance_used)},
-          {"atol", d.tolerance.atol},
-          {"rtol", d.tolerance.rtol}};
+          {keys::kMaxAbs, json_number(d.max_abs)},
+          {keys::kMaxRel, json_number(d.max_rel)},
+          {keys::kMaxUlp, json_number(d.max_ulp)},
+          {keys::kToleranceUsed, json_number(d.tolerance_used)},
+          {keys::kAtol, d.tolerance.atol},
+          {keys::kRtol, d.tolerance.rtol}};
 }
 
 nlohmann::json to_json(const RunResult& result) {
