@@ -270,8 +270,8 @@ Expected<std::vector<KernelReport>> Linter::lint_config(const config::Config& co
   for (const auto& k : config.kernels) names.push_back(k.name);
   if (only && std::find(names.begin(), names.end(), *only) == names.end()) {
     return fail(ErrorKind::usage, fmt::format("unknown kernel '{}'{} in {}; its [[kernels]] are: {}", *only,
-                                              util::did_you_mean_suffix(*only, names), config.project_file.string(),
-                                              fmt::join(names, ", ")));
+                                              util::did_you_mean_suffix(*only, names),
+                                              config.project_file.string(), fmt::join(names, ", ")));
   }
   std::vector<KernelReport> reports;
   for (config::KernelConfig kernel : config.kernels) {

@@ -121,7 +121,8 @@ std::uint32_t all_blocks(std::size_t size) {
 
 constexpr std::size_t kSubBlocks = kernels::kBlock / kernels::kSubBlock;  // per block
 static_assert(kernels::kBlock % kernels::kSubBlock == 0);
-static_assert(StatsAccumulator::kChunk <= 32 * kernels::kSubBlock, "a chunk's sub-blocks must fit one uint32_t");
+static_assert(StatsAccumulator::kChunk <= 32 * kernels::kSubBlock,
+              "a chunk's sub-blocks must fit one uint32_t");
 
 // Flags of whole blocks (bit b: block b) as flags of their sub-blocks that hold elements.
 std::uint32_t sub_blocks_of(std::uint32_t blocks, std::size_t size) {
@@ -179,8 +180,8 @@ ScreenResult screen_range(const Kind& kind, const Sources& chunk, const Screen& 
 // blocks add nothing (no failure, flag or NaN/Inf). When all are open the chunk is screened in
 // one call, its flags spread to every sub-block of a flagged block.
 template <class Kind, class Sources>
-ScreenResult screen_open_blocks(const Kind& kind, const Sources& chunk, const Screen& screen, std::uint32_t open,
-                                float* decoded) {
+ScreenResult screen_open_blocks(const Kind& kind, const Sources& chunk, const Screen& screen,
+                                std::uint32_t open, float* decoded) {
   if (open == all_blocks(chunk.size)) {
     ScreenResult r = screen_range(kind, chunk, screen, 0, chunk.size, decoded);
     r.flagged_blocks = sub_blocks_of(r.flagged_blocks, chunk.size);
@@ -303,8 +304,8 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
       // this costs next to nothing when the outputs differ.
       if (std::memcmp(out.p, ref.p, size * tensor::dtype_size(actual.dtype)) == 0) continue;
     }
-    const Screen screen{rules_.tolerance.atol, rules_.tolerance.rtol, worst_threshold(), max_abs_, max_rel_,
-                        max_ulp_};
+    const Screen screen{
+        rules_.tolerance.atol, rules_.tolerance.rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
     const ChunkSources<Out, Ref> chunk{out, ref, output, first, size, buffers.ratios.data()};
     if constexpr (Kind::kWide) {
       if (kind.wide_flag != nullptr) {

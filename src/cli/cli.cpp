@@ -92,7 +92,8 @@ int run_parsed(int argc, char** argv) {
   }
 
   if (auto unknown = unknown_command(argc, argv)) {
-    std::cerr << "gpuemu: unknown command '" << *unknown << "'" << util::did_you_mean_suffix(*unknown, top_level_names())
+    std::cerr << "gpuemu: unknown command '" << *unknown << "'"
+              << util::did_you_mean_suffix(*unknown, top_level_names())
               << "; run 'gpuemu --help' for the list\n";
     return kUsage;
   }

@@ -83,9 +83,10 @@ class ResultsCommand final : public Command {
     if (rows.empty()) std::cout << "no results stored yet: run gpuemu test or gpuemu fuzz\n";
     for (const auto& r : rows) {
       const auto& d = r.summary;
-      std::cout << fmt::format("{}  run {:<5} {:<9} {:<28} {:<9} {:>5} cases {:>4} failed {:>4} errors  max_abs {:.3g}\n",
-                               util::iso_time(r.created_at), r.run_id, r.command, r.op, tensor::dtype_name(d.dtype), d.total,
-                               d.failed, d.errors, d.max_abs);
+      std::cout << fmt::format(
+          "{}  run {:<5} {:<9} {:<28} {:<9} {:>5} cases {:>4} failed {:>4} errors  max_abs {:.3g}\n",
+          util::iso_time(r.created_at), r.run_id, r.command, r.op, tensor::dtype_name(d.dtype), d.total,
+          d.failed, d.errors, d.max_abs);
     }
     return ExitCode::ok;
   }
@@ -116,8 +117,9 @@ class FailuresCommand final : public Command {
       const auto& r = f.record;
       std::string shapes;
       for (const auto& [name, shape] : r.shapes) shapes += " " + name + tensor::shape_to_string(shape);
-      std::cout << fmt::format("{}  {:<20} {:<28} {:<20} {:<9}{}{}\n", util::iso_time(f.created_at), r.seed, r.op,
-                               check::failure_kind_name(r.verdict.kind), tensor::dtype_name(r.params.dtype), shapes,
+      std::cout << fmt::format("{}  {:<20} {:<28} {:<20} {:<9}{}{}\n", util::iso_time(f.created_at), r.seed,
+                               r.op, check::failure_kind_name(r.verdict.kind),
+                               tensor::dtype_name(r.params.dtype), shapes,
                                f.minimized_from ? "  (minimized)" : "");
     }
     return ExitCode::ok;

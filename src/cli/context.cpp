@@ -34,8 +34,9 @@ bool Context::show_progress() const { return !globals.quiet; }
 Expected<std::uint64_t> parse_seed(std::string_view text, std::string_view what) {
   const auto value = util::parse_seed(text);
   if (!value) {
-    return fail(ErrorKind::usage, fmt::format("{} '{}' is not a seed: give an unsigned 64-bit decimal number ({})",
-                                              what, text, util::kSeedRange));
+    return fail(ErrorKind::usage,
+                fmt::format("{} '{}' is not a seed: give an unsigned 64-bit decimal number ({})", what, text,
+                            util::kSeedRange));
   }
   return *value;
 }

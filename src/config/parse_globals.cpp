@@ -34,7 +34,8 @@ Expected<std::optional<std::uint64_t>> parse_seed(const TableReader& r) {
     const auto value = util::parse_seed(text);
     if (!value) {
       return r.diag().at(
-          *n, "'seed' string \"" + text + "\" is not a decimal number from " + std::string(util::kSeedRange), hint);
+          *n, "'seed' string \"" + text + "\" is not a decimal number from " + std::string(util::kSeedRange),
+          hint);
     }
     return *value;
   }

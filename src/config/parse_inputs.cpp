@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "config/sections.hpp"
-#include "util/suggest.hpp"
 #include "config/value_parsers.hpp"
+#include "util/suggest.hpp"
 
 namespace gpuemu::config {
 

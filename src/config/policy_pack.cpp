@@ -9,8 +9,8 @@
 #include "config/diagnostic.hpp"
 #include "config/loader.hpp"
 #include "config/sections.hpp"
-#include "util/suggest.hpp"
 #include "util/read_file.hpp"
+#include "util/suggest.hpp"
 
 namespace gpuemu::config {
 
@@ -36,7 +36,8 @@ bool looks_like_path(std::string_view text) {
 
 std::string choices_hint() {
   const std::vector<std::string_view> names = bundled_names();
-  return "bundled packs are " + util::quoted_list(names) + "; or give the path of a TOML file (docs/policies.md)";
+  return "bundled packs are " + util::quoted_list(names) +
+         "; or give the path of a TOML file (docs/policies.md)";
 }
 
 Expected<std::string> read_pack_file(const std::string& path) {

@@ -68,13 +68,13 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
       if (op.name == name || (!op.implementation.empty() && op.spec == name)) matched.push_back(&op);
     }
     if (matched.empty()) {
-      return fail(ErrorKind::usage, fmt::format("unknown op '{}'{}; ops in {}: {}", name,
-                                                util::did_you_mean_suffix(name, known), config.project_file.string(),
-                                                [&] {
-                                                  std::string all;
-                                                  for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
-                                                  return all;
-                                                }()));
+      return fail(ErrorKind::usage,
+                  fmt::format("unknown op '{}'{}; ops in {}: {}", name,
+                              util::did_you_mean_suffix(name, known), config.project_file.string(), [&] {
+                                std::string all;
+                                for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+                                return all;
+                              }()));
     }
     for (const auto* op : matched) {
       if (!runnable_here(*op)) {

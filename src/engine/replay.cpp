@@ -66,8 +66,9 @@ Expected<ResolvedCase> resolve_case(const config::Config& config, const store::S
   if (!resolved.op) {
     std::vector<std::string> known;
     for (const auto& o : config.ops) known.push_back(o.name);
-    return fail(ErrorKind::usage, fmt::format("unknown op '{}'{} in {}", name,
-                                              util::did_you_mean_suffix(name, known), config.project_file.string()));
+    return fail(ErrorKind::usage,
+                fmt::format("unknown op '{}'{} in {}", name, util::did_you_mean_suffix(name, known),
+                            config.project_file.string()));
   }
   const auto* stored = resolved.stored ? &*resolved.stored : nullptr;
   const bool client = stored && stored->config_digest.starts_with(kClientInputsDigestPrefix);

@@ -35,7 +35,8 @@ std::string clip(std::string_view text, std::size_t limit) {
 // "❌ **gpuemu: output outside tolerance** in `softmax` (`float16`)"; a heading needs no bold.
 std::string title_line(const report::Finding& f, bool bold) {
   const std::string title = "gpuemu: " + util::markdown_inline(f.kind->title);
-  const std::string dtype = f.dtype.empty() ? "" : " (" + util::markdown_code(f.dtype) + ")";  // empty: the whole op
+  const std::string dtype =
+      f.dtype.empty() ? "" : " (" + util::markdown_code(f.dtype) + ")";  // empty: the whole op
   return fmt::format("❌ {} in {}{}", bold ? "**" + title + "**" : title, util::markdown_code(f.op), dtype);
 }
 
@@ -48,11 +49,11 @@ std::string details(const report::Finding& f) {
   text += util::markdown_inline(clip(f.headline(), kHeadlineLimit)) + "\n\n";
   if (f.worst && f.worst->contains("worst") && !(*f.worst)["worst"].empty()) {
     const auto& e = (*f.worst)["worst"][0];
-    text += fmt::format(
-        "Worst element: {}: got {}, expected {} (abs error {}, rel error {})\n\n",
-        util::markdown_code(e.value("output", "out") + report::format_index(e.value("index", nlohmann::json::array()))),
-        report::format_field(e, "actual"), report::format_field(e, "expected"),
-        report::format_field(e, "abs_err"), report::format_field(e, "rel_err"));
+    text += fmt::format("Worst element: {}: got {}, expected {} (abs error {}, rel error {})\n\n",
+                        util::markdown_code(e.value("output", "out") +
+                                            report::format_index(e.value("index", nlohmann::json::array()))),
+                        report::format_field(e, "actual"), report::format_field(e, "expected"),
+                        report::format_field(e, "abs_err"), report::format_field(e, "rel_err"));
   }
   if (const std::string replay = f.replay(); !replay.empty()) {
     text += (f.violation ? "Re-run the check:\n\n" : "Replay the worst case:\n\n") +
@@ -130,9 +131,9 @@ std::string review_body(const ReviewSummary& s) {
   if (!s.on_diff.empty()) {
     body += fmt::format("Commented on the lines of this diff ({}):\n\n", s.on_diff.size());
     for (const auto* f : s.on_diff) {
-      body +=
-          fmt::format("- {} ({}): {} at {}\n", util::markdown_code(f->op), util::markdown_code(f->dtype),
-                      util::markdown_inline(f->kind->title), util::markdown_code(report::format_location(f->location)));
+      body += fmt::format("- {} ({}): {} at {}\n", util::markdown_code(f->op), util::markdown_code(f->dtype),
+                          util::markdown_inline(f->kind->title),
+                          util::markdown_code(report::format_location(f->location)));
     }
     body += "\n";
   }
@@ -140,8 +141,9 @@ std::string review_body(const ReviewSummary& s) {
     body += fmt::format("Outside the lines of this diff ({}):\n\n", s.off_diff.size());
     std::size_t shown = 0;
     for (const auto* f : s.off_diff) {
-      const std::string where = f->location.known() ? "at " + util::markdown_code(report::format_location(f->location))
-                                                    : std::string("(the op names no `source`)");
+      const std::string where = f->location.known()
+                                    ? "at " + util::markdown_code(report::format_location(f->location))
+                                    : std::string("(the op names no `source`)");
       std::string block = "### " + title_line(*f, false) + "\n\n" + where + "\n\n" + details(*f) + "\n";
       if (shown == kBodyFindings || body.size() + block.size() > kBodyLimit) break;
       body += block;

@@ -75,7 +75,8 @@ Expected<Store> Store::open(const fs::path& db_file) {
   // user's kernels); existing ones keep their mode: they are not ours.
   TRY(util::make_private_dirs(
       db_file.parent_path(), util::ExistingDir::keep_mode,
-      fmt::format("the gpuemu database {} goes there: point GPUEMU_HOME at a writable directory", db_file.string())));
+      fmt::format("the gpuemu database {} goes there: point GPUEMU_HOME at a writable directory",
+                  db_file.string())));
   const OpenLock lock(db_file);
   auto connection = TRY(sqlite::Connection::open(db_file));
   // Read-only identity check before the first write: journal_mode=WAL rewrites the header.

@@ -24,7 +24,8 @@ struct HalfPrecheckLanes {
   __m128i max_ulp16;
 };
 
-[[gnu::always_inline, gnu::target("avx2,f16c")]] inline HalfPrecheckLanes half_precheck_lanes(const FloatScreen& f) {
+[[gnu::always_inline, gnu::target("avx2,f16c")]] inline HalfPrecheckLanes half_precheck_lanes(
+    const FloatScreen& f) {
   HalfPrecheckLanes c;
   c.up = _mm256_set1_ps(1.0f + 0x1p-20f);
   c.ref_rounding = _mm256_set1_ps(0x1p-23f);
@@ -53,9 +54,8 @@ struct HalfPrecheckLanes {
 // `fy` that the tolerance and statistics tests leave open; `failing` gets the lanes that surely
 // fail (kCountFailures). See the form above half_precheck_avx2.
 template <bool kCountFailures>
-[[gnu::always_inline, gnu::target("avx2,f16c")]] inline __m256i threshold_open_lanes(__m256 x, __m256 fy,
-                                                                                   const HalfPrecheckLanes& c,
-                                                                                   __m256& failing) {
+[[gnu::always_inline, gnu::target("avx2,f16c")]] inline __m256i threshold_open_lanes(
+    __m256 x, __m256 fy, const HalfPrecheckLanes& c, __m256& failing) {
   const __m256 ay = _mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(fy), c.magnitude32));
   const __m256 diff =
       _mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(_mm256_sub_ps(x, fy)), c.magnitude32));
@@ -82,7 +82,7 @@ template <bool kCountFailures>
 // reference rounded to bfloat16 (ties to even) from `fy`, has the other sign, or whose reference
 // sits on a bfloat16 midpoint.
 [[gnu::always_inline, gnu::target("avx2")]] inline __m256i bf16_ulp_open_lanes(__m256 x, __m256 fy,
-                                                                              const HalfPrecheckLanes& c) {
+                                                                               const HalfPrecheckLanes& c) {
   const __m256i y_bits = _mm256_castps_si256(fy);
   const __m256i y_mag = _mm256_and_si256(y_bits, c.magnitude32);
   const __m256i x_bits = _mm256_castps_si256(x);
@@ -102,8 +102,8 @@ template <bool kCountFailures>
 // once; plus the midpoint candidates (see above): low 12 bits zero in the first pass, the exact
 // pattern (low 13 bits 0x1000 for a normal float16 result) in the second (kExactMidpoints).
 template <bool kExactMidpoints>
-[[gnu::always_inline, gnu::target("avx2,f16c")]] inline __m256i f16_ulp_open_lanes(__m128i h, __m256 fy,
-                                                                                  const HalfPrecheckLanes& c) {
+[[gnu::always_inline, gnu::target("avx2,f16c")]] inline __m256i f16_ulp_open_lanes(
+    __m128i h, __m256 fy, const HalfPrecheckLanes& c) {
   const __m256i y_bits = _mm256_castps_si256(fy);
   const __m128i hy = _mm256_cvtps_ph(fy, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m128i magnitude16 = _mm_set1_epi16(0x7FFF);
@@ -111,7 +111,8 @@ template <bool kExactMidpoints>
   const __m128i distance =
       _mm_abs_epi16(_mm_sub_epi16(_mm_and_si128(h, magnitude16), _mm_and_si128(hy, magnitude16)));
   const __m128i ulp_open = _mm_or_si128(other_sign, _mm_cmpgt_epi16(distance, c.max_ulp16));
-  __m256i midpoint = _mm256_cmpeq_epi32(_mm256_and_si256(y_bits, _mm256_set1_epi32(0xFFF)), _mm256_setzero_si256());
+  __m256i midpoint =
+      _mm256_cmpeq_epi32(_mm256_and_si256(y_bits, _mm256_set1_epi32(0xFFF)), _mm256_setzero_si256());
   if constexpr (kExactMidpoints) {
     const __m256 ay = _mm256_castsi256_ps(_mm256_and_si256(y_bits, c.magnitude32));
     const __m256i f16_normal = _mm256_castps_si256(_mm256_cmp_ps(ay, _mm256_set1_ps(0x1p-14f), _CMP_GE_OQ));
@@ -126,8 +127,8 @@ template <bool kExactMidpoints>
 // clear: step 1 or step 2 left them open; `failing`: the lanes that surely fail (kCountFailures).
 template <bool kBf16, bool kCountFailures, bool kExactMidpoints>
 [[gnu::always_inline, gnu::target("avx2,f16c")]] inline __m256i half_open_lanes(__m128i h, const double* y,
-                                                                               const HalfPrecheckLanes& c,
-                                                                               __m256& failing) {
+                                                                                const HalfPrecheckLanes& c,
+                                                                                __m256& failing) {
   const __m256 fy = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(_mm256_loadu_pd(y))),
                                          _mm256_cvtpd_ps(_mm256_loadu_pd(y + 4)), 1);
   __m256 x;
@@ -148,11 +149,9 @@ template <bool kBf16, bool kCountFailures, bool kExactMidpoints>
 // `block_failures` (kCountFailures). The last few elements of a chunk go through zero-padded copies
 // whose padding lanes count as clear.
 template <bool kBf16, bool kCountFailures, bool kExactMidpoints>
-[[gnu::always_inline, gnu::target("avx2,f16c,popcnt")]] inline bool half_block_clear(const std::byte* out,
-                                                                                    const double* ref,
-                                                                                    std::size_t begin, std::size_t end,
-                                                                                    const HalfPrecheckLanes& c,
-                                                                                    int& block_failures) {
+[[gnu::always_inline, gnu::target("avx2,f16c,popcnt")]] inline bool half_block_clear(
+    const std::byte* out, const double* ref, std::size_t begin, std::size_t end, const HalfPrecheckLanes& c,
+    int& block_failures) {
   __m256i open = _mm256_setzero_si256();
   block_failures = 0;
   __m256 failing = _mm256_setzero_ps();
@@ -177,8 +176,8 @@ template <bool kBf16, bool kCountFailures, bool kExactMidpoints>
     const unsigned valid = (1u << count) - 1;
     const __m256i lanes = half_open_lanes<kBf16, kCountFailures, kExactMidpoints>(
         _mm_load_si128(reinterpret_cast<const __m128i*>(h8)), y8, c, failing);
-    const __m256i valid_lanes =
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i valid_lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)),
+                                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     add(_mm256_and_si256(lanes, valid_lanes), valid);
   }
   return _mm256_testz_si256(open, open) != 0;
@@ -219,7 +218,8 @@ template <bool kBf16, bool kCountFailures = false>
     int block_failures;
     bool clear = half_block_clear<kBf16, kCountFailures, kBf16>(out, ref, begin, end, c, block_failures);
     if constexpr (!kBf16) {
-      if (!clear) clear = half_block_clear<kBf16, kCountFailures, true>(out, ref, begin, end, c, block_failures);
+      if (!clear)
+        clear = half_block_clear<kBf16, kCountFailures, true>(out, ref, begin, end, c, block_failures);
     }
     open |= clear ? 0 : std::uint32_t{1} << (begin / kBlock);
     cleared_failures += clear ? block_failures : 0;

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "check/simd/element_kernels.hpp"
 #include "check/element_stats.hpp"
+#include "check/simd/element_kernels.hpp"
 #include "check/simd/float_precheck.hpp"
 #include "check/simd/half_precheck_avx2.hpp"
 #include "check/simd/narrow_precheck_avx512.hpp"

@@ -10,8 +10,8 @@
 #include <limits>
 #include <random>
 
-#include "check/simd/element_kernels.hpp"
 #include "check/element_stats.hpp"
+#include "check/simd/element_kernels.hpp"
 #include "check/simd/ulp16.hpp"
 #include "tensor/half.hpp"
 #include "tensor/tensor.hpp"

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-
 #include "../report/test_support.hpp"
 #include "github/review_text.hpp"
 #include "report/writer.hpp"
