@@ -103,10 +103,10 @@ TEST_F(CliTest, AMissingArgumentIsAParseErrorNamingIt) {
 }
 
 TEST_F(CliTest, ABadSeedNamesItAndTheRangeAndExitsTwoBeforeTouchingTheStore) {
-  const auto o = gpuemu({"show", "-1"});
+  const auto o = gpuemu({"show", "12x"});
   EXPECT_EQ(o.code, 2);
   EXPECT_EQ(o.err,
-            "gpuemu: error: seed '-1' is not a seed: give an unsigned 64-bit decimal number "
+            "gpuemu: error: seed '12x' is not a seed: give an unsigned 64-bit decimal number "
             "(0 to 18446744073709551615)\n");
   const auto too_big = gpuemu({"show", "18446744073709551616"});
   EXPECT_EQ(too_big.code, 2);
