@@ -215,14 +215,6 @@ ScreenResult precheck_and_screen(const Kind& kind, const Sources& chunk, const S
   return screened;
 }
 
-// The per-chunk buffers of one output's scan: decoded values, ratios, float16 outputs decoded by
-// the prepass.
-struct ChunkBuffers {
-  std::array<double, StatsAccumulator::kChunk> out;
-  std::array<double, StatsAccumulator::kChunk> ref;
-  std::array<double, StatsAccumulator::kChunk> ratios;
-  std::array<float, StatsAccumulator::kChunk> out_f32;
-};
 
 bool same_screen(const Screen& a, const Screen& b) {
   return a.atol == b.atol && a.rtol == b.rtol && a.worst_threshold == b.worst_threshold &&
@@ -282,22 +274,25 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
   using Out = typename Kind::OutSource;
   using Ref = typename Kind::RefSource;
   constexpr bool kDecoded = std::is_same_v<Out, Decoded>;
-  ChunkBuffers buffers;
+  std::array<double, kChunk> out_buf;
+  std::array<double, kChunk> ref_buf;
+  std::array<double, kChunk> ratios;
+  std::array<float, kChunk> out_f32;  // float16 outputs decoded by the prepass
   const std::int64_t n = actual.numel();
   std::int64_t previous_failures = 0;  // in the chunk before (0 after one with NaN/Inf)
   WideState wide_state;
   for (std::int64_t first = 0; first < n; first += static_cast<std::int64_t>(kChunk)) {
     const auto size = static_cast<std::size_t>(std::min<std::int64_t>(kChunk, n - first));
     const auto decode = [&] {
-      actual.decode_range(first, std::span<double>(buffers.out.data(), size));
-      expected.decode_range(first, std::span<double>(buffers.ref.data(), size));
+      actual.decode_range(first, std::span<double>(out_buf.data(), size));
+      expected.decode_range(first, std::span<double>(ref_buf.data(), size));
     };
     const auto precise = [&] {
-      precise_chunk(Chunk{output, actual.dtype, first, size, buffers.out.data(), buffers.ref.data()});
+      precise_chunk(Chunk{output, actual.dtype, first, size, out_buf.data(), ref_buf.data()});
     };
     if constexpr (kDecoded) decode();
-    const Out out = source_at<Out>(actual, first, buffers.out.data());
-    const Ref ref = source_at<Ref>(expected, first, buffers.ref.data());
+    const Out out = source_at<Out>(actual, first, out_buf.data());
+    const Ref ref = source_at<Ref>(expected, first, ref_buf.data());
     if constexpr (std::is_same_v<Out, Ref> && !kDecoded) {
       // Identical storage (same dtype, same bits) changes no statistic: every pair is equal, and a
       // NaN or Inf is matched by the same NaN or Inf. memcmp stops at the first difference, so
@@ -306,7 +301,7 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
     }
     const Screen screen{
         rules_.tolerance.atol, rules_.tolerance.rtol, worst_threshold(), max_abs_, max_rel_, max_ulp_};
-    const ChunkSources<Out, Ref> chunk{out, ref, output, first, size, buffers.ratios.data()};
+    const ChunkSources<Out, Ref> chunk{out, ref, output, first, size, ratios.data()};
     if constexpr (Kind::kWide) {
       if (kind.wide_flag != nullptr) {
         if (!wide_chunk(kind, chunk, screen, wide_state)) {
@@ -317,7 +312,7 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
       }
     }
     const ScreenResult screened =
-        precheck_and_screen(kind, chunk, screen, previous_failures, buffers.out_f32.data());
+        precheck_and_screen(kind, chunk, screen, previous_failures, out_f32.data());
     previous_failures = 0;
     if (screened.nonfinite) {
       if constexpr (!kDecoded) decode();
