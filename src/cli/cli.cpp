@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "cli/command.hpp"
 #include "util/suggest.hpp"
@@ -50,16 +51,20 @@ std::optional<std::string> unknown_command(int argc, char** argv) {
 }
 
 std::string unexpected_flag_hint(const CLI::App* app, const std::string& message) {
-  // CLI11 says "The following arguments were not expected: --iteration"; suggest the near flag.
+  // CLI11 says "The following arguments were not expected: relu --opp", listing an option's value
+  // before the option itself; suggest the near flag for the first word that is a flag.
   const auto pos = message.find(": ");
   if (pos == std::string::npos || !app) return "";
-  std::string word = message.substr(pos + 2);
-  word = word.substr(0, word.find(' '));
   std::vector<std::string> flags;
   for (const auto* opt : app->get_options()) {
     for (const auto& name : opt->get_lnames()) flags.push_back("--" + name);
   }
-  return util::did_you_mean_suffix(word, flags);
+  std::istringstream words(message.substr(pos + 2));
+  for (std::string word; words >> word;) {
+    if (!word.starts_with("-")) continue;
+    if (std::string hint = util::did_you_mean_suffix(word, flags); !hint.empty()) return hint;
+  }
+  return "";
 }
 
 int run_parsed(int argc, char** argv) {
