@@ -24,7 +24,7 @@ MIB = 1 << 20
 def _convert_once(conv, storage: np.ndarray, dtype: str, make_output) -> None:
     """One case's worth of the worker's conversions: storage view -> framework tensor -> the op's
     result (make_output, no arithmetic) -> numpy -> the bytes the result frame carries."""
-    from gpuemu import tensors
+    from gpuemu.wire import tensors
 
     t = conv.input(storage, dtype, "x", "bench")
     out = make_output(t)

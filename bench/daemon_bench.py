@@ -184,7 +184,7 @@ def validate_breakdown(client, label: str, x: np.ndarray, out: np.ndarray, repea
     shared-memory segment), the same message to the daemon and back in a ping (transport and the
     daemon's decoding, which maps the segment), and the daemon's own duration_ms (the reference's warm
     worker and the comparison); the rest is the store, the reply and decoding it."""
-    from gpuemu import protocol, segments
+    from gpuemu.wire import protocol, segments
 
     tensors = {"input/x": x, "output/out": out}
     header = {"protocol_version": protocol.PROTOCOL_VERSION, "type": "ping"}

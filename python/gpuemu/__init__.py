@@ -32,7 +32,7 @@ from gpuemu.results import (
     ValidationResult,
 )
 from gpuemu.rng import SeededRng, derive_seed, generate_seed
-from gpuemu.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
+from gpuemu.wire.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
 from gpuemu.tolerance import ToleranceConfig, ToleranceProfile, calibrate_tolerance, get_recommended_tolerance
 from gpuemu.validation import validate_op
 from gpuemu.values import describe_values, generate_tensor

@@ -9,12 +9,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu import protocol
+from gpuemu.wire import protocol
 from gpuemu.errors import ClientError, DaemonError, DaemonNotRunningError, ProtocolMismatchError
 from gpuemu.results import FuzzResults, MinimizeResult, ReproduceResult, ValidationResult
 from gpuemu.rng import generate_seed
-from gpuemu.transport import NngTransport, default_socket_path
-from gpuemu.wire_results import (
+from gpuemu.wire.transport import NngTransport, default_socket_path
+from gpuemu.wire.records import (
     float_from_wire,
     fuzz_results,
     seed_from_wire,

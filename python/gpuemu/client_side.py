@@ -15,7 +15,7 @@ from gpuemu.errors import ClientError
 from gpuemu.guard import run_guarded
 from gpuemu.repro import fuzz_config_for, repro_for_case
 from gpuemu.results import Failure, FuzzResults, ValidationResult
-from gpuemu.wire_results import seed_from_wire
+from gpuemu.wire.records import seed_from_wire
 
 __all__ = ["fuzz", "inline_batch", "cases_from_reply", "schema_op", "op_timeout"]
 

@@ -1,20 +1,44 @@
-# The exceptions the Python client raises: one class per thing a user does something different
-# about (start the daemon, upgrade one side, raise the timeout, fix the request, fix the kernel).
-"""Exceptions of the gpuemu Python client."""
+# Every exception the gpuemu package raises, in one hierarchy under GpuemuError: one class per thing
+# a user does something different about (start the daemon, upgrade one side, fix the request or the kernel).
+"""Exceptions of the gpuemu Python package.
+
+    GpuemuError
+    ├── ClientError               the client cannot do what was asked
+    │   ├── DaemonNotRunningError
+    │   ├── ProtocolMismatchError
+    │   ├── RequestTimeoutError   (also a TimeoutError)
+    │   └── DaemonError           the daemon answered with an error reply
+    ├── ValidationError           (also an AssertionError) validate_op's block failed
+    ├── MessageError              (also a ValueError) bytes that are no daemon message (docs/protocol.md)
+    ├── FrameError                (also a ValueError) bytes that are no worker frame (docs/worker-protocol.md)
+    ├── AdapterError              (also a TypeError and ValueError) a tensor a framework adapter cannot convert
+    └── FrameworkNotInstalledError (also an ImportError) the op's framework cannot be imported
+
+Standard library only: the worker's frame layer imports it before it knows numpy is installed.
+"""
 
 from __future__ import annotations
 
 __all__ = [
+    "GpuemuError",
     "ClientError",
     "DaemonNotRunningError",
     "ProtocolMismatchError",
     "RequestTimeoutError",
     "DaemonError",
     "ValidationError",
+    "MessageError",
+    "FrameError",
+    "AdapterError",
+    "FrameworkNotInstalledError",
 ]
 
 
-class ClientError(Exception):
+class GpuemuError(Exception):
+    """Base class of every exception gpuemu raises on purpose."""
+
+
+class ClientError(GpuemuError):
     """Base class of every error the client raises."""
 
 
@@ -39,10 +63,38 @@ class DaemonError(ClientError):
         self.request = request
 
 
-class ValidationError(AssertionError):
+class ValidationError(GpuemuError, AssertionError):
     """A validation inside `validate_op(...)` failed; `result` is the ValidationResult."""
 
     def __init__(self, result):
         first = result.failures[0] if result.failures else ""
         super().__init__(f"{result.op_name}: validation failed (seed {result.seed}): {first}")
         self.result = result
+
+
+class MessageError(GpuemuError, ValueError):
+    """Bytes that are not a protocol message (wrong magic or version, truncated, bad JSON)."""
+
+
+class FrameError(GpuemuError, ValueError):
+    """The byte stream is not a valid frame (wrong magic or version, truncated, bad header)."""
+
+
+class AdapterError(GpuemuError, TypeError, ValueError):
+    """A value gpuemu cannot turn into (or read back from) a framework tensor without changing it:
+    an unsupported dtype, a tensor on the wrong device, one that requires grad, a JAX tracer, a
+    non-tensor. The message names the op, the input or output and the dtype."""
+
+
+class FrameworkNotInstalledError(GpuemuError, ImportError):
+    """The op's framework cannot be imported; the message names the pip extra that installs it."""
+
+    def __init__(self, framework: str, module: str, extra: str, cause: BaseException | None = None):
+        why = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+        super().__init__(
+            f"the op runs with framework '{framework}', but Python module '{module}' cannot be imported{why}; "
+            f"install it with: pip install 'gpuemu[{extra}]'"
+        )
+        self.framework = framework
+        self.module_name = module
+        self.extra = extra

@@ -16,7 +16,7 @@ from gpuemu.guard import run_guarded
 from gpuemu.results import Failure, FuzzConfig, FuzzResults, ReproductionInfo, TestCase, ValidationResult
 from gpuemu.rng import SeededRng, derive_seed, generate_seed
 from gpuemu.tolerance import ToleranceConfig
-from gpuemu.tensors import contiguous_strides
+from gpuemu.wire.tensors import contiguous_strides
 from gpuemu.values import generate_tensor
 
 __all__ = [

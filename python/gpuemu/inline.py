@@ -256,7 +256,7 @@ def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:
 
 def _cold_script(script: Path, python: str, numpy_bfloat16: str = "ml_dtypes") -> Callable:
     """A reference script that does not opt in to warm mode: one subprocess per call (script protocol)."""
-    from gpuemu import tensors
+    from gpuemu.wire import tensors
 
     def call(inputs: dict, **kwargs) -> Any:
         request = {"inputs": {k: tensors.encode_tensor(v) for k, v in inputs.items()}, "kwargs": kwargs,

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu import tensors
+from gpuemu.wire import tensors
 from gpuemu.results import FuzzConfig, ReproductionInfo
 
 __all__ = ["input_snapshot", "element_strides", "fuzz_config_for", "repro_for_case"]

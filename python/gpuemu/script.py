@@ -23,7 +23,8 @@ from typing import IO, Any, Callable, Mapping
 
 import numpy as np
 
-from gpuemu import runtime, tensors
+from gpuemu import runtime
+from gpuemu.wire import tensors
 
 Fn = Callable[..., Any]
 

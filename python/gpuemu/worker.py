@@ -34,7 +34,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from gpuemu import _frames
+from gpuemu.wire import frames as _frames
 
 Fn = Callable[..., Any]
 
@@ -159,7 +159,7 @@ def decode_storages(header: dict, payload: bytearray) -> dict:
     or into a private copy of the bytes an entry names in a shared-memory segment
     (segments.read_segment: never a mapping its sender could shrink under us). bfloat16 stays
     uint16 bits."""
-    from gpuemu import segments, tensors
+    from gpuemu.wire import segments, tensors
     from gpuemu.dtypes import canonical_dtype
 
     view = memoryview(payload)
@@ -190,7 +190,7 @@ def encode_outputs(out: Any, case_dtype: str | None, role: str, converter: Any =
 
 def encode_items(items: list, case_dtype: str | None, converter: Any) -> tuple[list, list]:
     """(tensor entries, buffers) for [(name, numpy array)] of a converter."""
-    from gpuemu import tensors
+    from gpuemu.wire import tensors
 
     entries, buffers, offset = [], [], 0
     for name, arr in items:
@@ -204,7 +204,7 @@ def encode_items(items: list, case_dtype: str | None, converter: Any) -> tuple[l
 def _move_to_segment(entries: list, buffers: list, lent: Any) -> list:
     """Puts large outputs in a shared-memory segment lent to gpuemu (segments.LentSegments, None when
     the call did not allow it), so they skip the pipe; returns the buffers that still go in the frame."""
-    from gpuemu import segments
+    from gpuemu.wire import segments
 
     if lent is None:
         return buffers
@@ -249,7 +249,8 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any =
     """Serves call frames until the input ends; returns the process exit status.
 
     converter: a frameworks.Converter (default: numpy, bfloat16 as float32, this role)."""
-    from gpuemu import frameworks, segments
+    from gpuemu import frameworks
+    from gpuemu.wire import segments
 
     if converter is None:
         converter = frameworks.Converter(frameworks.AdapterSettings(role=role))
@@ -343,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import numpy  # noqa: F401  (gpuemu's own dependency: missing means no case can run)
 
-        from gpuemu import frameworks, runtime, script, tensors  # noqa: F401
+        from gpuemu import frameworks, runtime, script  # noqa: F401
+        from gpuemu.wire import tensors  # noqa: F401
     except ImportError as exc:
         _frames.write_frame(
             frames_out,

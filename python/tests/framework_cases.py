@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pytest
 
-from gpuemu import tensors
+from gpuemu.wire import tensors
 from gpuemu.dtypes import DTYPE_NAMES, storage_dtype, to_bf16_bits
 from gpuemu.fuzzing import with_layout
 from gpuemu.values import generate_tensor

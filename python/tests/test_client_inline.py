@@ -248,7 +248,7 @@ def test_client_side_failures_carry_truthful_repro_info(project):
     assert (info.fuzz_config.seed, info.fuzz_config.iterations) == (5, 4)
     snapshot = info.input_snapshot["x"]
     assert snapshot["shape"] == [8, 33] and snapshot["dtype"] == "float16"
-    from gpuemu import tensors
+    from gpuemu.wire import tensors
 
     failing = next(c for c in client.get_test_batch("relu", count=4, seed=5, dtypes=["float16"])
                    if c["seed"] == bad.failures[0].seed)

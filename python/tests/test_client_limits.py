@@ -8,7 +8,7 @@ import pytest
 
 from gpuemu import Client, DaemonError
 from gpuemu.client import MAX_TIMEOUT_MS
-from gpuemu.protocol import decode_message, encode_frame
+from gpuemu.wire.protocol import decode_message, encode_frame
 
 
 class CannedDaemon:

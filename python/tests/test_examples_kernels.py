@@ -2,7 +2,7 @@
 matches its float64 reference within the tolerance its gpuemu.toml declares, every buggy one fails.
 
 Each case goes through the real script helpers (gpuemu.script.encode_outputs, then
-gpuemu.tensors.decode_tensor) so fp16/bf16 outputs are rounded exactly as on the wire, and uses
+gpuemu.wire.tensors.decode_tensor) so fp16/bf16 outputs are rounded exactly as on the wire, and uses
 the pass rule |out - ref| <= atol + rtol * |ref| in float64. Shapes sit on both sides of every
 block edge; values cover the regular, boundary and adversarial families inside the declared
 domains, including their extremes.
@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuemu import script, tensors
+from gpuemu import script
+from gpuemu.wire import tensors
 from gpuemu.values import generate_tensor
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from framework_cases import all_cases, bits_of, case_storage, every_16bit_pattern, need
-from gpuemu import frameworks, tensors
+from gpuemu import frameworks
+from gpuemu.wire import tensors
 from gpuemu.frameworks import AdapterError, AdapterSettings, Converter
 
 jax = need("jax")

@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from gpuemu import protocol
+from gpuemu.wire import protocol
 from gpuemu.fuzzing import with_layout
 from gpuemu.values import generate_tensor
-from gpuemu.wire_results import float_from_wire, float_to_wire, seed_from_wire, seed_to_wire, validation_result
+from gpuemu.wire.records import float_from_wire, float_to_wire, seed_from_wire, seed_to_wire, validation_result
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuemu import protocol
+from gpuemu.wire import protocol
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

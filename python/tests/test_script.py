@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuemu import script, tensors
+from gpuemu import script
+from gpuemu.wire import tensors
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 

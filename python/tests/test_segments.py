@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuemu import Client, segments
+from gpuemu import Client
+from gpuemu.wire import segments
 
 
 def _files_of(pid: int) -> list[str]:

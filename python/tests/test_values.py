@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpuemu.dtypes import DTYPE_NAMES, float_info, is_floating, to_bf16_bits
-from gpuemu.tensors import numpy_dtype
+from gpuemu.wire.tensors import numpy_dtype
 from gpuemu.values import DISTRIBUTIONS, FLOAT_PATTERNS, INT_PATTERNS, describe_values, generate_tensor, resolve_domain
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpuemu.rng import SeededRng, counter_at, derive_seed
-from gpuemu.tensors import encode_raw
+from gpuemu.wire.tensors import encode_raw
 from gpuemu.values import describe_values, generate_tensor, resolve_domain
 
 

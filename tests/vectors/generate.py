@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE.parent.parent / "python"))
 
 from gpuemu.dtypes import DTYPE_NAMES, is_floating  # noqa: E402
 from gpuemu.rng import SeededRng, counter_at, derive_seed  # noqa: E402
-from gpuemu.tensors import encode_raw  # noqa: E402
+from gpuemu.wire.tensors import encode_raw  # noqa: E402
 from gpuemu.values import (  # noqa: E402
     DISTRIBUTIONS,
     FLOAT_PATTERNS,

@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from gpuemu.errors import ClientError, DaemonNotRunningError, RequestTimeoutError
+from gpuemu.wire import segments
 
 __all__ = ["NngTransport", "default_socket_path"]
 
 
 def _pynng() -> Any:
-    # Imported on first use: workers and scripts import the gpuemu package but never the socket.
     try:
+        # lazy: pynng (and cffi under it) costs ~0.1 s to import; workers and cold scripts import the
+        # gpuemu package once per process but never open the socket.
         import pynng
     except ImportError:
         raise ClientError("the gpuemu client needs pynng to talk to the daemon: pip install pynng") from None
@@ -94,8 +96,6 @@ class NngTransport:
 
     def _segment_locked(self) -> Any:
         """The client's shared-memory segment for large tensors, when the daemon is on this machine."""
-        from gpuemu import segments
-
         if self._segments_ok is None:  # decided once per client
             self._segments_ok = (self.url.startswith("ipc://") and os.environ.get("GPUEMU_SEGMENTS", "1") != "0"
                                  and segments.available())

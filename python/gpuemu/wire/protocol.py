@@ -6,25 +6,20 @@ from __future__ import annotations
 
 import json
 import math
-import struct
 from typing import Any
 
 import numpy as np
 
-from gpuemu import tensors as tensor_codec
+from gpuemu.errors import MessageError
+from gpuemu.wire import segments
+from gpuemu.wire import tensors as tensor_codec
+from gpuemu.wire.frames import MAGIC, MAX_HEADER, PREFIX as _PREFIX, VERSION as FRAME_VERSION
 
 __all__ = ["PROTOCOL_VERSION", "MessageError", "encode_message", "decode_message", "encode_frame", "split_frame",
            "tensor_entries"]
 
 PROTOCOL_VERSION = 1  # the "protocol_version" of every request header
-FRAME_VERSION = 1  # the version field of the frame prefix
-MAGIC = b"GEMU"
-_PREFIX = struct.Struct("<4sIIQ")
-MAX_HEADER = 64 << 20
-
-
-class MessageError(ValueError):
-    """Bytes that are not a protocol message (wrong magic or version, truncated, bad JSON)."""
+# A message has the prefix of a worker frame (wire/frames.py: magic, FRAME_VERSION, lengths).
 
 
 def _json_safe(value: Any) -> Any:
@@ -107,8 +102,6 @@ def encode_message(header: dict, tensors: dict[str, Any] | None = None, segment:
     if tensors:
         body["tensors"], buffers = tensor_entries(tensors)
         if segment is not None:
-            from gpuemu import segments
-
             buffers = segments.move_large(body["tensors"], buffers, segment.fill)
     text = _header_text(body)
     sizes = [b.nbytes if isinstance(b, memoryview) else len(b) for b in buffers]

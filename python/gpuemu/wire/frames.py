@@ -19,16 +19,14 @@ import os
 import struct
 from typing import BinaryIO, Iterable
 
+from gpuemu.errors import FrameError
+
 MAGIC = b"GEMU"
 VERSION = 1
 PREFIX = struct.Struct("<4sIIQ")
 MAX_HEADER = 64 << 20
 
 __all__ = ["MAGIC", "VERSION", "PREFIX", "MAX_HEADER", "FrameError", "read_frame", "write_frame", "encode_frame"]
-
-
-class FrameError(ValueError):
-    """The byte stream is not a valid frame (wrong magic or version, truncated, bad header)."""
 
 
 def _read_exact(stream: BinaryIO, n: int, at_frame_start: bool = False) -> bytearray | None:
