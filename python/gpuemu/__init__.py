@@ -3,17 +3,8 @@
 """gpuemu: a GPU-less correctness gate for deep-learning kernels."""
 
 from gpuemu.client import Client
-from gpuemu.errors import (
-    ClientError,
-    DaemonError,
-    DaemonNotRunningError,
-    ProtocolMismatchError,
-    RequestTimeoutError,
-    ValidationError,
-)
-from gpuemu.frameworks import case_dtype
-from gpuemu.fuzzing import (
-    SeededFuzzer,
+from gpuemu.core.calibrate import calibrate_tolerance
+from gpuemu.core.fuzzing import (
     fuzz_dtypes,
     fuzz_dtypes_seeded,
     fuzz_layouts,
@@ -22,6 +13,20 @@ from gpuemu.fuzzing import (
     fuzz_shapes_seeded,
     generate_random_tensor,
 )
+from gpuemu.core.rng import SeededRng, derive_seed, generate_seed
+from gpuemu.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
+from gpuemu.core.values import describe_values, generate_tensor
+from gpuemu.errors import (
+    ClientError,
+    DaemonError,
+    DaemonNotRunningError,
+    GpuemuError,
+    ProtocolMismatchError,
+    RequestTimeoutError,
+    ValidationError,
+)
+from gpuemu.frameworks import case_dtype
+from gpuemu.fuzzing import SeededFuzzer
 from gpuemu.results import (
     FuzzConfig,
     FuzzResults,
@@ -31,16 +36,14 @@ from gpuemu.results import (
     TestCase,
     ValidationResult,
 )
-from gpuemu.rng import SeededRng, derive_seed, generate_seed
-from gpuemu.wire.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
-from gpuemu.tolerance import ToleranceConfig, ToleranceProfile, calibrate_tolerance, get_recommended_tolerance
 from gpuemu.validation import validate_op
-from gpuemu.values import describe_values, generate_tensor
+from gpuemu.wire.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
 
 __all__ = [
     "Client",
     "validate_op",
     "case_dtype",
+    "GpuemuError",
     "ClientError",
     "DaemonError",
     "DaemonNotRunningError",

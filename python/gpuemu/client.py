@@ -12,7 +12,7 @@ import numpy as np
 from gpuemu.wire import protocol
 from gpuemu.errors import ClientError, DaemonError, DaemonNotRunningError, ProtocolMismatchError
 from gpuemu.results import FuzzResults, MinimizeResult, ReproduceResult, ValidationResult
-from gpuemu.rng import generate_seed
+from gpuemu.core.rng import generate_seed
 from gpuemu.wire.transport import NngTransport, default_socket_path
 from gpuemu.wire.records import (
     float_from_wire,

@@ -11,7 +11,7 @@ import numpy as np
 
 from gpuemu.guard import run_guarded
 from gpuemu.results import MinimizeResult
-from gpuemu.rng import derive_seed
+from gpuemu.core.rng import derive_seed
 
 __all__ = ["minimize_client_side", "axis_groups", "shrink"]
 

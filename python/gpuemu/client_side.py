@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu.cases import DimSpec, OpSpec, case_seed, generate_case
+from gpuemu.core.cases import DimSpec, OpSpec, case_seed, generate_case
 from gpuemu.errors import ClientError
 from gpuemu.guard import run_guarded
 from gpuemu.repro import fuzz_config_for, repro_for_case

@@ -1,192 +1,26 @@
-# Client-side fuzz generators of the python-api seed: shapes, dtypes and layouts (seeded or not),
-# random tensors, and SeededFuzzer, which makes reproducible cases and runs an op on them.
-"""fuzz_shapes/_dtypes/_layouts (+ _seeded), generate_random_tensor, with_layout, SeededFuzzer."""
+# SeededFuzzer of docs/python-api.md: reproducible cases from one seed, the user's op run on each
+# under the client-side guard and compared with a reference (or checked for NaN/Inf) in this process.
+"""SeededFuzzer(seed, config).run(op_fn, ref_fn)."""
 
 from __future__ import annotations
 
-import itertools
 import time
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from gpuemu.compare import compare_output
-from gpuemu.dtypes import DTYPE_NAMES, canonical_dtype, is_floating
+from gpuemu.core.compare import compare_output
+from gpuemu.core.dtypes import is_floating
+from gpuemu.core.fuzzing import draw_shape, dtype_pool, layout_pool
+from gpuemu.core.layouts import with_layout
+from gpuemu.core.rng import SeededRng, derive_seed
+from gpuemu.core.tolerance import ToleranceConfig
+from gpuemu.core.values import generate_tensor
 from gpuemu.guard import run_guarded
+from gpuemu.repro import input_snapshot
 from gpuemu.results import Failure, FuzzConfig, FuzzResults, ReproductionInfo, TestCase, ValidationResult
-from gpuemu.rng import SeededRng, derive_seed, generate_seed
-from gpuemu.tolerance import ToleranceConfig
-from gpuemu.wire.tensors import contiguous_strides
-from gpuemu.values import generate_tensor
 
-__all__ = [
-    "LAYOUTS",
-    "choose_dim",
-    "fuzz_shapes",
-    "fuzz_shapes_seeded",
-    "fuzz_dtypes",
-    "fuzz_dtypes_seeded",
-    "fuzz_layouts",
-    "fuzz_layouts_seeded",
-    "generate_random_tensor",
-    "with_layout",
-    "SeededFuzzer",
-]
-
-# The memory layouts gpuemu materialises (tensor::Layout order, whose numbers are persisted).
-LAYOUTS = ("contiguous", "transposed", "strided")
-
-# Elements of padding after every row of a strided layout (tensor::with_layout's default pad).
-_ROW_PAD = 3
-
-# Primes spread over the sizes kernels meet (as src/fuzz/case.cpp); tile bugs hide at sizes coprime
-# with the block size.
-_PRIMES = (2, 3, 5, 7, 13, 17, 31, 61, 97, 127, 193, 251, 509, 1021, 2039, 4093)
-
-
-def choose_dim(rng: SeededRng, lo: int, hi: int) -> int:
-    """Boundary-aware size in [lo, hi], draw for draw the same as fuzz::choose_dim in C++."""
-    if hi <= lo:
-        return lo
-    if rng.gen_range(0, 10) >= 6:  # 40% uniform over the range, 60% from the boundary set
-        return lo + rng.gen_range(0, hi - lo + 1)
-    special = {lo, hi}
-    if lo <= 1 <= hi:
-        special.add(1)
-    p = 2
-    while p <= hi:
-        special.update(v for v in (p - 1, p, p + 1) if lo <= v <= hi)
-        p *= 2
-    special.update(v for v in _PRIMES if lo <= v <= hi)
-    ordered = sorted(special)
-    return ordered[rng.gen_range(0, len(ordered))]
-
-
-def _limited(gen: Iterator, count: int | None) -> Iterator:
-    return gen if count is None else itertools.islice(gen, int(count))
-
-
-def _shape(rng: SeededRng, min_dims: int, max_dims: int, min_size: int, max_size: int) -> tuple[int, ...]:
-    ndim = rng.gen_range(min_dims, max_dims + 1)
-    dims = []
-    budget = max_size
-    for k in range(ndim):
-        # Leave room for the dims still to come at their minimum size.
-        cap = budget // (min_size ** (ndim - k - 1))
-        dim = choose_dim(rng, min_size, max(min_size, min(max_size, cap)))
-        dims.append(dim)
-        budget = max(1, budget // dim)
-    return tuple(dims)
-
-
-def fuzz_shapes_seeded(seed: int, min_dims: int = 1, max_dims: int = 4, min_size: int = 1, max_size: int = 1024,
-                       count: int | None = None) -> Iterator[tuple[int, ...]]:
-    """Shapes with min_dims..max_dims dims, each in [min_size, max_size], boundary-aware sizes.
-
-    Dims are drawn left to right and each is capped so the element count stays <= max_size while
-    min_size ** ndim <= max_size. Infinite unless count is given; the same seed gives the same shapes.
-    """
-    if not 0 <= min_dims <= max_dims:
-        raise ValueError(f"fuzz_shapes needs 0 <= min_dims <= max_dims, got {min_dims}, {max_dims}")
-    if not 1 <= min_size <= max_size:
-        raise ValueError(f"fuzz_shapes needs 1 <= min_size <= max_size, got {min_size}, {max_size}")
-    rng = SeededRng(derive_seed(seed, "fuzz/shapes"))
-
-    def gen():
-        while True:
-            yield _shape(rng, min_dims, max_dims, min_size, max_size)
-
-    return _limited(gen(), count)
-
-
-def fuzz_shapes(min_dims: int = 1, max_dims: int = 4, min_size: int = 1, max_size: int = 1024,
-                count: int | None = None) -> Iterator[tuple[int, ...]]:
-    """fuzz_shapes_seeded with a fresh seed from system entropy."""
-    return fuzz_shapes_seeded(generate_seed(), min_dims, max_dims, min_size, max_size, count)
-
-
-def _dtype_pool(include: Sequence[str] | None, exclude: Sequence[str] | None) -> list[str]:
-    pool = [canonical_dtype(d) for d in include] if include else list(DTYPE_NAMES)
-    dropped = {canonical_dtype(d) for d in exclude or ()}
-    pool = [d for d in dict.fromkeys(pool) if d not in dropped]
-    if not pool:
-        raise ValueError(f"no dtype left after include={include!r} and exclude={exclude!r}")
-    return pool
-
-
-def fuzz_dtypes_seeded(seed: int, include: Sequence[str] | None = None, exclude: Sequence[str] | None = None,
-                       count: int | None = None) -> Iterator[str]:
-    """Dtype names drawn uniformly from include (default: every gpuemu dtype) minus exclude."""
-    pool = _dtype_pool(include, exclude)
-    rng = SeededRng(derive_seed(seed, "fuzz/dtypes"))
-    return _limited((rng.choice(pool) for _ in itertools.count()), count)
-
-
-def fuzz_dtypes(include: Sequence[str] | None = None, exclude: Sequence[str] | None = None,
-                count: int | None = None) -> Iterator[str]:
-    return fuzz_dtypes_seeded(generate_seed(), include, exclude, count)
-
-
-def _layout_pool(include: Sequence[str] | None) -> list[str]:
-    pool = list(include) if include else list(LAYOUTS)
-    unknown = [name for name in pool if name not in LAYOUTS]
-    if unknown or not pool:
-        raise ValueError(f"unknown layout(s) {unknown or pool}; gpuemu materialises {', '.join(LAYOUTS)}")
-    return pool
-
-
-def fuzz_layouts_seeded(seed: int, include: Sequence[str] | None = None, count: int | None = None) -> Iterator[str]:
-    """Layout names (contiguous, transposed, strided) drawn uniformly from include (default: all)."""
-    pool = _layout_pool(include)
-    rng = SeededRng(derive_seed(seed, "fuzz/layouts"))
-    return _limited((rng.choice(pool) for _ in itertools.count()), count)
-
-
-def fuzz_layouts(include: Sequence[str] | None = None, count: int | None = None) -> Iterator[str]:
-    return fuzz_layouts_seeded(generate_seed(), include, count)
-
-
-def generate_random_tensor(seed: int, shape: tuple[int, ...], dtype: str = "float32",
-                           domain: tuple[float, float] = (-1.0, 1.0), distribution: str = "regular") -> np.ndarray:
-    """A tensor of gpuemu's value generator (docs/rng.md section 4): the same bits as the C++ side.
-
-    distribution: regular (default), boundary, adversarial or mixed. bfloat16 returns float32 holding
-    exact bfloat16 values.
-    """
-    return generate_tensor(seed, dtype, tuple(int(d) for d in shape), domain, distribution)
-
-
-def with_layout(arr: np.ndarray, layout: str) -> np.ndarray:
-    """The same logical values stored in the given layout (a real strided view, like tensor::with_layout).
-
-    transposed: the last two dims stored column-major. strided: every row padded by three elements
-    (rank 1: every other slot), as the C++ side; the padding holds NaN (floats) or the dtype's maximum.
-    """
-    if layout not in LAYOUTS:
-        raise ValueError(f"unknown layout {layout!r}; use one of {', '.join(LAYOUTS)}")
-    a = np.asarray(arr)
-    if layout == "contiguous" or a.ndim == 0 or (layout == "transposed" and a.ndim < 2):
-        return np.ascontiguousarray(a)
-    # Strides are set explicitly (numpy would normalise those of size-1 dims) so they equal the C++ ones.
-    strides = contiguous_strides(a.shape)
-    if layout == "transposed":
-        rows = a.shape[-2]
-        flat = np.ascontiguousarray(np.swapaxes(a, -1, -2)).reshape(-1)
-        strides[-2], strides[-1] = 1, rows
-        return np.lib.stride_tricks.as_strided(flat, a.shape, [s * a.itemsize for s in strides])
-    poison = np.nan if a.dtype.kind == "f" else (True if a.dtype.kind == "b" else np.iinfo(a.dtype).max)
-    if a.ndim == 1:
-        buf = np.full(2 * a.shape[0], poison, dtype=a.dtype)
-        buf[::2] = a
-        return np.lib.stride_tricks.as_strided(buf, a.shape, (2 * a.itemsize,))
-    cols = a.shape[-1]
-    buf = np.full(a.shape[:-1] + (cols + _ROW_PAD,), poison, dtype=a.dtype)
-    buf[..., :cols] = a
-    step = cols + _ROW_PAD
-    for k in range(a.ndim - 2, -1, -1):
-        strides[k] = step
-        step *= a.shape[k]
-    return np.lib.stride_tricks.as_strided(buf.reshape(-1), a.shape, [s * a.itemsize for s in strides])
+__all__ = ["SeededFuzzer"]
 
 
 class SeededFuzzer:
@@ -201,8 +35,8 @@ class SeededFuzzer:
         self.input_names = list(input_names)
         self.domain = domain
         self.index = 0
-        _layout_pool(self.config.layouts)
-        self._dtypes = _dtype_pool(self.config.dtypes, None)
+        layout_pool(self.config.layouts)
+        self._dtypes = dtype_pool(self.config.dtypes, None)
 
     def case(self, index: int) -> TestCase:
         """Case number index (random access: the same as the index-th next_test_case())."""
@@ -211,7 +45,7 @@ class SeededFuzzer:
         dtype = rng.choice(self._dtypes)
         layout = rng.choice(self.config.layouts)
         c = self.config
-        shape = _shape(SeededRng(derive_seed(case_seed, "dims")), c.min_dims, c.max_dims, c.min_size, c.max_size)
+        shape = draw_shape(SeededRng(derive_seed(case_seed, "dims")), c.min_dims, c.max_dims, c.min_size, c.max_size)
         inputs = {
             name: with_layout(generate_tensor(derive_seed(case_seed, f"input/{name}"), dtype, shape, self.domain,
                                               "regular"), layout)
@@ -272,7 +106,5 @@ class SeededFuzzer:
     def _repro(self, case: TestCase) -> ReproductionInfo:
         first = case.inputs[self.input_names[0]]
         strides = tuple(s // first.itemsize for s in first.strides)
-        from gpuemu.repro import input_snapshot
-
         return ReproductionInfo(seed=case.seed, shape=case.shape, strides=strides, dtype=case.dtype,
                                 layout=case.layout, fuzz_config=self.config, input_snapshot=input_snapshot(case.inputs))

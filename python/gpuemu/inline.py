@@ -17,13 +17,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu.cases import OpSpec, case_seed, declared_output, generate_case
-from gpuemu.compare import compare_output
-from gpuemu.dtypes import canonical_dtype
+from gpuemu.core.cases import OpSpec, case_seed, declared_output, generate_case
+from gpuemu.core.compare import compare_output
+from gpuemu.core.dtypes import canonical_dtype
 from gpuemu.errors import ClientError
 from gpuemu.repro import input_snapshot
 from gpuemu.results import Failure, ReproductionInfo, TestCase, ValidationResult
-from gpuemu.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
+from gpuemu.core.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
 
 __all__ = ["InlineProject", "find_config", "CALLABLE_RE"]
 

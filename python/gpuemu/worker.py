@@ -148,7 +148,7 @@ def load_script(path: str) -> tuple[Fn, str | None]:
 def decode_inputs(header: dict, payload: bytearray) -> dict:
     """{name: ndarray view} for a call frame's "tensors" in numpy's older form (bfloat16 as exact
     float32): decode_storages, then each view as decode_raw gives it."""
-    from gpuemu.dtypes import from_bf16_bits
+    from gpuemu.core.dtypes import from_bf16_bits
 
     return {name: from_bf16_bits(np_view) if dtype == "bfloat16" else np_view
             for name, (np_view, dtype) in decode_storages(header, payload).items()}
@@ -160,7 +160,7 @@ def decode_storages(header: dict, payload: bytearray) -> dict:
     (segments.read_segment: never a mapping its sender could shrink under us). bfloat16 stays
     uint16 bits."""
     from gpuemu.wire import segments, tensors
-    from gpuemu.dtypes import canonical_dtype
+    from gpuemu.core.dtypes import canonical_dtype
 
     view = memoryview(payload)
     inputs = {}

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from gpuemu.wire import tensors
-from gpuemu.dtypes import DTYPE_NAMES, storage_dtype, to_bf16_bits
-from gpuemu.fuzzing import with_layout
-from gpuemu.values import generate_tensor
+from gpuemu.core.dtypes import DTYPE_NAMES, storage_dtype, to_bf16_bits
+from gpuemu.core.layouts import with_layout
+from gpuemu.core.values import generate_tensor
 
 LAYOUTS = ("contiguous", "transposed", "strided", "scalar", "empty")
 

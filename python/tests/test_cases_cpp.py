@@ -1,4 +1,4 @@
-# Python case generation (gpuemu.cases, used by the client's inline mode) against the C++ one:
+# Python case generation (gpuemu.core.cases, used by the client's inline mode) against the C++ one:
 # `gpuemu fuzz` hands every case's inputs to an op that records them and always fails, so the
 # run's failures list every case seed; Python must derive the same seeds and the same inputs.
 import json
@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from gpuemu.cases import case_seed, generate_case
+from gpuemu.core.cases import case_seed, generate_case
 from gpuemu.inline import InlineProject
 
 TOML = """

@@ -21,7 +21,7 @@ import pytest
 
 from gpuemu import script
 from gpuemu.wire import tensors
-from gpuemu.values import generate_tensor
+from gpuemu.core.values import generate_tensor
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -142,7 +142,7 @@ FUZZ = ["fuzz:regular", "fuzz:boundary", "fuzz:adversarial"]
 
 def values(name: str, rng: np.random.Generator, shape, lo: float, hi: float, dtype: str) -> np.ndarray:
     """Input values in the case dtype's storage: a named pattern, or "fuzz:<distribution>" for
-    exactly what gpuemu's generator draws (gpuemu.values, byte-identical with the binary)."""
+    exactly what gpuemu's generator draws (gpuemu.core.values, byte-identical with the binary)."""
     if name.startswith("fuzz:"):
         seed = int(rng.integers(0, 2**63))
         return generate_tensor(seed, dtype, shape, (lo, hi), name.split(":", 1)[1])

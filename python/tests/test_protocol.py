@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from gpuemu.wire import protocol
-from gpuemu.fuzzing import with_layout
-from gpuemu.values import generate_tensor
+from gpuemu.core.layouts import with_layout
+from gpuemu.core.values import generate_tensor
 from gpuemu.wire.records import float_from_wire, float_to_wire, seed_from_wire, seed_to_wire, validation_result
 
 

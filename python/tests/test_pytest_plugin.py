@@ -195,7 +195,7 @@ def test_config_seed(gpuemu_case):
 def test_marker_seed(gpuemu_case):
     gpuemu_case.run()
 ''')
-    from gpuemu.cases import case_seed
+    from gpuemu.core.cases import case_seed
     from gpuemu.inline import InlineProject
 
     spec = InlineProject(project.path / "gpuemu.toml").op("softmax")

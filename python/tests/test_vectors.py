@@ -8,9 +8,9 @@ import struct
 import numpy as np
 import pytest
 
-from gpuemu.rng import SeededRng, counter_at, derive_seed
+from gpuemu.core.rng import SeededRng, counter_at, derive_seed
 from gpuemu.wire.tensors import encode_raw
-from gpuemu.values import describe_values, generate_tensor, resolve_domain
+from gpuemu.core.values import describe_values, generate_tensor, resolve_domain
 
 
 @pytest.fixture(scope="module")

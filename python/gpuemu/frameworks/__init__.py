@@ -60,7 +60,7 @@ def to_storage(value: Any, what: str = "tensor") -> tuple[np.ndarray, str]:
 
 
 def canonical_name(arr: np.ndarray, what: str) -> str:
-    from gpuemu.dtypes import DTYPE_NAMES
+    from gpuemu.core.dtypes import DTYPE_NAMES
 
     if arr.dtype.name not in DTYPE_NAMES:
         raise AdapterError(f"{what} has dtype {arr.dtype}, which gpuemu cannot store without a cast; use one of "

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from gpuemu.dtypes import DTYPE_NAMES, canonical_dtype
+from gpuemu.core.dtypes import DTYPE_NAMES, canonical_dtype
 from gpuemu.frameworks.errors import AdapterError
 from gpuemu.frameworks.foreign import to_numpy_any
 from gpuemu.frameworks.settings import AdapterSettings

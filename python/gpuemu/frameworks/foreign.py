@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.dtypes import DTYPE_NAMES
+from gpuemu.core.dtypes import DTYPE_NAMES
 from gpuemu.frameworks.errors import AdapterError
 
 __all__ = ["framework_of", "to_numpy_any", "arrays_of", "case_storage"]
@@ -71,7 +71,7 @@ def case_storage(arr: np.ndarray, case_dtype: str | None, what: str) -> tuple[np
     """(storage view, gpuemu dtype) of a case input held by the client: ml_dtypes bfloat16 as its bits,
     and a float32 array of a bfloat16 case (the client's older form) as bfloat16 bits when every
     value is a bfloat16 value (a copy), so a framework op gets the case's real dtype."""
-    from gpuemu.dtypes import to_bf16_bits
+    from gpuemu.core.dtypes import to_bf16_bits
 
     if arr.dtype.name == "bfloat16":
         return arr.view(np.uint16), "bfloat16"

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from gpuemu.dtypes import DTYPE_NAMES, ml_bfloat16
+from gpuemu.core.dtypes import DTYPE_NAMES, ml_bfloat16
 from gpuemu.frameworks.errors import AdapterError, require
 
 __all__ = ["NAME", "MODULE", "EXTRA", "DTYPES", "load", "version", "select_device", "prepare", "to_framework",

@@ -10,9 +10,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu.cases import case_params, case_shapes, case_seed, generate_case
-from gpuemu.compare import Verdict, compare_output
-from gpuemu.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
+from gpuemu.core.cases import case_params, case_shapes, case_seed, generate_case
+from gpuemu.core.compare import Verdict, compare_output
+from gpuemu.core.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
 from gpuemu.guard import run_guarded
 from gpuemu.testing.spec import ResolvedOp, relative
 

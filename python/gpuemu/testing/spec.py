@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from gpuemu.cases import OpSpec
-from gpuemu.dtypes import canonical_dtype
+from gpuemu.core.cases import OpSpec
+from gpuemu.core.dtypes import canonical_dtype
 from gpuemu.inline import CALLABLE_RE, InlineProject
-from gpuemu.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
+from gpuemu.core.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
 
 __all__ = ["Op", "ResolvedOp", "resolve_project_op", "resolve_inline_op", "DEFAULT_ITERATIONS"]
 

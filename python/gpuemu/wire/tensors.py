@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.dtypes import canonical_dtype, from_bf16_bits, is_ml_bfloat16, storage_dtype, to_bf16_bits
+from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits, is_ml_bfloat16, storage_dtype, to_bf16_bits
+from gpuemu.core.layouts import contiguous_strides
 
 __all__ = [
     "numpy_dtype",
@@ -40,16 +41,6 @@ def numpy_dtype(name: str) -> np.dtype:
     if name == "bfloat16":
         return np.dtype(np.float32)
     return storage_dtype(name).newbyteorder("=")
-
-
-def contiguous_strides(shape) -> list[int]:
-    """Row-major strides in elements."""
-    strides = []
-    step = 1
-    for dim in reversed(list(shape)):
-        strides.append(step)
-        step *= max(int(dim), 1)
-    return strides[::-1]
 
 
 def _as_int_list(value: Any, what: str) -> list[int]:

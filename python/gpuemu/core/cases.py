@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuemu.dtypes import canonical_dtype
-from gpuemu.fuzzing import choose_dim, with_layout
+from gpuemu.core.dtypes import canonical_dtype
+from gpuemu.core.fuzzing import choose_dim
+from gpuemu.core.layouts import with_layout
 from gpuemu.results import TestCase
-from gpuemu.rng import SeededRng, derive_seed
-from gpuemu.values import generate_tensor
+from gpuemu.core.rng import SeededRng, derive_seed
+from gpuemu.core.values import generate_tensor
 
 __all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "generate_case"]
 

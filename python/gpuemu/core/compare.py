@@ -1,16 +1,22 @@
-# The pass rule of DESIGN section 4 in numpy, for the client's inline mode (no daemon): the same
-# failure kinds, order of precedence and statistics as src/check/compare.cpp for one output.
+# The pass rule (docs/configuration.md "[validation.tolerances]", the kinds of docs/result-json.md
+# "failure") in numpy: the same kinds, precedence and statistics as src/check/compare.cpp.
 """compare_output(actual, expected, tolerance) -> Verdict (inline client-side validation)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from gpuemu.tolerance import ToleranceConfig
+__all__ = ["Bounds", "Verdict", "compare_output"]
 
-__all__ = ["Verdict", "compare_output"]
+
+class Bounds(Protocol):
+    """What the pass rule reads from a tolerance (core/tolerance.py's ToleranceConfig has both)."""
+
+    atol: float
+    rtol: float
 
 
 @dataclass
@@ -48,7 +54,7 @@ def _share(count: int, total: int) -> str:
     return f"{count} of {total} elements ({100.0 * count / total if total else 0.0:.3g}%)"
 
 
-def compare_output(actual, expected, tolerance: ToleranceConfig, check_nan: bool = True,
+def compare_output(actual, expected, tolerance: Bounds, check_nan: bool = True,
                    check_inf: bool = True) -> Verdict:
     """Compare one op output with the reference output elementwise in float64."""
     if actual is None:
