@@ -2,7 +2,9 @@
 # values and the tensor codec. Names exported here are the public API (docs/python-api.md).
 """gpuemu: a GPU-less correctness gate for deep-learning kernels."""
 
-from gpuemu.client import Client
+from gpuemu.client.client import Client
+from gpuemu.client.seeded_fuzzer import SeededFuzzer
+from gpuemu.client.validate import validate_op
 from gpuemu.core.calibrate import calibrate_tolerance
 from gpuemu.core.fuzzing import (
     fuzz_dtypes,
@@ -26,7 +28,6 @@ from gpuemu.errors import (
     ValidationError,
 )
 from gpuemu.frameworks import case_dtype
-from gpuemu.fuzzing import SeededFuzzer
 from gpuemu.results import (
     FuzzConfig,
     FuzzResults,
@@ -36,7 +37,6 @@ from gpuemu.results import (
     TestCase,
     ValidationResult,
 )
-from gpuemu.validation import validate_op
 from gpuemu.wire.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
 
 __all__ = [

@@ -1,7 +1,7 @@
-# The spelling execution-modes.txt uses (`from gpuemu.validate import validate_op`); the
-# implementation lives in gpuemu.validation, as python-api.txt spells it.
-"""Alias of gpuemu.validation."""
+# `from gpuemu.validate import validate_op`: one of the two module spellings docs/python-api.md
+# promises for validate_op (the other is gpuemu.validation); both name gpuemu.client.validate.
+"""Alias of gpuemu.client.validate."""
 
-from gpuemu.validation import ValidationContext, ValidationError, validate_op
+from gpuemu.client.validate import ValidationContext, ValidationError, validate_op
 
 __all__ = ["validate_op", "ValidationContext", "ValidationError"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gpuemu.core.cases import case_seed, generate_case
-from gpuemu.inline import InlineProject
+from gpuemu.client.inline import InlineProject
 
 TOML = """
 [project]

@@ -7,7 +7,7 @@ import pynng
 import pytest
 
 from gpuemu import Client, DaemonError
-from gpuemu.client import MAX_TIMEOUT_MS
+from gpuemu.client.client import MAX_TIMEOUT_MS
 from gpuemu.wire.protocol import decode_message, encode_frame
 
 

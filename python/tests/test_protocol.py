@@ -69,7 +69,7 @@ def test_malformed_messages_are_rejected_with_a_reason(data, match):
 
 
 def test_bfloat16_cases_travel_as_bfloat16_only_when_exact():
-    from gpuemu.client import _wire
+    from gpuemu.client.client import _wire
 
     exact = generate_tensor(3, "bfloat16", (4, 4), (-2.0, 2.0), "regular")  # float32 holding bfloat16 values
     assert _wire(exact, "bfloat16")[1] == "bfloat16"

@@ -196,7 +196,7 @@ def test_marker_seed(gpuemu_case):
     gpuemu_case.run()
 ''')
     from gpuemu.core.cases import case_seed
-    from gpuemu.inline import InlineProject
+    from gpuemu.client.inline import InlineProject
 
     spec = InlineProject(project.path / "gpuemu.toml").op("softmax")
     ids = run(project, "--collect-only", "-q").stdout.str()

@@ -11,9 +11,9 @@ import numpy as np
 from gpuemu.core.dtypes import canonical_dtype
 from gpuemu.core.fuzzing import choose_dim
 from gpuemu.core.layouts import with_layout
-from gpuemu.results import TestCase
 from gpuemu.core.rng import SeededRng, derive_seed
 from gpuemu.core.values import generate_tensor
+from gpuemu.results import TestCase
 
 __all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "generate_case"]
 

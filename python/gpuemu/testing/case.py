@@ -10,10 +10,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gpuemu.client.guard import run_guarded
+from gpuemu.client.minimize import shrink
 from gpuemu.core.cases import case_params, case_shapes, case_seed, generate_case
 from gpuemu.core.compare import Verdict, compare_output
 from gpuemu.core.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
-from gpuemu.guard import run_guarded
+from gpuemu.frameworks import AdapterSettings, Converter, framework_of
+from gpuemu.frameworks.foreign import to_numpy_any
 from gpuemu.testing.spec import ResolvedOp, relative
 
 __all__ = ["CaseRef", "GpuemuCase", "GpuemuCaseFailure", "plan_cases"]
@@ -61,9 +64,6 @@ def to_numpy(value: Any) -> Any:
         return {k: to_numpy(v) for k, v in value.items()}
     if isinstance(value, np.ndarray) or value is None:
         return value
-    from gpuemu.frameworks import framework_of
-    from gpuemu.frameworks.foreign import to_numpy_any
-
     # torch (any device), jax, tensorflow: gpuemu.frameworks' conversion (bfloat16 as ml_dtypes.bfloat16).
     return to_numpy_any(value, "the output") if framework_of(value) not in (None, "numpy") else value
 
@@ -207,8 +207,6 @@ class GpuemuCase:
         raise GpuemuCaseFailure("\n".join(lines))
 
     def _minimize(self, verdict: Verdict, call: Callable | None) -> list[str]:
-        from gpuemu.client_minimize import shrink
-
         if call is None:
             return ["  minimized: not tried: --gpuemu-minimize re-runs the kernel, so call "
                     "gpuemu_case.run(kernel) instead of check(output)"]
@@ -241,8 +239,6 @@ _converters: dict[tuple[str, str], Any] = {}
 def _converter(framework: str, device: str):
     """One gpuemu.frameworks.Converter per (framework, device) and process: it imports the framework
     and picks the device once (a missing framework is one clear error)."""
-    from gpuemu.frameworks import AdapterSettings, Converter
-
     key = (framework, device)
     if key not in _converters:
         _converters[key] = Converter(AdapterSettings(framework=framework, device=device, numpy_bfloat16="ml_dtypes"))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuemu.errors import ClientError
 from gpuemu.core.rng import derive_seed, generate_seed
+from gpuemu.errors import ClientError
 from gpuemu.testing.case import CaseRef, GpuemuCase, plan_cases
 from gpuemu.testing.spec import Op, find_config_from, resolve_inline_op, resolve_project_op
 from gpuemu.testing.store import STORE_MODES, StoreAccess

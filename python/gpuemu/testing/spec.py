@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from gpuemu import worker
+from gpuemu.client.inline import CALLABLE_RE, InlineProject, find_config
 from gpuemu.core.cases import OpSpec
 from gpuemu.core.dtypes import canonical_dtype
-from gpuemu.inline import CALLABLE_RE, InlineProject
 from gpuemu.core.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
 
 __all__ = ["Op", "ResolvedOp", "resolve_project_op", "resolve_inline_op", "DEFAULT_ITERATIONS"]
@@ -127,8 +128,6 @@ def resolve_project_op(config_path: Path, name: str) -> ResolvedOp:
 
 
 def _load(proj: InlineProject, spec: str) -> Callable:
-    from gpuemu import worker
-
     proj._import_paths()
     if CALLABLE_RE.match(spec):
         return worker.load_callable(spec)
@@ -137,8 +136,6 @@ def _load(proj: InlineProject, spec: str) -> Callable:
 
 
 def resolve_inline_op(op: Op) -> ResolvedOp:
-    from gpuemu import worker
-
     spec = OpSpec.from_toml(op.table(), list(op.dtypes))
     loaded: dict[str, Callable] = {}
 
@@ -158,8 +155,6 @@ def resolve_inline_op(op: Op) -> ResolvedOp:
 
 def find_config_from(start: Path) -> Path | None:
     """The nearest gpuemu.toml in start or above it."""
-    from gpuemu.inline import find_config
-
     return find_config(start if start.is_dir() else start.parent)
 
 

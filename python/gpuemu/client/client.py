@@ -1,4 +1,4 @@
-# The Python client of the gpuemu daemon (python-api seed): every request of docs/protocol.md as a
+# The Python client of the gpuemu daemon (docs/python-api.md): every request of docs/protocol.md as a
 # method, plus the inline fallback of client-side validation when no daemon is running.
 """Client(socket_path=None, timeout_ms=30000): validate, fuzz, reproduce, minimize, lint over NNG."""
 
@@ -9,11 +9,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu.wire import protocol
-from gpuemu.errors import ClientError, DaemonError, DaemonNotRunningError, ProtocolMismatchError
-from gpuemu.results import FuzzResults, MinimizeResult, ReproduceResult, ValidationResult
+from gpuemu.client import run_cases
+from gpuemu.client.guard import run_guarded
+from gpuemu.client.inline import InlineProject, find_config
+from gpuemu.client.minimize import minimize_client_side
 from gpuemu.core.rng import generate_seed
-from gpuemu.wire.transport import NngTransport, default_socket_path
+from gpuemu.errors import ClientError, DaemonError, DaemonNotRunningError, ProtocolMismatchError
+from gpuemu.frameworks.foreign import arrays_of
+from gpuemu.results import FuzzResults, MinimizeResult, ReproduceResult, ValidationResult
+from gpuemu.wire import protocol
 from gpuemu.wire.records import (
     float_from_wire,
     fuzz_results,
@@ -23,6 +27,7 @@ from gpuemu.wire.records import (
     summary_result,
     validation_result,
 )
+from gpuemu.wire.transport import NngTransport, default_socket_path
 
 __all__ = ["Client", "MINIMIZE_STRATEGIES"]
 
@@ -73,8 +78,6 @@ class Client:
 
     # ── plumbing ───────────────────────────────────────────────────────────────────────────
     def _config_path(self) -> str | None:
-        from gpuemu.inline import find_config
-
         if self._config_arg:
             return str(Path(self._config_arg).resolve())
         found = find_config()
@@ -117,8 +120,6 @@ class Client:
         return not self._transport.available()
 
     def _project(self):
-        from gpuemu.inline import InlineProject
-
         if self._inline_project is None:
             self._inline_project = InlineProject.discover(self._config_arg)
         return self._inline_project
@@ -213,11 +214,8 @@ class Client:
                               needs_client=bool(reply.get("needs_client", False)),
                               from_snapshot=bool(reply.get("from_snapshot", False)))
         if run_op is not None:
-            from gpuemu.client_side import op_timeout
-            from gpuemu.guard import run_guarded
-
             op_name = original.op_name if original else out.result.op_name
-            run = run_guarded(run_op, {k: np.array(v) for k, v in inputs.items()}, op_timeout(self, op_name))
+            run = run_guarded(run_op, {k: np.array(v) for k, v in inputs.items()}, run_cases.op_timeout(self, op_name))
             extra = {"client_failure": {"kind": run.kind, "message": run.message}} if run.kind != "none" else {}
             dtype = original.dtype if original else None
             out.result = self._validate_request("submit_output", op_name, inputs, run.output, dtype, seed, {}, extra)
@@ -234,8 +232,6 @@ class Client:
             raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(MINIMIZE_STRATEGIES)}")
         max_iters = _bounded_int("max_iters", max_iters, 1, MAX_MINIMIZE_ITERS)
         if run_op is not None:
-            from gpuemu.client_minimize import minimize_client_side
-
             return minimize_client_side(self, seed, run_op, name, max_iters, op)
         reply, tensors = self._request("minimize", _with_op({"seed": seed_to_wire(seed), "strategy": name,
                                                              "max_iters": max_iters}, op),
@@ -298,20 +294,16 @@ class Client:
 
     def get_test_batch(self, op_name: str, count: int = 10, seed: int | None = None,
                        op_schema: dict[str, Any] | None = None, dtypes: list[str] | None = None) -> list[dict[str, Any]]:
-        from gpuemu import client_side
-
         if int(count) < 1:
             raise ValueError(f"count must be >= 1, got {count}")
         seed = generate_seed() if seed is None else seed
         if self._use_inline():
-            return client_side.inline_batch(self._project(), op_name, int(count), seed, op_schema, dtypes)
+            return run_cases.inline_batch(self._project(), op_name, int(count), seed, op_schema, dtypes)
         return self._test_batch_from(op_name, int(count), seed, 0, op_schema, dtypes)
 
     def _test_batch_from(self, op_name: str, count: int, seed: int, start: int, op_schema: dict | None,
                          dtypes: list[str] | None, values: str | None = None) -> list[dict[str, Any]]:
         """Cases start..start+count-1 of the daemon's case stream under a master seed."""
-        from gpuemu import client_side
-
         fields: dict[str, Any] = {"op": op_name, "count": count, "seed": seed_to_wire(seed), "start": start}
         if op_schema is not None:
             fields["op_schema"] = op_schema
@@ -320,7 +312,7 @@ class Client:
         if values is not None:
             fields["values"] = values
         reply, tensors = self._request("get_test_batch", fields)
-        return client_side.cases_from_reply(reply, tensors, op_name)
+        return run_cases.cases_from_reply(reply, tensors, op_name)
 
     def submit_output(self, op_name: str, inputs: dict[str, np.ndarray], output: Any, seed: int,
                       **kwargs) -> ValidationResult:
@@ -350,12 +342,10 @@ class Client:
         call still running then is an op_error case ("timed out"), the run stops there, and the call
         is abandoned in a daemon thread (Python cannot kill it; docs/python-api.md).
         """
-        from gpuemu import client_side
-
         fn = run_op or op_fn
         if fn is None:
             raise ClientError("fuzz_op_client_side needs run_op: a function taking the inputs dict, returning the output")
-        return client_side.fuzz(self, op_name, fn, int(iterations), generate_seed() if seed is None else seed,
+        return run_cases.fuzz(self, op_name, fn, int(iterations), generate_seed() if seed is None else seed,
                                 fail_fast, op_schema, dtypes, batch_size, framework, value_distribution, timeout)
 
     def shutdown_daemon(self) -> None:
@@ -366,8 +356,6 @@ class Client:
 def _numpy_tensors(inputs: dict, output: Any) -> tuple[dict, Any]:
     """Inputs and output with every tensor (torch, jax, tensorflow, anything with __dlpack__) as a
     numpy array, bfloat16 as ml_dtypes.bfloat16 (gpuemu.frameworks): no cast, a copy only off the CPU."""
-    from gpuemu.frameworks.foreign import arrays_of
-
     return arrays_of(dict(inputs), "input"), arrays_of(output, "output")
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.wire import tensors
 from gpuemu.results import FuzzConfig, ReproductionInfo
+from gpuemu.wire import tensors
 
 __all__ = ["input_snapshot", "element_strides", "fuzz_config_for", "repro_for_case"]
 

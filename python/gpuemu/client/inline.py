@@ -1,4 +1,4 @@
-# The client's inline mode (DESIGN section 2): with no daemon running, client-side validation
+# The client's inline mode (docs/python-api.md "Execution modes and inline validation"): with no daemon running, client-side validation
 # loads the project's gpuemu.toml itself, calls the reference in this process and compares here.
 """InlineProject: gpuemu.toml ops, tolerances and references for validation without a daemon."""
 
@@ -17,13 +17,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gpuemu import worker
+from gpuemu.client.repro import input_snapshot
 from gpuemu.core.cases import OpSpec, case_seed, declared_output, generate_case
 from gpuemu.core.compare import compare_output
 from gpuemu.core.dtypes import canonical_dtype
-from gpuemu.errors import ClientError
-from gpuemu.repro import input_snapshot
-from gpuemu.results import Failure, ReproductionInfo, TestCase, ValidationResult
 from gpuemu.core.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
+from gpuemu.errors import ClientError
+from gpuemu.results import Failure, ReproductionInfo, TestCase, ValidationResult
+from gpuemu.wire import tensors
 
 __all__ = ["InlineProject", "find_config", "CALLABLE_RE"]
 
@@ -168,8 +170,6 @@ class InlineProject:
         calls gpuemu.script.serve) or, for any other script, run as a subprocess per call."""
         if op_name in self._references:
             return self._references[op_name]
-        from gpuemu import worker
-
         spec = self.op(op_name).reference
         if not spec:
             raise ClientError(f"op '{op_name}' has no reference in {self.path}")
@@ -256,8 +256,6 @@ def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:
 
 def _cold_script(script: Path, python: str, numpy_bfloat16: str = "ml_dtypes") -> Callable:
     """A reference script that does not opt in to warm mode: one subprocess per call (script protocol)."""
-    from gpuemu.wire import tensors
-
     def call(inputs: dict, **kwargs) -> Any:
         request = {"inputs": {k: tensors.encode_tensor(v) for k, v in inputs.items()}, "kwargs": kwargs,
                    "numpy_bfloat16": numpy_bfloat16}  # as the engine's cold requests say it

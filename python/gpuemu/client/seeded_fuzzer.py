@@ -9,6 +9,8 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from gpuemu.client.guard import run_guarded
+from gpuemu.client.repro import input_snapshot
 from gpuemu.core.compare import compare_output
 from gpuemu.core.dtypes import is_floating
 from gpuemu.core.fuzzing import draw_shape, dtype_pool, layout_pool
@@ -16,8 +18,6 @@ from gpuemu.core.layouts import with_layout
 from gpuemu.core.rng import SeededRng, derive_seed
 from gpuemu.core.tolerance import ToleranceConfig
 from gpuemu.core.values import generate_tensor
-from gpuemu.guard import run_guarded
-from gpuemu.repro import input_snapshot
 from gpuemu.results import Failure, FuzzConfig, FuzzResults, ReproductionInfo, TestCase, ValidationResult
 
 __all__ = ["SeededFuzzer"]

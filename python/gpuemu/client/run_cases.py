@@ -1,4 +1,4 @@
-# Client-side fuzzing (execution-modes seed): cases come from the daemon (or, with no daemon, from
+# Client-side fuzzing (docs/python-api.md "Execution modes and inline validation"): cases come from the daemon (or, with no daemon, from
 # the same generator inline), the user's run_op runs them here under guard, outputs are validated.
 """fuzz(), inline_batch() and cases_from_reply() behind Client.fuzz_op_client_side / get_test_batch."""
 
@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import numpy as np
 
+from gpuemu.client.guard import run_guarded
+from gpuemu.client.repro import fuzz_config_for, repro_for_case
 from gpuemu.core.cases import DimSpec, OpSpec, case_seed, generate_case
 from gpuemu.errors import ClientError
-from gpuemu.guard import run_guarded
-from gpuemu.repro import fuzz_config_for, repro_for_case
+from gpuemu.frameworks import AdapterSettings, Converter
+from gpuemu.frameworks.foreign import arrays_of, case_storage
 from gpuemu.results import Failure, FuzzResults, ValidationResult
 from gpuemu.wire.records import seed_from_wire
 
@@ -101,8 +104,6 @@ def _local_op(client, op_name: str, inline: bool):
 def op_converter(client, op_name: str, framework: str | None):
     """The frameworks.Converter for run_op: framework given, else the op's (or the written
     [project]) framework in gpuemu.toml; None when neither names one (run_op gets numpy as before)."""
-    from gpuemu.frameworks import AdapterSettings, Converter
-
     form = "ml_dtypes"
     try:
         project = client._project()
@@ -119,8 +120,6 @@ def op_converter(client, op_name: str, framework: str | None):
 def converted(run_op: Callable, converter, op_name: str, dtype: str) -> Callable:
     """run_op behind the converter: storages in, framework tensors to run_op, numpy arrays out."""
     def call(storages: dict) -> Any:
-        from collections.abc import Mapping
-
         inputs = converter.inputs({name: (arr, kind) for name, (arr, kind) in storages.items()}, op_name)
         out = converter.call(run_op, inputs, {}, dtype)
         items = converter.outputs(out, op_name)
@@ -132,8 +131,6 @@ def converted(run_op: Callable, converter, op_name: str, dtype: str) -> Callable
 def _run(run_op: Callable, converter, case: dict, op_name: str, timeout: float | None = None):
     """run_guarded on the case: with a converter, on the inputs' storages (the framework tensors
     share their memory, so writes into them and outputs that alias them are still caught)."""
-    from gpuemu.frameworks.foreign import arrays_of, case_storage
-
     if converter is None:
         run = run_guarded(run_op, case["inputs"], timeout)
         if run.kind == "none":

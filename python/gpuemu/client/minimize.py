@@ -9,9 +9,9 @@ from typing import Callable
 
 import numpy as np
 
-from gpuemu.guard import run_guarded
-from gpuemu.results import MinimizeResult
+from gpuemu.client.guard import run_guarded
 from gpuemu.core.rng import derive_seed
+from gpuemu.results import MinimizeResult
 
 __all__ = ["minimize_client_side", "axis_groups", "shrink"]
 
