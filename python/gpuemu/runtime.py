@@ -31,6 +31,8 @@ def pallas_interpret() -> bool:
     if value is not None and value.strip():
         return value.strip() == "1"
     try:
+        # lazy: jax is an optional framework that takes seconds to import; only a Pallas op outside
+        # gpuemu (no GPUEMU_PALLAS_INTERPRET) asks.
         import jax
 
         return all(d.platform == "cpu" for d in jax.devices())

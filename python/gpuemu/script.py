@@ -24,11 +24,13 @@ from typing import IO, Any, Callable, Mapping
 import numpy as np
 
 from gpuemu import runtime
+from gpuemu.frameworks import AdapterSettings, Converter
+from gpuemu.frameworks.convert import output_dtype
+from gpuemu.frameworks.settings import ROLES
 from gpuemu.wire import tensors
 
 Fn = Callable[..., Any]
 
-ROLES = ("op", "reference")
 
 # The function a persistent script registered through serve(). One per process: a warm worker
 # serves exactly one (op, role), so a single slot is enough and keeps the contract obvious.
@@ -81,11 +83,9 @@ def _storages(raw_inputs: dict) -> dict[str, tuple[np.ndarray, str]]:
     return {name: tensors.decode_tensor_storage(obj) for name, obj in raw_inputs.items()}
 
 
-def request_settings(request: dict, role: str = "op") -> "AdapterSettings":
+def request_settings(request: dict, role: str = "op") -> AdapterSettings:
     """The frameworks.AdapterSettings a cold request asks for: its "framework", "device" and
     "numpy_bfloat16" fields (absent: numpy, auto, float32 — what engines before adapters meant)."""
-    from gpuemu.frameworks import AdapterSettings
-
     defaults = AdapterSettings(role=role)
     return AdapterSettings(framework=str(request.get("framework") or defaults.framework),
                            device=str(request.get("device") or defaults.device),
@@ -103,22 +103,6 @@ def read_request(stream: IO[str] | None = None) -> tuple[dict[str, np.ndarray], 
     request = _parse_request(stream)
     inputs = {name: tensors.decode_tensor(obj) for name, obj in request.get("inputs", {}).items()}
     return inputs, request["kwargs"], request["dtype"]
-
-
-def output_dtype(arr: np.ndarray, case_dtype: str | None, role: str = "op") -> str | None:
-    """The wire dtype for one output array, or None for the array's own dtype.
-
-    An op that computes a bfloat16 case gets float32 arrays (numpy has no bfloat16) and casts
-    back "to the input dtype" with arr.astype(x.dtype), i.e. to float32; so an op's float32
-    output of a bfloat16 case is rounded to bfloat16 on the wire, as the GPU kernel would store
-    it. Every other output, and every reference output, keeps its own dtype: the reference's
-    float64 must reach the comparison unrounded.
-    """
-    if role not in ROLES:
-        raise ValueError(f"gpuemu.script: role must be one of {ROLES}, not {role!r}")
-    if role == "op" and case_dtype == "bfloat16" and np.asarray(arr).dtype == np.float32:
-        return "bfloat16"
-    return None
 
 
 def _as_array(value: Any, what: str) -> np.ndarray:
@@ -161,8 +145,6 @@ def write_output(out: Any, dtype: str | None = None, stream: IO[str] | None = No
 def run_once(fn: Fn, role: str = "op", stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
     """Reads one request, converts its inputs to the request's framework, calls fn(inputs, **kwargs)
     and writes the reply: the body of main, through the same frameworks.Converter as the warm worker."""
-    from gpuemu.frameworks import Converter
-
     request = _parse_request(stdin)
     converter = Converter(request_settings(request, role))
     op, case_dtype = str(request.get("op") or ""), request["dtype"]

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
-import importlib.util
 import os
-import re
 import sys
 import time
 import traceback
 from typing import Any, Callable
 
-from gpuemu.wire import frames as _frames
+from gpuemu import frameworks, runtime
+from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
+from gpuemu.errors import FrameError
+from gpuemu.loading import install_hint, load_callable, load_script, source_of
+from gpuemu.wire import frames, segments, tensors
 
 Fn = Callable[..., Any]
 
@@ -47,56 +48,6 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-# A framework module the user's code imports -> the gpuemu extra that installs it.
-_EXTRAS = {"torch": "torch", "triton": "triton", "jax": "jax", "jaxlib": "jax", "tensorflow": "tensorflow",
-           "ml_dtypes": "jax"}
-
-
-def _install_hint(exc: BaseException) -> str:
-    """"; install it with: pip install 'gpuemu[torch]'" when the code failed to import a framework."""
-    missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
-    extra = _EXTRAS.get(str(missing).partition(".")[0]) if missing else None
-    return f"; install it with: pip install 'gpuemu[{extra}]'" if extra else ""
-
-
-def load_callable(spec: str) -> Fn:
-    """The function named by "module:function" (function may be a dotted attribute path)."""
-    module_name, sep, attr_path = spec.partition(":")
-    if not sep or not module_name or not attr_path:
-        raise ValueError(f"callable {spec!r} must be written module:function, e.g. my_project.refs:softmax")
-    obj: Any = importlib.import_module(module_name)
-    for part in attr_path.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise AttributeError(f"module {module_name!r} has no attribute {attr_path!r}") from None
-    if not callable(obj):
-        raise TypeError(f"{spec} is a {type(obj).__name__}, not a function")
-    return obj
-
-
-def source_of(fn: Any) -> tuple[str, int] | None:
-    """(absolute file, first line) where fn is defined, or None when Python cannot tell (a builtin,
-    a C extension). Decorators are looked through: functools.wraps chains (``__wrapped__``, as jax.jit
-    and torch.compile leave them) and Triton's ``JITFunction`` (the Python function is ``.fn``)."""
-    import inspect
-
-    seen: set[int] = set()
-    target = fn
-    while target is not None and id(target) not in seen:
-        seen.add(id(target))
-        try:
-            unwrapped = inspect.unwrap(target)
-            file = inspect.getsourcefile(unwrapped)
-            _, line = inspect.getsourcelines(unwrapped)
-            if file:
-                return os.path.abspath(file), max(int(line), 1)
-        except (TypeError, OSError, ValueError):
-            pass
-        target = getattr(target, "fn", None)
-    return None
-
-
 def _check(callables: list[str], scripts: list[str]) -> dict:
     """The `checked` frame of --check: each callable or script loaded once, with its source."""
     entries = []
@@ -104,7 +55,7 @@ def _check(callables: list[str], scripts: list[str]) -> dict:
         try:
             fn = load_callable(target) if kind == "callable" else load_script(target)[0]
         except BaseException as exc:  # noqa: BLE001  (every load failure is a finding, then go on)
-            entries.append({"kind": kind, "target": target, "ok": False, "error": _error_text(exc) + _install_hint(exc),
+            entries.append({"kind": kind, "target": target, "ok": False, "error": _error_text(exc) + install_hint(exc),
                             "traceback": traceback.format_exc()})
             continue
         entry = {"kind": kind, "target": target, "ok": True}
@@ -113,43 +64,12 @@ def _check(callables: list[str], scripts: list[str]) -> dict:
             entry["file"], entry["line"] = where
         entries.append(entry)
     _flush_user_output()
-    return {"type": "checked", "protocol": _frames.VERSION, "entries": entries}
-
-
-def load_script(path: str) -> tuple[Fn, str | None]:
-    """(function, role it registered or None) for a persistent script."""
-    from gpuemu import script as helpers
-
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"script {path} does not exist")
-    helpers.clear_registered()
-    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
-    name = f"_gpuemu_script_{stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    # Like `python path.py`: the script's own folder comes first on sys.path.
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec.loader.exec_module(module)
-    fn = helpers.registered()
-    if fn is not None:
-        return fn, helpers.registered_role()
-    fn = getattr(module, "run", None)
-    if callable(fn):
-        return fn, None
-    raise LookupError(
-        f"{path} is persistent but does not opt in to warm mode: call gpuemu.script.serve(fn) "
-        f"at module level or define run(inputs, **kwargs)"
-    )
+    return {"type": "checked", "protocol": frames.VERSION, "entries": entries}
 
 
 def decode_inputs(header: dict, payload: bytearray) -> dict:
     """{name: ndarray view} for a call frame's "tensors" in numpy's older form (bfloat16 as exact
     float32): decode_storages, then each view as decode_raw gives it."""
-    from gpuemu.core.dtypes import from_bf16_bits
-
     return {name: from_bf16_bits(np_view) if dtype == "bfloat16" else np_view
             for name, (np_view, dtype) in decode_storages(header, payload).items()}
 
@@ -159,9 +79,6 @@ def decode_storages(header: dict, payload: bytearray) -> dict:
     or into a private copy of the bytes an entry names in a shared-memory segment
     (segments.read_segment: never a mapping its sender could shrink under us). bfloat16 stays
     uint16 bits."""
-    from gpuemu.wire import segments, tensors
-    from gpuemu.core.dtypes import canonical_dtype
-
     view = memoryview(payload)
     inputs = {}
     for entry in header.get("tensors", []):
@@ -169,7 +86,7 @@ def decode_storages(header: dict, payload: bytearray) -> dict:
         if entry.get("segment") is not None:
             raw = segments.read_segment(str(entry["segment"]), offset, nbytes)
         elif offset < 0 or nbytes < 0 or offset + nbytes > view.nbytes:
-            raise _frames.FrameError(f"tensor {entry.get('name')!r} lies outside the frame payload")
+            raise FrameError(f"tensor {entry.get('name')!r} lies outside the frame payload")
         else:
             raw = view[offset : offset + nbytes]
         inputs[entry["name"]] = (tensors.decode_storage(entry["dtype"], entry["shape"], entry.get("strides"), raw),
@@ -181,8 +98,6 @@ def encode_outputs(out: Any, case_dtype: str | None, role: str, converter: Any =
     """(tensor entries, buffers) for fn's return value, with the wire dtypes cold mode uses.
 
     converter: the worker's frameworks.Converter (default: numpy with bfloat16 as float32)."""
-    from gpuemu import frameworks
-
     if converter is None:
         converter = frameworks.Converter(frameworks.AdapterSettings(role=role))
     return encode_items(converter.outputs(out, op), case_dtype, converter)
@@ -190,8 +105,6 @@ def encode_outputs(out: Any, case_dtype: str | None, role: str, converter: Any =
 
 def encode_items(items: list, case_dtype: str | None, converter: Any) -> tuple[list, list]:
     """(tensor entries, buffers) for [(name, numpy array)] of a converter."""
-    from gpuemu.wire import tensors
-
     entries, buffers, offset = [], [], 0
     for name, arr in items:
         header, raw = tensors.encode_view(arr, converter.wire_dtype(arr, case_dtype))
@@ -204,8 +117,6 @@ def encode_items(items: list, case_dtype: str | None, converter: Any) -> tuple[l
 def _move_to_segment(entries: list, buffers: list, lent: Any) -> list:
     """Puts large outputs in a shared-memory segment lent to gpuemu (segments.LentSegments, None when
     the call did not allow it), so they skip the pipe; returns the buffers that still go in the frame."""
-    from gpuemu.wire import segments
-
     if lent is None:
         return buffers
     try:
@@ -234,8 +145,6 @@ class _Converters:
         self.made: dict = {}
 
     def for_call(self, header: dict) -> Any:
-        from gpuemu import frameworks
-
         asked = {key: str(header[key]) for key in self.KEYS if header.get(key)}
         if not asked or all(getattr(self.base.requested, k) == v for k, v in asked.items()):
             return self.base
@@ -249,9 +158,6 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any =
     """Serves call frames until the input ends; returns the process exit status.
 
     converter: a frameworks.Converter (default: numpy, bfloat16 as float32, this role)."""
-    from gpuemu import frameworks
-    from gpuemu.wire import segments
-
     if converter is None:
         converter = frameworks.Converter(frameworks.AdapterSettings(role=role))
     lent = segments.LentSegments() if segments.available() else None
@@ -265,9 +171,9 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any =
 def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any) -> int:
     while True:
         try:
-            frame = _frames.read_frame(frames_in)
-        except _frames.FrameError as exc:
-            _frames.write_frame(frames_out, {"type": "fatal", "kind": "protocol", "error": str(exc), "traceback": ""})
+            frame = frames.read_frame(frames_in)
+        except FrameError as exc:
+            frames.write_frame(frames_out, {"type": "fatal", "kind": "protocol", "error": str(exc), "traceback": ""})
             return 3
         if frame is None:
             return 0
@@ -276,7 +182,7 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
         if kind == "shutdown":
             return 0
         if kind != "call":
-            _frames.write_frame(frames_out, {"type": "error", "error": f"unknown frame type {kind!r}", "traceback": ""})
+            frames.write_frame(frames_out, {"type": "error", "error": f"unknown frame type {kind!r}", "traceback": ""})
             continue
         elapsed = convert = 0
         try:
@@ -300,11 +206,11 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
         except Exception as exc:  # the case fails, the worker lives on
             tb = traceback.format_exc()
             _flush_user_output()
-            _frames.write_frame(frames_out, {"type": "error", "error": _error_text(exc), "traceback": tb,
+            frames.write_frame(frames_out, {"type": "error", "error": _error_text(exc), "traceback": tb,
                                              "elapsed_ns": elapsed})
             continue
         _flush_user_output()
-        _frames.write_frame(frames_out, {"type": "result", "tensors": entries, "elapsed_ns": elapsed,
+        frames.write_frame(frames_out, {"type": "result", "tensors": entries, "elapsed_ns": elapsed,
                                          "convert_ns": convert}, buffers)
 
 
@@ -341,19 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     frames_in, frames_out = _claim_stdio()
     for entry in reversed(args.path):
         sys.path.insert(0, entry)
-    try:
-        import numpy  # noqa: F401  (gpuemu's own dependency: missing means no case can run)
-
-        from gpuemu import frameworks, runtime, script  # noqa: F401
-        from gpuemu.wire import tensors  # noqa: F401
-    except ImportError as exc:
-        _frames.write_frame(
-            frames_out,
-            {"type": "fatal", "kind": "environment", "error": _error_text(exc), "traceback": traceback.format_exc()},
-        )
-        return 2
     if args.check:
-        _frames.write_frame(frames_out, _check(args.callable, args.script))
+        frames.write_frame(frames_out, _check(args.callable, args.script))
         return 0
     role = args.role
     load_started = time.perf_counter_ns()  # importing the framework and the user's code is the user's time
@@ -363,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         converter = frameworks.Converter(frameworks.AdapterSettings(
             framework=args.framework, device=args.device, numpy_bfloat16=args.numpy_bfloat16, role=args.role))
     except (ImportError, ValueError, TypeError) as exc:  # not installed, no such GPU, bad flag: no case can run
-        _frames.write_frame(frames_out, {"type": "fatal", "kind": "environment", "error": _error_text(exc),
+        frames.write_frame(frames_out, {"type": "fatal", "kind": "environment", "error": _error_text(exc),
                                          "traceback": traceback.format_exc()})
         return 2
     try:
@@ -376,12 +271,12 @@ def main(argv: list[str] | None = None) -> int:
                 converter = frameworks.Converter(dataclasses.replace(converter.settings, role=role))
     except BaseException as exc:  # noqa: BLE001  (any failure to load is reported, then we exit)
         _flush_user_output()
-        _frames.write_frame(frames_out, {"type": "fatal", "kind": "load", "error": _error_text(exc) + _install_hint(exc),
+        frames.write_frame(frames_out, {"type": "fatal", "kind": "load", "error": _error_text(exc) + install_hint(exc),
                                          "traceback": traceback.format_exc()})
         return 2
     _flush_user_output()
     load_ns = time.perf_counter_ns() - load_started
-    _frames.write_frame(frames_out, {"type": "ready", "protocol": _frames.VERSION, "pid": os.getpid(),
+    frames.write_frame(frames_out, {"type": "ready", "protocol": frames.VERSION, "pid": os.getpid(),
                                      "python": sys.version.split()[0], "load_ns": load_ns, **converter.describe(), **runtime.kernels()})
     return serve_frames(fn, frames_in, frames_out, role, converter)
 

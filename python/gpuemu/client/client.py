@@ -14,7 +14,7 @@ from gpuemu.client.guard import run_guarded
 from gpuemu.client.inline import InlineProject, find_config
 from gpuemu.client.minimize import minimize_client_side
 from gpuemu.core.rng import generate_seed
-from gpuemu.errors import ClientError, DaemonError, DaemonNotRunningError, ProtocolMismatchError
+from gpuemu.errors import ClientError, DaemonError, ProtocolMismatchError
 from gpuemu.frameworks.foreign import arrays_of
 from gpuemu.results import FuzzResults, MinimizeResult, ReproduceResult, ValidationResult
 from gpuemu.wire import protocol

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu import worker
+from gpuemu import loading
 from gpuemu.client.repro import input_snapshot
 from gpuemu.core.cases import OpSpec, case_seed, declared_output, generate_case
 from gpuemu.core.compare import compare_output
@@ -175,11 +175,11 @@ class InlineProject:
             raise ClientError(f"op '{op_name}' has no reference in {self.path}")
         self._import_paths()
         if CALLABLE_RE.match(spec):
-            fn = worker.load_callable(spec)
+            fn = loading.load_callable(spec)
         else:
             script = (self._base["ops"] / spec).resolve()
             try:
-                fn, _role = worker.load_script(str(script))
+                fn, _role = loading.load_script(str(script))
             except LookupError:
                 fn = _cold_script(script, self._python(), self.numpy_bfloat16)
         self._references[op_name] = fn

@@ -78,6 +78,8 @@ def ml_bfloat16() -> np.dtype:
     installs without ml_dtypes) keeps working; a missing package is an error naming the fix.
     """
     try:
+        # lazy: ml_dtypes (tens of milliseconds) is needed only once a bfloat16 array is made, and an
+        # install without it still runs every float32 form of bfloat16.
         import ml_dtypes
     except ImportError:
         raise ImportError(

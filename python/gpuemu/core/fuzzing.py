@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import itertools
-import time
 from typing import Iterator, Sequence
 
 import numpy as np

@@ -1,4 +1,4 @@
-# Framework adapters (DESIGN section 8, docs/frameworks.md): gpuemu's tensors as numpy, torch, jax or
+# Framework adapters (docs/frameworks.md): gpuemu's tensors as numpy, torch, jax or
 # tensorflow tensors and back. Importing this package imports no framework; each is imported on use.
 """gpuemu.frameworks: one adapter module per framework, and the one conversion point (Converter).
 
@@ -14,16 +14,16 @@ select_device(), prepare(), to_framework(), is_tensor(), to_numpy(), calling().
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from gpuemu.core.dtypes import DTYPE_NAMES
+from gpuemu.errors import AdapterError, FrameworkNotInstalledError
 from gpuemu.frameworks.convert import Converter, case_dtype
-from gpuemu.frameworks.errors import AdapterError, FrameworkNotInstalledError
 from gpuemu.frameworks.foreign import framework_of, to_numpy_any
-from gpuemu.frameworks.settings import DEVICES, FRAMEWORKS, NUMPY_BFLOAT16_FORMS, AdapterSettings, check_choice
+from gpuemu.frameworks.registry import adapter
+from gpuemu.frameworks.settings import DEVICES, FRAMEWORKS, NUMPY_BFLOAT16_FORMS, AdapterSettings
 
 __all__ = [
     "FRAMEWORKS",
@@ -42,13 +42,6 @@ __all__ = [
 ]
 
 
-def adapter(framework: str) -> ModuleType:
-    """The adapter module of a framework name (numpy, pytorch, jax, tensorflow). Importing it does
-    not import the framework; its load() does (FrameworkNotInstalledError naming the pip extra)."""
-    check_choice(framework, FRAMEWORKS, "framework")
-    return importlib.import_module(f"gpuemu.frameworks.{framework}")
-
-
 def to_storage(value: Any, what: str = "tensor") -> tuple[np.ndarray, str]:
     """(storage view, gpuemu dtype) of any supported tensor: bfloat16 as its uint16 bit patterns,
     the array's own strides kept. The inverse of to_framework."""
@@ -60,8 +53,6 @@ def to_storage(value: Any, what: str = "tensor") -> tuple[np.ndarray, str]:
 
 
 def canonical_name(arr: np.ndarray, what: str) -> str:
-    from gpuemu.core.dtypes import DTYPE_NAMES
-
     if arr.dtype.name not in DTYPE_NAMES:
         raise AdapterError(f"{what} has dtype {arr.dtype}, which gpuemu cannot store without a cast; use one of "
                            f"{', '.join(DTYPE_NAMES)}")

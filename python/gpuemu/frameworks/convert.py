@@ -1,4 +1,4 @@
-# The one conversion point (DESIGN section 8): every path that calls a user's op or reference (warm
+# The one conversion point (docs/frameworks.md): every path that calls a user's op or reference (warm
 # worker, cold script, the client) turns gpuemu storage into framework tensors and back here.
 """Converter: inputs to the callable's framework, the call with its framework's idioms, outputs back."""
 
@@ -11,11 +11,12 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from gpuemu.core.dtypes import DTYPE_NAMES, canonical_dtype
-from gpuemu.frameworks.errors import AdapterError
+from gpuemu.errors import AdapterError
 from gpuemu.frameworks.foreign import to_numpy_any
-from gpuemu.frameworks.settings import AdapterSettings
+from gpuemu.frameworks.registry import adapter
+from gpuemu.frameworks.settings import ROLES, AdapterSettings, check_choice
 
-__all__ = ["Converter", "case_dtype"]
+__all__ = ["Converter", "case_dtype", "output_dtype"]
 
 _CASE_DTYPE: contextvars.ContextVar[str | None] = contextvars.ContextVar("gpuemu_case_dtype", default=None)
 
@@ -24,6 +25,21 @@ def case_dtype() -> str | None:
     """The dtype of the case being run ("float16", "bfloat16", ...) while gpuemu calls an op or a
     reference, else None. It is the dtype the op is expected to return."""
     return _CASE_DTYPE.get()
+
+
+def output_dtype(arr: np.ndarray, case_dtype: str | None, role: str = "op") -> str | None:
+    """The wire dtype for one output array, or None for the array's own dtype.
+
+    An op that computes a bfloat16 case gets float32 arrays (numpy has no bfloat16) and casts
+    back "to the input dtype" with arr.astype(x.dtype), i.e. to float32; so an op's float32
+    output of a bfloat16 case is rounded to bfloat16 on the wire, as the GPU kernel would store
+    it. Every other output, and every reference output, keeps its own dtype: the reference's
+    float64 must reach the comparison unrounded.
+    """
+    check_choice(role, ROLES, "role")
+    if role == "op" and case_dtype == "bfloat16" and np.asarray(arr).dtype == np.float32:
+        return "bfloat16"
+    return None
 
 
 def _subject(op: str, kind: str, name: str) -> str:
@@ -38,11 +54,9 @@ class Converter:
     """
 
     def __init__(self, settings: AdapterSettings | None = None):
-        from gpuemu import frameworks
-
         settings = settings or AdapterSettings()
         self.requested = settings  # as asked (device may be "auto"); self.settings has the chosen device
-        self.adapter = frameworks.adapter(settings.framework)
+        self.adapter = adapter(settings.framework)
         self.adapter.load()
         self.settings = dataclasses.replace(settings, device=self.adapter.select_device(settings.device))
         self.adapter.prepare(self.settings)
@@ -100,8 +114,6 @@ class Converter:
         bfloat16 rounds: an op that got float32 for a bfloat16 case returns float32, which gpuemu
         stores as bfloat16 like the kernel would. Everything else is stored as returned (a wrong
         dtype is the check's dtype_mismatch, never a silent cast)."""
-        from gpuemu.script import output_dtype
-
         if self.settings.framework == "numpy" and self.settings.numpy_bfloat16 == "float32":
             return output_dtype(arr, dtype, self.settings.role)
         return None

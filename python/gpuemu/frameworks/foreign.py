@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES
-from gpuemu.frameworks.errors import AdapterError
+from gpuemu.core.dtypes import DTYPE_NAMES, to_bf16_bits
+from gpuemu.errors import AdapterError
+from gpuemu.frameworks.registry import adapter
 
 __all__ = ["framework_of", "to_numpy_any", "arrays_of", "case_storage"]
 
@@ -46,16 +47,14 @@ def to_numpy_any(value: Any, what: str, lenient: bool = True) -> np.ndarray:
     lenient: also numbers and nested lists of numbers (np.asarray), as numpy callables always could
     return them. Otherwise a value that is no tensor at all is an AdapterError.
     """
-    from gpuemu import frameworks
-
     owner = framework_of(value)
     if owner is not None and owner != "numpy":
-        return frameworks.adapter(owner).to_numpy(value, None, what)
+        return adapter(owner).to_numpy(value, None, what)
     if owner is None and hasattr(value, "__dlpack__"):
         return _from_dlpack(value, what)
     if owner is None and not lenient:
         raise AdapterError(f"{what} is a {type(value).__name__}, not a tensor; return a tensor")
-    return frameworks.adapter("numpy").to_numpy(value, None, what)
+    return adapter("numpy").to_numpy(value, None, what)
 
 
 def arrays_of(value: Any, what: str) -> Any:
@@ -71,8 +70,6 @@ def case_storage(arr: np.ndarray, case_dtype: str | None, what: str) -> tuple[np
     """(storage view, gpuemu dtype) of a case input held by the client: ml_dtypes bfloat16 as its bits,
     and a float32 array of a bfloat16 case (the client's older form) as bfloat16 bits when every
     value is a bfloat16 value (a copy), so a framework op gets the case's real dtype."""
-    from gpuemu.core.dtypes import to_bf16_bits
-
     if arr.dtype.name == "bfloat16":
         return arr.view(np.uint16), "bfloat16"
     if case_dtype in ("bfloat16", "bf16") and arr.dtype == np.float32:

@@ -16,7 +16,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from gpuemu.core.dtypes import DTYPE_NAMES, ml_bfloat16
-from gpuemu.frameworks.errors import AdapterError, require
+from gpuemu.errors import AdapterError
+from gpuemu.frameworks.errors import require
 
 __all__ = ["NAME", "MODULE", "EXTRA", "DTYPES", "load", "version", "select_device", "prepare", "to_framework",
            "is_tensor", "to_numpy", "calling"]

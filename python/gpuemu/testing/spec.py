@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from gpuemu import worker
+from gpuemu import loading
 from gpuemu.client.inline import CALLABLE_RE, InlineProject, find_config
 from gpuemu.core.cases import OpSpec
 from gpuemu.core.dtypes import canonical_dtype
@@ -130,8 +130,8 @@ def resolve_project_op(config_path: Path, name: str) -> ResolvedOp:
 def _load(proj: InlineProject, spec: str) -> Callable:
     proj._import_paths()
     if CALLABLE_RE.match(spec):
-        return worker.load_callable(spec)
-    fn, _role = worker.load_script(str((proj._base["ops"] / spec).resolve()))
+        return loading.load_callable(spec)
+    fn, _role = loading.load_script(str((proj._base["ops"] / spec).resolve()))
     return fn
 
 
@@ -141,7 +141,7 @@ def resolve_inline_op(op: Op) -> ResolvedOp:
 
     def reference() -> Callable:
         if "fn" not in loaded:
-            loaded["fn"] = worker.load_callable(op.reference) if isinstance(op.reference, str) else op.reference
+            loaded["fn"] = loading.load_callable(op.reference) if isinstance(op.reference, str) else op.reference
         return loaded["fn"]
 
     if isinstance(op.reference, str) and not CALLABLE_RE.match(op.reference):

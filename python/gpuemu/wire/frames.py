@@ -1,5 +1,5 @@
 # The byte layer of the warm-worker protocol (docs/worker-protocol.md): a 20-byte prefix, a JSON
-# header and raw payload bytes. Standard library only, so a worker can report a missing numpy.
+# header and raw payload bytes. Standard library only (no numpy): the frame layer needs no array.
 """Read and write warm-worker frames.
 
 A frame is::

@@ -1,0 +1,189 @@
+# The import graph of python/gpuemu, read from the source with ast (nothing is imported): no cycle
+# between modules, no import inside a function unless marked "lazy:", packages only import downward.
+"""docs/ARCHITECTURE.md "The Python package": the rules this file checks."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "gpuemu"
+
+# What each part of the package may import from gpuemu (docs/ARCHITECTURE.md's Python table). A
+# part is a subpackage or a top-level module; a part may always import its own modules.
+LAYERS = {
+    "errors": set(),
+    "runtime": set(),
+    "results": set(),
+    "core": {"errors", "results"},
+    "wire": {"core", "errors", "results"},
+    "frameworks": {"core", "errors"},
+    "script": {"core", "errors", "frameworks", "runtime", "wire"},
+    "loading": {"script"},
+    "worker": {"core", "errors", "frameworks", "loading", "runtime", "script", "wire"},
+    "client": {"core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
+    "testing": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
+    "validate": {"client"},
+    "validation": {"client"},
+    # Never worker: `python -m gpuemu.worker` imports the package first, and a worker module already
+    # imported by then would run twice (runpy warns on stderr, which gpuemu keeps as the case's tail).
+    "__init__": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire",
+                 "validate", "validation", "testing"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def part_of(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imported(node: ast.AST, here: str, is_package: bool, known: set[str]) -> list[str]:
+    """The gpuemu modules an import statement loads (a `from pkg import mod` names the module)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "gpuemu"]
+    if node.level:  # relative: resolve against this module's package
+        base = here.split(".") if is_package else here.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if target.split(".")[0] != "gpuemu":
+        return []
+    out = []
+    for alias in node.names:
+        sub = f"{target}.{alias.name}"
+        out.append(sub if sub in known else target)
+    return out
+
+
+def graph() -> tuple[dict[str, set[str]], list[str]]:
+    """({module: gpuemu modules it imports}, unmarked function-level imports as "file:line")."""
+    mods = modules()
+    known = set(mods)
+    edges: dict[str, set[str]] = {name: set() for name in mods}
+    hidden: list[str] = []
+    for name, path in mods.items():
+        text = path.read_text()
+        lines = text.splitlines()
+        tree = ast.parse(text, str(path))
+        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        nested = {id(n) for f in functions for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            targets = imported(node, name, path.name == "__init__.py", known)
+            if id(node) in nested:
+                if not marked_lazy(lines, node):
+                    hidden.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+                continue  # a marked lazy import runs later, so it is no edge of the import-time graph
+            edges[name].update(t for t in targets if t != name)
+    return edges, hidden
+
+
+def marked_lazy(lines: list[str], node: ast.AST) -> bool:
+    """True when the import's own lines, or the comment lines right above it, say "lazy:" (and why)."""
+    own = lines[node.lineno - 1 : node.end_lineno]
+    above = []
+    k = node.lineno - 2
+    while k >= 0 and lines[k].strip().startswith("#"):
+        above.append(lines[k])
+        k -= 1
+    return any("lazy:" in line for line in own + above)
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan), each as a sorted list."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_package_has_no_import_cycle():
+    edges, _ = graph()
+    # A package's __init__ importing its own submodules is how Python packages work, not a cycle:
+    # leave out edges from a package to the modules inside it.
+    own = {m: {t for t in ts if not t.startswith(m + ".")} for m, ts in edges.items()}
+    assert cycles(own) == []
+
+
+def test_imports_inside_functions_are_marked_lazy():
+    _, hidden = graph()
+    assert hidden == [], ("imports inside functions without a '# lazy: why' comment (move them to the top of "
+                          "the module, or say which heavy optional dependency they defer):\n" + "\n".join(hidden))
+
+
+def test_each_part_imports_only_the_parts_below_it():
+    edges, _ = graph()
+    crossing = []
+    for module, targets in sorted(edges.items()):
+        part = part_of(module)
+        for target in sorted(targets):
+            other = part_of(target)
+            if other != part and other not in LAYERS[part]:
+                crossing.append(f"{module} imports {target} ({part} may import {sorted(LAYERS[part]) or 'nothing'})")
+    assert crossing == []
+
+
+def test_every_part_is_in_the_layer_table():
+    assert {part_of(m) for m in modules()} <= set(LAYERS)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    # The checker itself can fail: a two-module cycle and a three-module cycle are reported.
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_an_unmarked_import_in_a_function_is_found():
+    lines = ["def f():", "    import json", "", "def g():", "    # lazy: torch takes seconds to import", "    import torch"]
+    tree = ast.parse("\n".join(lines))
+    imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import)]
+    assert [marked_lazy(lines, n) for n in imports] == [False, True]
+
+
+def test_starting_a_worker_imports_its_module_once():
+    # What the layer table's "never worker" protects, checked for real: runpy warns when the
+    # package's own imports load gpuemu.worker before it runs as __main__.
+    proc = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", "gpuemu.worker", "--help"],
+                          capture_output=True, text=True, cwd=PACKAGE.parent, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
