@@ -1,6 +1,6 @@
 # Loading the user's op or reference as a Python function: "module:function" callables and
 # persistent scripts that call gpuemu.script.serve. The warm worker and the client's inline mode share it.
-"""load_callable, load_script, source_of and install_hint (docs/worker-protocol.md "Loading")."""
+"""load_callable, load_script, source_of and install_hint (docs/worker-protocol.md "Starting a worker")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-# The data classes the Python API returns (python-api seed): validation, fuzz, reproduce and
+# The data classes the Python API returns (docs/python-api.md "Data classes"): validation, fuzz, reproduce and
 # minimize results, reproduction metadata, fuzz configuration and generated test cases.
 """ValidationResult, FuzzResults, ReproduceResult, MinimizeResult, ReproductionInfo, FuzzConfig, TestCase."""
 
@@ -31,7 +31,7 @@ def utc_timestamp() -> str:
 class Failure(str):
     """One failure description: a str (the message) that also answers failure["message"] and ["kind"].
 
-    The seed documents use both spellings (`failures: list[str]` and `failures[0]['message']`).
+    docs/python-api.md uses both spellings (`failures: list[str]` and `failures[0]['message']`).
     """
 
     kind: str

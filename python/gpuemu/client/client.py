@@ -31,7 +31,7 @@ from gpuemu.wire.transport import NngTransport, default_socket_path
 
 __all__ = ["Client", "MINIMIZE_STRATEGIES"]
 
-# python-api strategy names -> the daemon's (and `gpuemu minimize --strategy`).
+# docs/python-api.md's strategy names -> the daemon's (and `gpuemu minimize --strategy`).
 # The longest wait the transport can express: pynng takes timeouts as a C int of milliseconds
 # (24.8 days). Longer requests are refused here rather than overflowing inside pynng.
 MAX_TIMEOUT_MS = 2**31 - 1

@@ -1,5 +1,5 @@
 # Runs an op under test on the client and catches kernels that cheat: an op that writes into its
-# inputs, or returns a view of an input, would make the comparison meaningless (issue 8).
+# inputs, or returns a view of one, makes the comparison meaningless (docs/python-api.md, input_mutated).
 """run_guarded(run_op, inputs, timeout) -> GuardedRun: output plus input_mutated / output_aliased / op_error."""
 
 from __future__ import annotations

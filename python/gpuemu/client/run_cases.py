@@ -26,7 +26,7 @@ DEFAULT_TIMEOUT = 60.0  # seconds: [validation] timeout's default (src/config/co
 
 
 def schema_op(base: OpSpec, op_schema: dict) -> OpSpec:
-    """The op with its schema replaced by a python-api op_schema dict:
+    """The op with its schema replaced by an op_schema dict (docs/python-api.md, get_test_batch):
     {"name", "dims": [{"name", "candidates"}], "inputs": [{"name", "dims"}], "output": {...}}."""
     try:
         dims = [DimSpec(str(d["name"]), min(d["candidates"]), max(d["candidates"]), [int(c) for c in d["candidates"]])
