@@ -1,5 +1,5 @@
-# The client's inline mode (docs/python-api.md "Execution modes and inline validation"): with no daemon running, client-side validation
-# loads the project's gpuemu.toml itself, calls the reference in this process and compares here.
+# The client's inline mode (docs/python-api.md "Execution modes and inline validation"): with no
+# daemon, client-side validation reads gpuemu.toml itself, calls the reference here and compares.
 """InlineProject: gpuemu.toml ops, tolerances and references for validation without a daemon."""
 
 from __future__ import annotations
