@@ -1,5 +1,5 @@
-# Client-side fuzzing (docs/python-api.md "Execution modes and inline validation"): cases come from the daemon (or, with no daemon, from
-# the same generator inline), the user's run_op runs them here under guard, outputs are validated.
+# Client-side fuzzing (docs/python-api.md "Execution modes and inline validation"): cases come from
+# the daemon (or the same generator inline), the user's run_op runs them here under guard.
 """fuzz(), inline_batch() and cases_from_reply() behind Client.fuzz_op_client_side / get_test_batch."""
 
 from __future__ import annotations
