@@ -181,15 +181,11 @@ class Client:
         the op's schema."""
         iterations = _bounded_int("iterations", iterations, 0, MAX_FUZZ_ITERATIONS)
         seed = generate_seed() if seed is None else seed
-        fields: dict[str, Any] = {"op": op_name, "seed": seed_to_wire(seed), "iterations": iterations,
-                                  "fail_fast": bool(fail_fast)}
-        for key, value in (("batch_sizes", batch_sizes), ("seq_lengths", seq_lengths), ("hidden_dims", hidden_dims),
-                           ("dtypes", dtypes), ("layouts", layouts)):
-            if value is not None:
-                fields[key] = list(value)
-        for key, value in (("values", values), ("op_script", op_script), ("jobs", jobs)):
-            if value is not None:
-                fields[key] = value
+        lists = {"batch_sizes": batch_sizes, "seq_lengths": seq_lengths, "hidden_dims": hidden_dims,
+                 "dtypes": dtypes, "layouts": layouts}
+        fields = _given({"op": op_name, "seed": seed_to_wire(seed), "iterations": iterations,
+                         "fail_fast": bool(fail_fast)}, values=values, op_script=op_script, jobs=jobs,
+                        **{key: None if value is None else list(value) for key, value in lists.items()})
         reply, _ = self._request("fuzz", fields, timeout_ms=self._long_timeout(iterations))
         return fuzz_results(reply, op_name)
 
@@ -277,13 +273,8 @@ class Client:
                   against: str | None = None) -> list[dict[str, Any]]:
         """Fit tolerances from a trusted implementation (as `gpuemu calibrate`): one row per dtype."""
         iterations = _bounded_int("iterations", iterations, 2, MAX_CALIBRATE_ITERATIONS)
-        fields: dict[str, Any] = {"op": op_name, "iterations": iterations}
-        if dtype is not None:
-            fields["dtype"] = dtype
-        if seed is not None:
-            fields["seed"] = seed_to_wire(seed)
-        if against is not None:
-            fields["against"] = against
+        fields = _given({"op": op_name, "iterations": iterations}, dtype=dtype, against=against,
+                        seed=None if seed is None else seed_to_wire(seed))
         reply, _ = self._request("calibrate", fields, timeout_ms=self._long_timeout(iterations))
         return list(reply.get("rows", []))
 
@@ -304,13 +295,8 @@ class Client:
     def _test_batch_from(self, op_name: str, count: int, seed: int, start: int, op_schema: dict | None,
                          dtypes: list[str] | None, values: str | None = None) -> list[dict[str, Any]]:
         """Cases start..start+count-1 of the daemon's case stream under a master seed."""
-        fields: dict[str, Any] = {"op": op_name, "count": count, "seed": seed_to_wire(seed), "start": start}
-        if op_schema is not None:
-            fields["op_schema"] = op_schema
-        if dtypes is not None:
-            fields["dtypes"] = list(dtypes)
-        if values is not None:
-            fields["values"] = values
+        fields = _given({"op": op_name, "count": count, "seed": seed_to_wire(seed), "start": start},
+                        op_schema=op_schema, dtypes=None if dtypes is None else list(dtypes), values=values)
         reply, tensors = self._request("get_test_batch", fields)
         return run_cases.cases_from_reply(reply, tensors, op_name)
 
@@ -376,10 +362,14 @@ def _bounded_int(name: str, value: Any, low: int, high: int) -> int:
     return int(value)
 
 
-def _with_op(fields: dict, op: str | None) -> dict:
-    if op is not None:
-        fields["op"] = op
+def _given(fields: dict, **optional: Any) -> dict:
+    """fields with every optional field that is not None added (the daemon's default is absence)."""
+    fields.update({key: value for key, value in optional.items() if value is not None})
     return fields
+
+
+def _with_op(fields: dict, op: str | None) -> dict:
+    return _given(fields, op=op)
 
 
 def _named(tensors: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:

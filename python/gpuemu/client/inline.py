@@ -22,7 +22,7 @@ from gpuemu.client.repro import input_snapshot
 from gpuemu.core.cases import OpSpec, case_seed, declared_output, generate_case
 from gpuemu.core.compare import compare_output
 from gpuemu.core.dtypes import canonical_dtype
-from gpuemu.core.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
+from gpuemu.core.tolerance import ToleranceConfig, tolerance_from_tables
 from gpuemu.errors import ClientError
 from gpuemu.results import Failure, ReproductionInfo, TestCase, ValidationResult
 from gpuemu.wire import tensors
@@ -148,15 +148,8 @@ class InlineProject:
 
     def tolerance(self, op_name: str, dtype: str) -> ToleranceConfig:
         """[ops.tolerances] field by field, then [validation.tolerances], then the built-in default."""
-        dtype = canonical_dtype(dtype)
-        atol, rtol = DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
-        tables = (self.data.get("validation", {}).get("tolerances", {}), self._tables[op_name].get("tolerances", {}))
-        for table in tables:
-            for key, entry in table.items():
-                if canonical_dtype(key) == dtype:
-                    atol = float(entry.get("atol", atol))
-                    rtol = float(entry.get("rtol", rtol))
-        return ToleranceConfig(atol, rtol)
+        return tolerance_from_tables(dtype, [self.data.get("validation", {}).get("tolerances", {}),
+                                             self._tables[op_name].get("tolerances", {})])
 
     def _import_paths(self) -> None:
         extra = [str((self._base["python_path"] / p).resolve())

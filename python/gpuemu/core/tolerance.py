@@ -14,6 +14,7 @@ __all__ = [
     "ToleranceProfile",
     "get_recommended_tolerance",
     "unit_roundoff",
+    "tolerance_from_tables",
     "DEFAULT_TOLERANCES",
 ]
 
@@ -73,6 +74,19 @@ class ToleranceConfig:
 
     def to_dict(self) -> dict:
         return {"atol": self.atol, "rtol": self.rtol}
+
+
+def tolerance_from_tables(dtype: str, tables: list[dict]) -> ToleranceConfig:
+    """The built-in default of the dtype, then each [...tolerances] table's entry for it (keys are
+    dtype names or aliases) field by field, later tables winning, as the C++ config resolves them."""
+    dtype = canonical_dtype(dtype)
+    atol, rtol = DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
+    for table in tables:
+        for key, entry in table.items():
+            if canonical_dtype(key) == dtype:
+                atol = float(entry.get("atol", atol))
+                rtol = float(entry.get("rtol", rtol))
+    return ToleranceConfig(atol, rtol)
 
 
 class ToleranceProfile:

@@ -12,8 +12,7 @@ from typing import Any, Callable
 from gpuemu import loading
 from gpuemu.client.inline import CALLABLE_RE, InlineProject, find_config
 from gpuemu.core.cases import OpSpec
-from gpuemu.core.dtypes import canonical_dtype
-from gpuemu.core.tolerance import DEFAULT_TOLERANCES, ToleranceConfig
+from gpuemu.core.tolerance import ToleranceConfig, tolerance_from_tables
 
 __all__ = ["Op", "ResolvedOp", "resolve_project_op", "resolve_inline_op", "DEFAULT_ITERATIONS"]
 
@@ -47,18 +46,6 @@ class Op:
         if self.schema is not None:
             table["schema"] = self.schema
         return table
-
-
-def _tolerance(dtype: str, tables: list[dict]) -> ToleranceConfig:
-    """The built-in default of the dtype, then each table's entry for it field by field (later wins)."""
-    dtype = canonical_dtype(dtype)
-    atol, rtol = DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
-    for table in tables:
-        for key, entry in table.items():
-            if canonical_dtype(key) == dtype:
-                atol = float(entry.get("atol", atol))
-                rtol = float(entry.get("rtol", rtol))
-    return ToleranceConfig(atol, rtol)
 
 
 @dataclass
@@ -147,8 +134,8 @@ def resolve_inline_op(op: Op) -> ResolvedOp:
     if isinstance(op.reference, str) and not CALLABLE_RE.match(op.reference):
         raise ValueError(f"gpuemu.testing.Op {op.name!r}: reference {op.reference!r} is neither a callable nor "
                          "'module:function'")
-    return ResolvedOp(spec=spec, name=op.name, tolerance=lambda dtype: _tolerance(dtype, [op.tolerances]),
-                      reference=reference,
+    return ResolvedOp(spec=spec, name=op.name, reference=reference,
+                      tolerance=lambda dtype: tolerance_from_tables(dtype, [op.tolerances]),
                       own_kernel=lambda: None, check_nan=op.check_nan, check_inf=op.check_inf,
                       iterations=int(op.iterations), seed=int(op.seed))
 
