@@ -1,15 +1,15 @@
-# Importing a framework on use: require() turns a missing one into one error naming the pip extra.
-# The adapters' two error classes are part of gpuemu.errors' hierarchy and re-exported here.
-"""require(), which imports a framework or says how to get it; the two error classes live in gpuemu.errors."""
+# Importing a framework on use: require() turns a missing one into one error naming the pip extra
+# (FrameworkNotInstalledError, in gpuemu.errors with every other exception of the package).
+"""require(module, framework, extra): the framework's module, or an error that says how to install it."""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
-from gpuemu.errors import AdapterError, FrameworkNotInstalledError
+from gpuemu.errors import FrameworkNotInstalledError
 
-__all__ = ["AdapterError", "FrameworkNotInstalledError", "require"]
+__all__ = ["require"]
 
 
 def require(module: str, framework: str, extra: str) -> ModuleType:
