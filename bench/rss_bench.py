@@ -79,7 +79,7 @@ class Mix:
     """The requests of SCHEDULE in turn; every reply is checked for what it must say."""
 
     def __init__(self, client):
-        from gpuemu import protocol
+        from gpuemu.wire import protocol
 
         self.client = client
         self.protocol = protocol
