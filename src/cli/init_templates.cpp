@@ -38,7 +38,7 @@ domain = [-10.0, 10.0]                  # the values the kernel must support
 )";
 
 constexpr std::string_view kElementwiseKernel = R"("""SiLU, x * sigmoid(x), as the op under test: float32 math whatever the input dtype, the
-result stored in the input's dtype (gpuemu rounds a bfloat16 case's float32 result to bfloat16).
+result stored in the input's dtype (bfloat16 cases arrive as ml_dtypes.bfloat16 arrays).
 """
 
 import numpy as np
@@ -231,6 +231,9 @@ constexpr std::string_view kHeader = R"(# gpuemu.toml, written by `gpuemu init -
 
 [project]
 name = "{project}"
+# numpy kernels receive bfloat16 cases as real ml_dtypes.bfloat16 arrays (and return bfloat16);
+# "float32" would hand them exact float32 arrays instead (docs/configuration.md).
+numpy_bfloat16 = "ml_dtypes"
 
 [validation]
 # Every op is tested at these dtypes unless it lists its own `dtypes`.

@@ -41,6 +41,13 @@ enum class InterpretMode : int { automatic = 0, always = 1, never = 2 };
 std::string_view interpret_mode_name(InterpretMode mode);
 std::optional<InterpretMode> parse_interpret_mode(std::string_view name);
 
+// How a numpy callable receives a bfloat16 case ([project] numpy_bfloat16, docs/configuration.md):
+// real ml_dtypes.bfloat16 arrays of the case's bits, or exact float32 arrays (the form gpuemu
+// used before ml_dtypes, kept for configs whose numpy code was written for it).
+enum class NumpyBfloat16 { ml_dtypes, float32 };
+std::string_view numpy_bfloat16_name(NumpyBfloat16 form);
+std::optional<NumpyBfloat16> parse_numpy_bfloat16(std::string_view name);
+
 // Shape of an input of an op that has no [ops.schema] and declares no `shape` (docs/configuration.md).
 inline const std::vector<std::int64_t> kDefaultInputShape = {4, 64};
 
@@ -151,6 +158,9 @@ struct ProjectConfig {
   std::string version = "0.0.0";
   std::string framework = "pytorch";  // the seed's default; applies to ops only when written
   bool framework_written = false;     // some config file set [project] framework
+  // Absent means ml_dtypes, the default; `gpuemu init` writes it out so a config says
+  // which form its numpy code expects (docs/configuration.md, "numpy and bfloat16").
+  NumpyBfloat16 numpy_bfloat16 = NumpyBfloat16::ml_dtypes;
 };
 
 struct ValidationConfig {

@@ -1,5 +1,5 @@
-// Names of the framework an op's callable receives and of the interpreter modes for its Triton
-// and Pallas kernels, as gpuemu.toml, result.json and the worker frames spell them.
+// Names of the framework an op's callable receives, of the interpreter modes for its Triton and
+// Pallas kernels and of the numpy bfloat16 forms, as gpuemu.toml, result.json and the workers spell them.
 #include "config/config.hpp"
 
 namespace gpuemu::config {
@@ -40,6 +40,17 @@ std::string_view interpret_mode_name(InterpretMode mode) {
 std::optional<InterpretMode> parse_interpret_mode(std::string_view name) {
   for (auto m : {InterpretMode::automatic, InterpretMode::always, InterpretMode::never}) {
     if (interpret_mode_name(m) == name) return m;
+  }
+  return std::nullopt;
+}
+
+std::string_view numpy_bfloat16_name(NumpyBfloat16 form) {
+  return form == NumpyBfloat16::float32 ? "float32" : "ml_dtypes";
+}
+
+std::optional<NumpyBfloat16> parse_numpy_bfloat16(std::string_view name) {
+  for (auto f : {NumpyBfloat16::ml_dtypes, NumpyBfloat16::float32}) {
+    if (numpy_bfloat16_name(f) == name) return f;
   }
   return std::nullopt;
 }

@@ -52,12 +52,15 @@ Expected<ProjectConfig> parse_project(const Diagnostics& diag, const toml::table
     return diag.at(toml::source_region{}, "no [project] table with a name",
                    "add [project] with name = \"my-project\"");
   }
-  TRY(r.only_keys({"name", "version", "framework"}));
+  TRY(r.only_keys({"name", "version", "framework", "numpy_bfloat16"}));
   project.name = TRY(r.required_string("name", "\"my-project\"")).value;
   if (auto v = TRY(r.string("version"))) project.version = *v;
   if (auto f = TRY(parse_framework_key(r, "framework"))) {
     project.framework = std::string(framework_name(*f));
     project.framework_written = true;
+  }
+  if (auto f = TRY(parse_choice(r, "numpy_bfloat16", {"ml_dtypes", "float32"}, "forms"))) {
+    project.numpy_bfloat16 = parse_numpy_bfloat16(*f).value_or(NumpyBfloat16::ml_dtypes);
   }
   return project;
 }

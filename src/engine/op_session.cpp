@@ -92,6 +92,7 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
   s.timeout = std::chrono::milliseconds(static_cast<long long>(secs * 1000));
   s.worker_max_cases = config.validation.worker_max_cases;
   s.framework = role == "reference" ? op.reference_framework : op.framework;
+  s.numpy_bfloat16 = config.project.numpy_bfloat16;
   s.triton_interpret = run::runs_interpreted(op.triton_interpret, run::KernelLanguage::triton, s.python);
   s.pallas_interpret = run::runs_interpreted(op.pallas_interpret, run::KernelLanguage::pallas, s.python);
   s.role = std::move(role);

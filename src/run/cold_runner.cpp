@@ -31,7 +31,8 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
   spec.stdin_data = encode_request(request.inputs ? *request.inputs : kNoInputs,
                                    request.input_order ? *request.input_order : kNoOrder,
                                    request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype,
-                                   config::framework_name(settings_.framework));
+                                   config::framework_name(settings_.framework),
+                                   config::numpy_bfloat16_name(settings_.numpy_bfloat16));
   const auto start = std::chrono::steady_clock::now();
   const CaseDeadline deadline = case_deadline(start, settings_.timeout, request.stop_at);
   spec.timeout = std::max(std::chrono::milliseconds(0),

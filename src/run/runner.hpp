@@ -80,6 +80,10 @@ struct RunnerSettings {
   // The tensors the callable receives and may return: the worker's --framework, the cold
   // request's "framework" (docs/worker-protocol.md, docs/script-protocol.md).
   config::Framework framework = config::Framework::numpy;
+  // How a numpy callable gets a bfloat16 case: the worker's --numpy-bfloat16, the cold request's
+  // "numpy_bfloat16"; always sent, so Python's own default (float32, for engines that say
+  // nothing) never applies to gpuemu's runs.
+  config::NumpyBfloat16 numpy_bfloat16 = config::NumpyBfloat16::ml_dtypes;
   // Resolved interpreter choices (run/interpret.hpp), put in the environment of this runner's
   // processes only: TRITON_INTERPRET and GPUEMU_PALLAS_INTERPRET, "1" or "0".
   bool triton_interpret = false;

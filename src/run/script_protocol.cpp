@@ -108,7 +108,8 @@ std::string key_list(const json& j) {
 }  // namespace
 
 std::string encode_request(const Tensors& inputs, const std::vector<std::string>& order, const json& kwargs,
-                           tensor::DType case_dtype, std::string_view framework) {
+                           tensor::DType case_dtype, std::string_view framework,
+                           std::string_view numpy_bfloat16) {
   std::vector<const std::pair<const std::string, tensor::Tensor>*> items;
   for (const auto& name : order) {
     auto it = inputs.find(name);
@@ -138,6 +139,10 @@ std::string encode_request(const Tensors& inputs, const std::vector<std::string>
   if (framework != "numpy") {
     out += ",\"framework\":";
     out += json_string(std::string(framework));
+  }
+  if (!numpy_bfloat16.empty()) {
+    out += ",\"numpy_bfloat16\":";
+    out += json_string(std::string(numpy_bfloat16));
   }
   out += "}\n";
   return out;

@@ -19,10 +19,11 @@ using Tensors = tensor::NamedTensors;
 // {"inputs": {name: {"shape", "strides", "dtype", "data"}}, "kwargs": {...}, "dtype": "float16"}
 // as one line + '\n'; "dtype" is the case dtype (scripts may ignore it). Input order follows
 // `order` (names not in `order` come after, sorted). A `framework` other than numpy is sent as
-// "framework" (the tensors gpuemu.script hands the function).
+// "framework" (the tensors gpuemu.script hands the function), a non-empty `numpy_bfloat16` as
+// "numpy_bfloat16" (how a numpy function gets bfloat16 cases).
 std::string encode_request(const Tensors& inputs, const std::vector<std::string>& order,
                            const nlohmann::json& kwargs, tensor::DType case_dtype,
-                           std::string_view framework = "numpy");
+                           std::string_view framework = "numpy", std::string_view numpy_bfloat16 = {});
 
 // What a reply says besides its tensors: "elapsed_ns" (time inside the function) and "runtime".
 struct ReplyExtras {

@@ -57,6 +57,7 @@ std::vector<std::string> WarmWorkerRunner::worker_args() const {
   if (settings_.framework != config::Framework::numpy) {
     args.insert(args.end(), {"--framework", std::string(config::framework_name(settings_.framework))});
   }
+  args.insert(args.end(), {"--numpy-bfloat16", std::string(config::numpy_bfloat16_name(settings_.numpy_bfloat16))});
   if (runnable_.kind == config::Runnable::Kind::callable) {
     args.insert(args.end(), {"--callable", runnable_.module + ":" + runnable_.function});
   } else {

@@ -1,6 +1,6 @@
 // The framework and interpreter keys: which framework each op's callable receives ([project]
 // framework applies only when written; an op's own key wins), the interpreter modes with their
-// [validation] defaults, and whole-message diagnostics for misspellings.
+// [validation] defaults, [project] numpy_bfloat16, and whole-message diagnostics for misspellings.
 #include <gtest/gtest.h>
 
 #include "config/loader.hpp"
@@ -54,6 +54,25 @@ TEST(ConfigFrameworks, FrameworkChangesTheDigest) {
   const Config c = load_ok(kOp + "triton_interpret = \"always\"\n");
   EXPECT_NE(a.digest, b.digest);
   EXPECT_NE(a.digest, c.digest);
+}
+
+TEST(ConfigFrameworks, NumpyBfloat16IsMlDtypesUnlessTheSwitchKeepsFloat32) {
+  const Config fresh = load_ok(kOp);
+  EXPECT_EQ(fresh.project.numpy_bfloat16, NumpyBfloat16::ml_dtypes);
+  const Config kept = load_ok("[project]\nname = \"p\"\nnumpy_bfloat16 = \"float32\"\n" + kOp.substr(kHead.size()));
+  EXPECT_EQ(kept.project.numpy_bfloat16, NumpyBfloat16::float32);
+  EXPECT_NE(fresh.digest, kept.digest);  // the op computes on other arrays: another config
+  EXPECT_EQ(load_ok("[project]\nname = \"p\"\nnumpy_bfloat16 = \"ml_dtypes\"\n").project.numpy_bfloat16,
+            NumpyBfloat16::ml_dtypes);
+}
+
+TEST(ConfigFrameworks, MisspelledNumpyBfloat16Form) {
+  EXPECT_EQ(error_of("[project]\nname = \"p\"\nnumpy_bfloat16 = \"ml_dtype\"\n"),
+            kPath +
+                ":3:18: error: unknown numpy_bfloat16 'ml_dtype'\n"
+                "numpy_bfloat16 = \"ml_dtype\"\n"
+                "                 ^\n"
+                "hint: did you mean 'ml_dtypes'?");
 }
 
 TEST(ConfigFrameworks, MisspelledFrameworkInAnOp) {

@@ -179,6 +179,7 @@ TEST(ConfigLoader, DefaultsForAMinimalFile) {
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->project.version, "0.0.0");
   EXPECT_EQ(c->project.framework, "pytorch");
+  EXPECT_EQ(c->project.numpy_bfloat16, NumpyBfloat16::ml_dtypes);  // absent: real bfloat16 (issue 18)
   EXPECT_EQ(c->validation.dtypes, std::vector{DType::float32});
   EXPECT_EQ(c->validation.seed, 0u);
   EXPECT_DOUBLE_EQ(c->validation.timeout, 60.0);

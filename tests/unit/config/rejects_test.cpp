@@ -48,6 +48,7 @@ INSTANTIATE_TEST_SUITE_P(
         Row{"[project]\nname = \"\"\n", "'name' must not be empty"},
         Row{kHead + "[project.x]\n", "unknown key 'x' in [project]"},
         Row{"[project]\nname = \"p\"\nframework = \"torch\"\n", "unknown framework 'torch'"},
+        Row{"[project]\nname = \"p\"\nnumpy_bfloat16 = \"bf16\"\n", "unknown numpy_bfloat16 'bf16'"},
         Row{kHead + "[validation]\ndtypes = []\n", "'dtypes' must not be empty"},
         Row{kHead + "[validation]\ndtypes = [\"float32\", \"f32\"]\n", "'f32' is listed twice in 'dtypes'"},
         Row{kHead + "[validation]\ncheck_nan = 1\n",

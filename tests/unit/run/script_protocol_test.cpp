@@ -29,6 +29,18 @@ TEST(ScriptProtocol, RequestHasInputsInOrderKwargsAndCaseDtype) {
   EXPECT_EQ(parsed["inputs"].size(), 2u);
 }
 
+TEST(ScriptProtocol, AdapterFieldsFollowTheCaseDtype) {
+  Tensors inputs;
+  inputs["x"] = iota(tensor::DType::float32, {1});
+  std::string text = encode_request(inputs, {}, nlohmann::json::object(), tensor::DType::bfloat16, "pytorch",
+                                    "float32");
+  EXPECT_TRUE(text.ends_with("\"dtype\":\"bfloat16\",\"framework\":\"pytorch\",\"numpy_bfloat16\":\"float32\"}\n"))
+      << text;
+  // numpy is the protocol's default and is not spelled out; the bfloat16 form always is.
+  text = encode_request(inputs, {}, nlohmann::json::object(), tensor::DType::bfloat16, "numpy", "ml_dtypes");
+  EXPECT_TRUE(text.ends_with("\"dtype\":\"bfloat16\",\"numpy_bfloat16\":\"ml_dtypes\"}\n")) << text;
+}
+
 TEST(ScriptProtocol, NamesNotInOrderComeAfterSorted) {
   Tensors inputs;
   inputs["z"] = iota(tensor::DType::float32, {1});

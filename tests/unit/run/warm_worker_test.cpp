@@ -2,6 +2,7 @@
 // processes: many cases per worker, errors, crashes, hangs, recycling, and cold/warm equality.
 #include "run/warm_worker.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -30,6 +31,36 @@ TEST(WarmWorker, CallableServesManyCasesFromOneWorker) {
     EXPECT_EQ(out.outputs["out"].to_doubles(), (std::vector<double>{4.0 * i, 8, 12}));
   }
   EXPECT_EQ(runner.workers_started(), 1);
+}
+
+// The dtype name a dtype_seen callable or script replied with (its output is the name's characters).
+std::string seen_dtype(const RunOutcome& out) {
+  std::string name;
+  for (double c : out.outputs.at("out").to_doubles()) name += static_cast<char>(c);
+  return name;
+}
+
+TEST(WarmWorker, NumpyBfloat16FormReachesTheCallable) {
+  testing::Case c = case_x(vector_of(tensor::DType::bfloat16, {1.5, -2}));
+  c.dtype = tensor::DType::bfloat16;
+  for (auto [form, expected] : {std::pair{config::NumpyBfloat16::ml_dtypes, "bfloat16"},
+                                std::pair{config::NumpyBfloat16::float32, "float32"}}) {
+    RunnerSettings s = testing::settings("op");
+    s.numpy_bfloat16 = form;
+    WarmWorkerRunner warm(callable("warm_mod", "dtype_seen"), s);
+    const auto args = warm.worker_args();
+    const auto flag = std::find(args.begin(), args.end(), "--numpy-bfloat16");
+    ASSERT_NE(flag, args.end());
+    EXPECT_EQ(*(flag + 1), config::numpy_bfloat16_name(form));
+    RunOutcome out = warm.run(c.request());
+    ASSERT_TRUE(out.ok()) << out.message << "\n" << out.stderr_tail;
+    EXPECT_EQ(seen_dtype(out), expected);
+    // A cold script through gpuemu.script gets the same form from its request.
+    ColdScriptRunner cold(testing::script_runnable("dtype_seen.py"), s);
+    out = cold.run(c.request());
+    ASSERT_TRUE(out.ok()) << out.message << "\n" << out.stderr_tail;
+    EXPECT_EQ(seen_dtype(out), expected);
+  }
 }
 
 TEST(WarmWorker, DictOfOutputs) {
