@@ -19,7 +19,32 @@ std::string project_relative(const std::filesystem::path& file, const config::Co
   return rel.generic_string();
 }
 
-std::string hint_for(const std::string& error) {
+// The module a ModuleNotFoundError names ("No module named 'x.y'"), else empty.
+std::string missing_module(const std::string& error) {
+  constexpr std::string_view kPrefix = "No module named '";
+  const auto start = error.find(kPrefix);
+  if (start == std::string::npos) return {};
+  const auto end = error.find('\'', start + kPrefix.size());
+  return end == std::string::npos ? std::string{} : error.substr(start + kPrefix.size(), end - start - kPrefix.size());
+}
+
+// True when `missing` is the callable's module or one of its parent packages: the name in
+// gpuemu.toml is wrong (or not on sys.path), rather than something the module itself imports.
+bool names_the_runnable(const std::string& missing, const config::Runnable& runnable) {
+  if (runnable.kind != config::Runnable::Kind::callable) return false;
+  const std::string& module = runnable.module;
+  return module == missing || (module.starts_with(missing) && module[missing.size()] == '.');
+}
+
+std::string hint_for(const std::string& error, const config::Runnable& runnable) {
+  const std::string missing = missing_module(error);
+  if (!missing.empty() && !names_the_runnable(missing, runnable)) {
+    // The code was found, but a package it imports is not installed for this Python.
+    const bool says_how = error.find("pip install") != std::string::npos;  // a framework's extra
+    return fmt::format("the code imports '{}', which this Python cannot import: install it{}; in the GitHub "
+                       "Action, list it in the file the 'requirements' input names (docs/action.md)",
+                       missing, says_how ? " as the message says" : "");
+  }
   if (error.starts_with("ModuleNotFoundError") || error.starts_with("ImportError")) {
     return "the module is imported with the project root and [validation] python_path first on sys.path; "
            "check its dotted name, or add its folder to python_path";
@@ -76,7 +101,7 @@ Expected<std::map<std::string, std::string>> check_op_loads(const config::Config
                                                                   : "implementation";
         std::string message = fmt::format("{} '{}' of op '{}' does not load: {}", what,
                                           use.runnable->spelling, use.op->name, check.error);
-        std::string diagnostic = config::diagnostic_at(where, message, hint_for(check.error));
+        std::string diagnostic = config::diagnostic_at(where, message, hint_for(check.error, *use.runnable));
         if (std::find(problems.begin(), problems.end(), diagnostic) == problems.end()) {
           problems.push_back(std::move(diagnostic));
         }

@@ -600,14 +600,18 @@ def test_requirements_are_installed_before_the_run_and_cached(runner):
     assert runner.outputs()["passed"] == "true"
 
 
-@pytest.mark.skip(reason="broken by this session's merge of parallel changes, found in the final run; fixing it is the next session's first item (closing note)")
 def test_without_the_requirements_the_op_cannot_import_its_framework(runner):
     # The same project without the input: the op fails to load, so the test above proves the install.
+    # gpuemu's load check finds it before any case runs: a config error (exit 2) whose hint names
+    # the `requirements` input.
     framework_project(runner.project)
     proc = runner.run({"iterations": "2", "seed": "1"})
-    assert proc.returncode == 1, proc.stderr[-3000:]
-    result = json.loads((runner.workspace / "gpuemu-out" / "result.json").read_text())
-    assert "No module named 'tinyfw'" in json.dumps(result)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "op under test 'ops_tiny:op' of op 'op' does not load: ModuleNotFoundError: No module named 'tinyfw'" \
+        in proc.stderr
+    assert "hint: the code imports 'tinyfw', which this Python cannot import: install it; in the GitHub Action, " \
+        "list it in the file the 'requirements' input names (docs/action.md)" in proc.stderr
+    assert runner.outputs()["passed"] == "false"
 
 
 def test_a_changed_requirements_file_installs_again_into_a_new_folder(runner):

@@ -196,11 +196,16 @@ def load_error(project, callable_spec, key="reference"):
     return proc
 
 
-@pytest.mark.parametrize("callable_spec, python_error", [
-    ("refs.missing:double", "ModuleNotFoundError: No module named 'refs.missing'"),
-    ("refs.twice:triple", "AttributeError: module 'refs.twice' has no attribute 'triple'"),
+@pytest.mark.parametrize("callable_spec, python_error, hint", [
+    ("refs.missing:double", "ModuleNotFoundError: No module named 'refs.missing'", "check its dotted name"),
+    ("refs.twice:triple", "AttributeError: module 'refs.twice' has no attribute 'triple'", "check the function's name"),
+    # The module exists but imports a package that is not installed: the hint says to install it.
+    ("refs.needs_dep:double", "ModuleNotFoundError: No module named 'gpuemu_absent_dep'",
+     "the code imports 'gpuemu_absent_dep', which this Python cannot import: install it; in the GitHub Action"),
 ])
-def test_a_reference_that_does_not_load_is_a_config_error_at_its_key(impls, callable_spec, python_error):
+def test_a_reference_that_does_not_load_is_a_config_error_at_its_key(impls, callable_spec, python_error, hint):
+    (impls.root / "refs").mkdir(exist_ok=True)
+    (impls.root / "refs" / "needs_dep.py").write_text("import gpuemu_absent_dep\n")
     proc = load_error(impls, callable_spec)
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
@@ -211,6 +216,7 @@ def test_a_reference_that_does_not_load_is_a_config_error_at_its_key(impls, call
                            f"{python_error}")
     assert first[line + 1] == f'reference = "{callable_spec}"'
     assert first[line + 2] == "            ^"
+    assert first[line + 3].startswith("hint: ") and hint in first[line + 3], first[line + 3]
 
 
 def test_an_op_that_is_not_callable_is_a_config_error(impls):
