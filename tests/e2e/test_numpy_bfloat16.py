@@ -1,7 +1,7 @@
 """End-to-end: [project] numpy_bfloat16 reaches every numpy callable through the real CLI. Absent
 (or "ml_dtypes"), a bfloat16 case arrives as an ml_dtypes.bfloat16 array; "float32" keeps the older
 exact-float32 form. Checked in a warm callable, a persistent (warm) script and a cold script, each
-asserting what it received, under `gpuemu ci run` and `gpuemu fuzz`.
+asserting what it received, under `gpuemu ci run`, `gpuemu fuzz` and `gpuemu test`.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def write(project, form_line: str, expected: str):
            OP_TABLE.format(name="cold_script", runner='op_script = "script_bf16.py"')]
     (project.root / "gpuemu.toml").write_text(
         f'[project]\nname = "bf16"\n{form_line}\n\n[validation]\ndtypes = ["bfloat16"]\nseed = 7\n'
-        'test_cases = 3\n\n[ci]\nfuzz_iterations = 3\n\n' + "\n".join(ops))
+        'test_cases = 2\n\n[ci]\nfuzz_iterations = 2\n\n' + "\n".join(ops))
 
 
 def assert_all_passed(proc, ops_doc):
@@ -67,18 +67,21 @@ def assert_all_passed(proc, ops_doc):
     ("", "bfloat16"),  # no key: the default, real bfloat16
     ('numpy_bfloat16 = "float32"', "float32"),  # the documented switch for existing configs
 ])
-def test_ci_run_hands_numpy_callables_the_configured_bfloat16_form(project, form_line, expected):
+def test_ci_run_and_fuzz_hand_numpy_callables_the_configured_bfloat16_form(project, form_line, expected):
     write(project, form_line, expected)
-    proc = project.run("ci", "run", "--iterations", "3", "--out", "out")
+    proc = project.run("ci", "run", "--iterations", "2", "--out", "out")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert_all_passed(proc, json.loads((project.root / "out" / "result.json").read_text())["ops"])
+    proc = project.run("fuzz", "--iterations", "2", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert_all_passed(proc, json.loads(proc.stdout)["ops"])
 
 
-def test_fuzz_with_the_wrong_expectation_fails_every_callable(project):
+def test_an_op_written_for_the_other_form_errors_on_every_case(project):
     """The other direction: an op written for float32 under the default form fails, naming the dtype."""
     write(project, 'numpy_bfloat16 = "ml_dtypes"', "float32")
-    proc = project.run("fuzz", "--iterations", "2", "--format", "json")
+    proc = project.run("test", "--cases", "1", "--format", "json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     for op in json.loads(proc.stdout)["ops"]:
-        assert op["failed"] == op["total"] > 0, op
+        assert op["errors"] == op["total"] > 0 and op["passed"] == 0, op
         assert "got bfloat16, expected float32" in json.dumps(op["failures"][0]), op["failures"][0]
