@@ -19,8 +19,11 @@ SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cc", ".inc"}
 def layer_table(root: pathlib.Path) -> dict[str, set[str]]:
     """folder -> the folders its row lets it use ("—" is none)."""
     text = (root / "docs" / "ARCHITECTURE.md").read_text()
+    # Only the table of src/'s layers (the page has others, e.g. the Python package's parts).
+    start = text.index("| folder | what it is for | uses |")
+    end = text.find("\n\n", start)
     table = {}
-    for folder, uses in ROW.findall(text):
+    for folder, uses in ROW.findall(text[start:end if end >= 0 else len(text)]):
         table[folder] = set(re.findall(r"`?(\w+)`?", uses.replace("—", "")))
     return table
 
@@ -150,12 +153,19 @@ def test_includes_and_cmake_deps_follow_the_layer_table():
     assert not problems, "docs/ARCHITECTURE.md's layer table and src/ disagree:\n" + "\n".join(problems)
 
 
+def test_no_two_files_in_src_share_a_base_name():
+    shared = shared_base_names(REPO)
+    assert not shared, "files in different folders of src/ share a base name (rename them for what each is): " + \
+        "; ".join(f"{stem}: {', '.join(files)}" for stem, files in shared.items())
+
+
 def test_the_checks_see_a_crossing_include_an_unused_row_a_loop_and_a_shared_name(tmp_path):
     # A two-layer tree that breaks each rule once: the checks above cannot pass vacuously.
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "ARCHITECTURE.md").write_text(
-        "| folder | what | may use |\n| --- | --- | --- |\n"
-        "| `low` | below | — |\n| `high` | above | low, mid |\n| `mid` | between | high |\n")
+        "| folder | what it is for | uses |\n| --- | --- | --- |\n"
+        "| `low` | below | — |\n| `high` | above | low, mid |\n| `mid` | between | high |\n\n"
+        "| part | what it is for | may import |\n| --- | --- | --- |\n| `other` | not a layer | nothing |\n")
     for name, deps, body in [("low", "", '#include "high/a.hpp"\n'),
                              ("high", "gpuemu_low gpuemu_mid", '#include "low/b.hpp"\n'),
                              ("mid", "gpuemu_high gpuemu_low", '#include "mid/c.hpp"\n')]:
@@ -171,4 +181,5 @@ def test_the_checks_see_a_crossing_include_an_unused_row_a_loop_and_a_shared_nam
     assert "src/high/CMakeLists.txt DEPS" not in problems
     assert "the layers use each other in a loop: high -> low -> high" in problems
     assert "the layer table has a loop: high -> mid -> high" in problems
+    assert "`other`" not in problems, "a later table of the page is no part of the layer table"
     assert set(shared_base_names(tmp_path)) == {"util"}
