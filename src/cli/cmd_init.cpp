@@ -83,7 +83,8 @@ class InitCommand final : public Command {
       std::cout << "  " << f.path << (replaced ? " (overwritten)" : "") << "\n";
     }
     std::cout << fmt::format(
-        "next: cd {} && gpuemu ci run   (then add a second implementation of '{}' in gpuemu.toml)\n",
+        "next: cd {} && gpuemu ci run   (or: pytest tests; then add a second implementation of '{}' in "
+        "gpuemu.toml)\n",
         dir.string(), chosen->op);
     return ExitCode::ok;
   }

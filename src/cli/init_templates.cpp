@@ -285,6 +285,21 @@ jobs:
           retention-days: 14
 )";
 
+// The op as pytest cases (docs/pytest.md): the path from `gpuemu init` to a failing, replayable
+// test item in the tools kernel engineers already use. {op} is the op, {impl} its implementation.
+constexpr std::string_view kPytest = R"(# The op of gpuemu.toml as pytest cases, written by `gpuemu init` (docs/pytest.md): each seeded
+# case is one test item whose id names the dtype, the shapes and the case seed; a failure prints
+# the worst element and the `gpuemu reproduce` command that replays it.
+#   pytest tests -q                             # [validation] fuzz_iterations cases (100)
+#   pytest tests -q --gpuemu-iterations 20      # fewer cases; --gpuemu-seed N for another seed
+import pytest
+
+
+@pytest.mark.gpuemu("{op}/{impl}")
+def test_{impl}(gpuemu_case):
+    gpuemu_case.run()  # kernels/{impl}.py against the op's reference, with its tolerances
+)";
+
 constexpr std::array kTemplates = {
     InitTemplate{"elementwise", "silu", "an elementwise op (SiLU) over a strided 2-D tensor"},
     InitTemplate{"row-reduction", "rmsnorm", "a reduction along each row (RMSNorm with a weight and eps)"},
@@ -318,6 +333,7 @@ std::vector<InitFile> init_files(const InitTemplate& tmpl, std::string_view proj
       {"kernels/__init__.py", "# The kernels under test (see gpuemu.toml).\n"},
       {"refs/__init__.py", "# float64 references for the kernels (see gpuemu.toml).\n"},
       {".github/workflows/gpuemu.yml", std::string(kWorkflow)},
+      {"tests/test_" + op + ".py", fmt::format(fmt::runtime(kPytest), fmt::arg("op", op), fmt::arg("impl", op))},
   };
 }
 

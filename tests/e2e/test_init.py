@@ -3,6 +3,7 @@ stub fails it, the workflow passes actionlint, and init refuses to overwrite (or
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from e2e_support import REPO
 
 TEMPLATES = {"elementwise": "silu", "row-reduction": "rmsnorm", "matmul": "matmul", "attention": "attention"}
 FILES = ["gpuemu.toml", "kernels/{op}.py", "refs/{op}_ref.py", "kernels/__init__.py", "refs/__init__.py",
-         ".github/workflows/gpuemu.yml"]
+         ".github/workflows/gpuemu.yml", "tests/test_{op}.py"]
 
 
 def gpuemu(binary, cwd, *args, timeout=900):
@@ -50,6 +51,35 @@ def test_a_wrong_stub_fails_the_generated_project(tmp_path, gpuemu_bin):
     kernel.write_text(kernel.read_text().replace("mean_square + np.float32(eps)", "mean_square"))
     ci = gpuemu(gpuemu_bin, tmp_path, "ci", "run", "--out", "out")
     assert ci.returncode == 1, ci.stderr[-3000:]
+
+
+def pytest_in(project, binary, *args):
+    """pytest as the user runs it in the project: the plugin comes from the installed package."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [str(REPO / "python"), env.get("PYTHONPATH", "")] if p)
+    env.setdefault("GPUEMU_PYTHON", sys.executable)
+    env.update(GPUEMU_HOME=str(project / ".gpuemu-home"), HOME=str(project), GPUEMU_BIN=str(binary))
+    return subprocess.run([sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", *args],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_init_then_pytest_fails_a_broken_kernel_with_a_command_that_replays_it(tmp_path, gpuemu_bin):
+    """The issue's path for a new user: init, pytest green, break the kernel, pytest red with the
+    replay command, which reproduces the failure from the store."""
+    assert gpuemu(gpuemu_bin, tmp_path, "init").returncode == 0  # elementwise: silu
+    green = pytest_in(tmp_path, gpuemu_bin, "--gpuemu-iterations", "6")
+    assert green.returncode == 0, green.stdout[-3000:] + green.stderr[-3000:]
+    assert "6 passed" in green.stdout
+    kernel = tmp_path / "kernels" / "silu.py"
+    kernel.write_text(kernel.read_text().replace("np.exp(-x32)", "np.exp(x32)"))  # sigmoid(-x): a sign slip
+    red = pytest_in(tmp_path, gpuemu_bin, "--gpuemu-iterations", "6")
+    assert red.returncode == 1, red.stdout[-3000:] + red.stderr[-3000:]
+    assert "FAILED tests/test_silu.py::test_silu[silu/silu-" in red.stdout
+    replay = re.search(r"gpuemu --config (\S+) reproduce (\d+) --op (\S+)", red.stdout)
+    assert replay, red.stdout[-3000:]
+    again = gpuemu(gpuemu_bin, tmp_path, "--config", replay[1], "reproduce", replay[2], "--op", replay[3])
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert f"FAIL seed {replay[2]} op silu/silu" in again.stdout
 
 
 def test_the_workflow_passes_actionlint(tmp_path, gpuemu_bin):
