@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from importlib.metadata import entry_points
 
 import pytest
 
@@ -59,7 +60,10 @@ def pytest_in(project, binary, *args):
     env["PYTHONPATH"] = os.pathsep.join(p for p in [str(REPO / "python"), env.get("PYTHONPATH", "")] if p)
     env.setdefault("GPUEMU_PYTHON", sys.executable)
     env.update(GPUEMU_HOME=str(project / ".gpuemu-home"), HOME=str(project), GPUEMU_BIN=str(binary))
-    return subprocess.run([sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", *args],
+    # An editable install older than the plugin has no pytest11 entry point: name the plugin then.
+    registered = any(e.value == "gpuemu.testing.plugin" for e in entry_points(group="pytest11"))
+    plugin = [] if registered else ["-p", "gpuemu.testing.plugin"]
+    return subprocess.run([sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", *plugin, *args],
                           cwd=project, env=env, capture_output=True, text=True, timeout=600)
 
 
