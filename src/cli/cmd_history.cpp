@@ -54,16 +54,30 @@ nlohmann::json failure_json(const store::StoredFailure& f) {
   return j;
 }
 
+// --op and --limit, which `results` and `failures` both take, and the store query they select.
+struct ListFilter {
+  std::string op;
+  int limit = 20;
+
+  void add_options(CLI::App& app) {
+    app.add_option("--op", op, "Only this op");
+    app.add_option("--limit", limit, "At most this many rows (default 20; 0 = all)");
+  }
+  store::Query query() const {
+    store::Query query;
+    if (!op.empty()) query.op = op;
+    query.limit = limit;
+    return query;
+  }
+};
+
 class ResultsCommand final : public Command {
   void add_options(CLI::App& app) override {
-    app.add_option("--op", op_, "Only this op");
-    app.add_option("--limit", limit_, "At most this many rows (default 20; 0 = all)");
+    filter_.add_options(app);
     app.add_option("--since", since_, "Only results since a UTC date/time or an age (30m, 12h, 7d)");
   }
   Expected<ExitCode> run(Context& context) override {
-    store::Query query;
-    if (!op_.empty()) query.op = op_;
-    query.limit = limit_;
+    store::Query query = filter_.query();
     if (!since_.empty()) query.since = TRY(parse_since(since_));
     auto store = TRY(open_store());
     const auto rows = TRY(store.list_results(query));
@@ -90,22 +104,15 @@ class ResultsCommand final : public Command {
     }
     return ExitCode::ok;
   }
-  std::string op_;
-  int limit_ = 20;
+  ListFilter filter_;
   std::string since_;
 };
 
 class FailuresCommand final : public Command {
-  void add_options(CLI::App& app) override {
-    app.add_option("--op", op_, "Only this op");
-    app.add_option("--limit", limit_, "At most this many rows (default 20; 0 = all)");
-  }
+  void add_options(CLI::App& app) override { filter_.add_options(app); }
   Expected<ExitCode> run(Context& context) override {
-    store::Query query;
-    if (!op_.empty()) query.op = op_;
-    query.limit = limit_;
     auto store = TRY(open_store());
-    const auto rows = TRY(store.list_failures(query));
+    const auto rows = TRY(store.list_failures(filter_.query()));
     if (context.globals.format == "json") {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& f : rows) list.push_back(failure_json(f));
@@ -124,8 +131,7 @@ class FailuresCommand final : public Command {
     }
     return ExitCode::ok;
   }
-  std::string op_;
-  int limit_ = 20;
+  ListFilter filter_;
 };
 
 class ShowCommand final : public Command {
