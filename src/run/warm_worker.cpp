@@ -112,8 +112,9 @@ bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
 
   outcome.stderr_tail = shown_stderr(worker_->stderr_tail().str(), worker_->stderr_tail().total());
   if (type == "fatal") {
-    // The worker itself runs but cannot load the code: the user's import error, or (kind
-    // "environment") gpuemu's own Python dependencies are missing, which no case can fix.
+    // The worker itself runs but cannot load the code: the user's import error (kind "load"), or
+    // kind "environment": the op's framework is not installed, the device asked for is missing or
+    // a flag is wrong (docs/worker-protocol.md "fatal"), which no case can fix.
     const bool environment = string_field(hello.header, "kind") == "environment";
     outcome.failure = environment ? RunFailure::start_failed : RunFailure::crashed;
     outcome.message =
