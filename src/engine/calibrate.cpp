@@ -13,9 +13,17 @@
 
 #include "engine/op_session.hpp"
 #include "fuzz/case.hpp"
+#include "util/result_keys.hpp"
 
 namespace gpuemu::engine {
 namespace {
+
+namespace keys = util::result_keys;
+
+// A tolerance under result.json's key names (util/result_keys.hpp).
+nlohmann::json tolerance_json(const check::ToleranceSpec& tolerance) {
+  return {{keys::kAtol, tolerance.atol}, {keys::kRtol, tolerance.rtol}};
+}
 
 constexpr std::array<rng::ValueDistribution, 3> kValueKinds = {
     rng::ValueDistribution::regular, rng::ValueDistribution::boundary, rng::ValueDistribution::adversarial};
@@ -236,8 +244,8 @@ nlohmann::json to_json(const CalibrationRow& r) {
           {"atol_from", r.atol_from},
           {"rtol_from", r.rtol_from},
           {"strata", std::move(strata)},
-          {"current", {{"atol", r.current.atol}, {"rtol", r.current.rtol}}},
-          {"fitted", {{"atol", r.fitted.atol}, {"rtol", r.fitted.rtol}}},
+          {"current", tolerance_json(r.current)},
+          {"fitted", tolerance_json(r.fitted)},
           {"check", std::move(recheck_json)}};
 }
 
