@@ -12,12 +12,8 @@
 
 namespace gpuemu::report {
 
-// The result.json schema version this code reads and writes. Bump only with a migration note in
-// docs/result-json.md; readers reject other versions instead of guessing.
-inline constexpr int kSchemaVersion = 1;
-
-// Checks that `result` has every field the writers rely on, with the right types, so the writers
-// can read it without further checks. `name` (a path or "result.json") prefixes error messages.
+// Checks that `result` has every field the writers rely on, with the right types: result::from_json
+// without keeping the decoded document. `name` (a path or "result.json") prefixes error messages.
 Expected<void> validate_result(const nlohmann::json& result, std::string_view name = "result.json");
 
 // Reads, parses and validates a result.json file; errors name the file.
