@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/store_access.hpp"
 #include "engine/baseline_document.hpp"
+#include "result/document.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
 #include "util/read_file.hpp"
@@ -76,7 +77,7 @@ class BaselineCompareCommand final : public Command {
     const auto comparison = engine::compare_with_baseline(before, now, config.policies);
     for (const auto& w : comparison.warnings) context.log("gpuemu: warning: " + w);
     if (context.globals.format == "json") {
-      nlohmann::json doc = comparison.to_json(tag_);
+      nlohmann::json doc = result::to_json(comparison.to_section(tag_));
       doc["run_id"] = run.id;
       std::cout << util::dump_json(doc) << "\n";
     } else {

@@ -151,34 +151,33 @@ class CiRunCommand final : public Command {
     if (!result) return std::unexpected(result.error());
     if (recorder) TRY(recorder->finish(*result));
 
-    nlohmann::json document = result::to_json(*result);
-    nlohmann::json ci = {{"quick", quick_},
-                         {"shard", shard.count > 1 ? nlohmann::json(shard.label()) : nlohmann::json()},
-                         {"baseline", nullptr},
-                         {"lint", nullptr}};
+    result::ResultDocument document = result::make_document(*result);
+    result::CiSection ci;
+    ci.quick = quick_;
+    if (shard.count > 1) ci.shard = shard.label();
     bool regressed = false;
     if (!baseline_.empty()) {
       const auto found = TRY(find_baseline(context, store ? &*store : nullptr));
-      auto comparison = TRY(compare(context, config, found, *result));
-      regressed = !comparison["regressions"].empty() && config.policies.fail_on_regression;
-      ci["baseline"] = std::move(comparison);
+      ci.baseline = TRY(compare(context, config, found, *result));
+      regressed = !ci.baseline->regressions.empty() && config.policies.fail_on_regression;
     }
     bool lint_failed = false;
     // Kernels are linted once per run: by the first shard, so a merge counts each violation once.
     if (!config.kernels.empty() && shard.index == 0) {
-      ci["lint"] = TRY(lint_kernels(context, config));
-      lint_failed = !ci["lint"]["passed"].get<bool>();
+      ci.lint = TRY(lint_kernels(context, config));
+      lint_failed = !ci.lint["passed"].get<bool>();
     }
     // A partial run checked less than planned: it fails unless the user accepts that (docs/ci.md).
     const bool partial_fails = result->partial && !allow_partial_;
-    ci["allow_partial"] = allow_partial_;
-    document["ci"] = std::move(ci);
-    if (regressed || lint_failed || partial_fails) document["passed"] = false;
+    ci.allow_partial = allow_partial_;
+    document.ci = std::move(ci);
+    if (regressed || lint_failed || partial_fails) document.passed = false;
     TRY(write_outputs(document, render));
     if (!sign_key_.empty()) {
       const fs::path report_path = fs::path(out_) / "REPORT.json";
-      const auto signed_report =
-          TRY(sign_result(document, config, config.root, sign_key_, attest::KeyAccess::any, report_path));
+      // The signed predicate copies result.json's measured fields as written (src/attest).
+      const auto signed_report = TRY(sign_result(result::to_json(document), config, config.root, sign_key_,
+                                                 attest::KeyAccess::any, report_path));
       context.log(fmt::format("gpuemu ci run: signed {} with key {} ({} subject(s))", report_path.string(),
                               signed_report.key_id, signed_report.subjects));
     }
@@ -210,7 +209,7 @@ class CiRunCommand final : public Command {
                            "--allow-partial"));
     }
     context.log(fmt::format("gpuemu ci run: wrote {}/result.json and the reports rendered from it", out_));
-    const bool failing = fail_on == FailOn::failures      ? !document["passed"].get<bool>()
+    const bool failing = fail_on == FailOn::failures      ? !document.passed
                          : fail_on == FailOn::regressions ? regressed || partial_fails
                                                           : false;
     return failing ? ExitCode::check_failed : ExitCode::ok;
@@ -258,13 +257,11 @@ class CiRunCommand final : public Command {
     return found;
   }
 
-  static Expected<nlohmann::json> compare(Context& context, const config::Config& config,
-                                          const FoundBaseline& found, const result::RunResult& result) {
-    if (!found.document) {
-      return nlohmann::json{{"tag_or_source", found.source},
-                            {"regressions", nlohmann::json::array()},
-                            {"warnings", found.warnings}};
-    }
+  static Expected<result::BaselineSection> compare(Context& context, const config::Config& config,
+                                                   const FoundBaseline& found,
+                                                   const result::RunResult& result) {
+    if (!found.document)
+      return result::BaselineSection{.tag_or_source = found.source, .warnings = found.warnings};
     const auto before = TRY(engine::parse_baseline(*found.document, "baseline '" + found.source + "'"));
     const auto comparison =
         engine::compare_with_baseline(before, engine::baseline_entries(result), config.policies);
@@ -272,9 +269,9 @@ class CiRunCommand final : public Command {
     for (const auto& r : comparison.regressions) {
       context.log(fmt::format("gpuemu: REGRESSION {} [{}]: {}", r.op, r.dtype, r.reason));
     }
-    nlohmann::json doc = comparison.to_json(found.source);
-    for (const auto& warning : found.warnings) doc["warnings"].push_back(warning);
-    return doc;
+    auto section = comparison.to_section(found.source);
+    section.warnings.insert(section.warnings.end(), found.warnings.begin(), found.warnings.end());
+    return section;
   }
 
   // ci.lint: every [[kernels]] entry through the artifact checks, as `gpuemu lint --format json`.
@@ -293,7 +290,7 @@ class CiRunCommand final : public Command {
   }
 
   // result.json is the source of truth; every other file is rendered from it.
-  Expected<void> write_outputs(const nlohmann::json& document, const report::RenderOptions& options) {
+  Expected<void> write_outputs(const result::ResultDocument& document, const report::RenderOptions& options) {
     for (const auto& row : report::writers()) {
       const std::string text = TRY(report::render(document, row.format, options));
       TRY(util::write_file_atomically(fs::path(out_) / row.file_name, text));

@@ -82,7 +82,7 @@ class CiPublishCommand final : public Command {
       return fail(ErrorKind::usage,
                   fmt::format("--api-url '{}' is not an http(s) URL, e.g. https://api.github.com", api_url));
     }
-    const nlohmann::json result = TRY(report::load_result(result_));
+    const auto result = TRY(report::load_result(result_));
     const std::string token = variable(token_env_.c_str());
     if (token.empty()) {
       return fail(

@@ -10,8 +10,8 @@
 #include "cli/command.hpp"
 #include "cli/result_output.hpp"
 #include "report/merge.hpp"
-#include "report/result_document.hpp"
 #include "report/writer.hpp"
+#include "result/document.hpp"
 #include "util/atomic_file.hpp"
 
 namespace gpuemu::cli {
@@ -46,9 +46,9 @@ class ReportMergeCommand final : public Command {
     std::vector<report::ShardDocument> shards;
     for (const auto& dir : dirs_) {
       fs::path path = fs::path(dir) / "result.json";
-      shards.push_back({path.string(), TRY(report::load_result(path))});
+      shards.push_back({path.string(), TRY(result::read_document_json(path))});
     }
-    nlohmann::json merged = TRY(report::merge_results(shards));
+    const auto merged = TRY(report::merge_documents(shards));
 
     fs::create_directories(out_, ec);
     if (ec) return fail(ErrorKind::io, "cannot create --out directory '" + out_ + "': " + ec.message());
@@ -57,7 +57,7 @@ class ReportMergeCommand final : public Command {
       TRY(util::write_file_atomically(fs::path(out_) / row.file_name, text));
     }
     context.log("merged " + std::to_string(shards.size()) + " shard(s) into " + out_);
-    return merged["passed"].get<bool>() ? ExitCode::ok : ExitCode::check_failed;
+    return merged.passed ? ExitCode::ok : ExitCode::check_failed;
   }
 
   std::vector<std::string> dirs_;

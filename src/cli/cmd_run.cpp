@@ -66,7 +66,7 @@ class RunCommand : public Command {
       context.log(fmt::format("gpuemu: stored run {} ({} failures) in {}", recorder->run_id(),
                               recorder->stored_failures(), store->file().string()));
     }
-    TRY(write_result(context, result::to_json(*result)));
+    TRY(write_result(context, result::make_document(*result)));
     return result->passed() ? ExitCode::ok : ExitCode::check_failed;
   }
 
@@ -81,10 +81,10 @@ class RunCommand : public Command {
     context.log(
         fmt::format("gpuemu {}: through the daemon, master seed {}", request.value("type", ""), master));
     const auto reply = TRY(daemon_request(context, std::move(request)));
-    const nlohmann::json& result = reply.header.at("result");
+    const auto result = TRY(result::from_json(reply.header.at("result"), "the daemon's result"));
     context.log(fmt::format("gpuemu: the daemon stored run {}", reply.header.value("run_id", 0)));
     TRY(write_result(context, result));
-    return result.value("passed", false) ? ExitCode::ok : ExitCode::check_failed;
+    return result.passed ? ExitCode::ok : ExitCode::check_failed;
   }
   virtual void add_daemon_fields(nlohmann::json& request) = 0;
   virtual void add_specific_options(CLI::App& app) = 0;

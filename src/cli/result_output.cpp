@@ -31,10 +31,10 @@ report::RenderOptions render_options(Context& context) {
   return options;
 }
 
-Expected<void> write_result(Context& context, const nlohmann::json& result) {
+Expected<void> write_result(Context& context, const result::ResultDocument& result) {
   const auto& format = context.globals.format;
   if (format == "json") {
-    std::cout << util::dump_json(result) << "\n";
+    std::cout << util::dump_json(result::to_json(result)) << "\n";
   } else if (format == "text") {
     std::cout << report::render_text(result);
   } else {

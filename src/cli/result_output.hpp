@@ -2,14 +2,13 @@
 // Formats beyond text and json come from the report writers' table.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include "cli/command.hpp"
 #include "report/writer.hpp"
+#include "result/document.hpp"
 
 namespace gpuemu::cli {
 
-Expected<void> write_result(Context& context, const nlohmann::json& result);
+Expected<void> write_result(Context& context, const result::ResultDocument& result);
 
 // Where reports put repo-relative paths: $GITHUB_WORKSPACE, else the project root (the directory of
 // gpuemu.toml), else the working directory. `ci run` and `report render` share it, so an offline

@@ -189,13 +189,8 @@ BaselineComparison compare_with_baseline(const std::vector<BaselineEntry>& basel
   return out;
 }
 
-nlohmann::json BaselineComparison::to_json(const std::string& source) const {
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& r : regressions) {
-    list.push_back(
-        {{"op", r.op}, {"dtype", r.dtype}, {"reason", r.reason}, {"before", r.before}, {"after", r.after}});
-  }
-  return {{"tag_or_source", source}, {"regressions", list}, {"warnings", warnings}};
+result::BaselineSection BaselineComparison::to_section(const std::string& source) const {
+  return {.tag_or_source = source, .regressions = regressions, .warnings = warnings};
 }
 
 }  // namespace gpuemu::engine

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
+#include "result/document.hpp"
 #include "result/run_result.hpp"
 #include "util/error.hpp"
 
@@ -29,18 +30,14 @@ std::vector<BaselineEntry> baseline_entries(const result::RunResult& result);
 Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& document,
                                                     const std::string& source);
 
-struct Regression {
-  std::string op;
-  std::string dtype;
-  std::string reason;  // one line
-  nlohmann::json before;
-  nlohmann::json after;
-};
+// An (op, dtype) that got worse: reason is one line, before and after the baseline entries compared.
+using Regression = result::RegressionEntry;
 
 struct BaselineComparison {
   std::vector<Regression> regressions;
   std::vector<std::string> warnings;  // warn_threshold, and (op, dtype) missing on one side
-  nlohmann::json to_json(const std::string& source) const;
+  // result.json's ci.baseline, compared with the baseline named `source`.
+  result::BaselineSection to_section(const std::string& source) const;
 };
 
 // A regression: an (op, dtype) that passed in the baseline and fails now, or that still passes but

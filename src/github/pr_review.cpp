@@ -110,7 +110,7 @@ ReviewPlan plan_review(const std::vector<report::Finding>& findings,
   return plan;
 }
 
-Expected<ReviewOutcome> publish_review(RestClient& api, const nlohmann::json& result,
+Expected<ReviewOutcome> publish_review(RestClient& api, const result::ResultDocument& result,
                                        const ReviewOptions& options) {
   const std::string base = fmt::format("/repos/{}/pulls/{}", options.repo, options.pr);
   ReviewOutcome outcome;
@@ -153,8 +153,8 @@ Expected<ReviewOutcome> publish_review(RestClient& api, const nlohmann::json& re
 
   const auto findings = report::collect_findings(result, options.workspace);
   outcome.findings = findings.size();
-  const auto plan = plan_review(findings, diff, posted, outcome.commit, result.value("partial", false),
-                                options.max_line_comments);
+  const auto plan =
+      plan_review(findings, diff, posted, outcome.commit, result.partial, options.max_line_comments);
   outcome.unchanged = plan.unchanged;
   outcome.retired = plan.retired;
   outcome.in_body = plan.in_body;

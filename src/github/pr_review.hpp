@@ -69,8 +69,8 @@ struct ReviewOutcome {
 
 // Reads the pull request, its files, gpuemu's earlier comments and reviews, then writes: PATCH
 // for comments whose text changed, one POST of a COMMENT review for new line comments, PUT for
-// the summary review's body. `result` must be a validated result.json document.
-Expected<ReviewOutcome> publish_review(RestClient& api, const nlohmann::json& result,
+// the summary review's body.
+Expected<ReviewOutcome> publish_review(RestClient& api, const result::ResultDocument& result,
                                        const ReviewOptions& options);
 
 }  // namespace gpuemu::github

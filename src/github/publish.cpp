@@ -31,11 +31,11 @@ constexpr int kStderrPerFinding = 3;
 void echo_script_output(const report::Finding& f, std::ostream& log) {
   int shown = 0;
   for (const auto* c : f.cases) {
-    const std::string err = c->value("stderr", "");
+    const std::string& err = c->stderr_text;
     if (err.empty() || shown++ == kStderrPerFinding) continue;
     log << workflow_command(
                "group", {},
-               "stderr of " + report::case_label(f.op, f.dtype) + " (seed " + c->value("seed", "") + ")")
+               "stderr of " + report::case_label(f.op, f.dtype) + " (seed " + std::to_string(c->seed) + ")")
         << "\n";
     const std::string token = random_token();
     log << "::stop-commands::" << token << "\n";
@@ -60,19 +60,19 @@ Expected<void> append_file(const std::filesystem::path& path, const char* variab
 
 }  // namespace
 
-long long failing_cases(const nlohmann::json& result) {
+long long failing_cases(const result::ResultDocument& result) {
   long long count = 0;
-  for (const auto& op : result["ops"]) count += op["failed"].get<long long>() + op["errors"].get<long long>();
+  for (const auto& op : result.ops) count += op.failed + op.errors;
   return count;
 }
 
-long long not_run_ops(const nlohmann::json& result) {
+long long not_run_ops(const result::ResultDocument& result) {
   long long count = 0;
-  for (const auto& op : result["ops"]) count += report::op_status(op) == "not_run" ? 1 : 0;
+  for (const auto& op : result.ops) count += op.status() == result::OpStatus::not_run ? 1 : 0;
   return count;
 }
 
-void write_annotations(const nlohmann::json& result, const Environment& env, std::ostream& log,
+void write_annotations(const result::ResultDocument& result, const Environment& env, std::ostream& log,
                        std::size_t max_annotations) {
   auto findings = report::collect_findings(result, env.workspace);
   for (std::size_t i = 0; i < findings.size() && i < max_annotations; ++i) {
@@ -86,7 +86,7 @@ void write_annotations(const nlohmann::json& result, const Environment& env, std
     properties.emplace_back(
         "title", "gpuemu " + report::case_label(f.op, f.dtype) + ": " + std::string(f.kind->title));
     // An op not run under --allow-partial does not fail the gate: a warning, not an error.
-    const bool allowed = f.not_run && report::partial_allowed(result);
+    const bool allowed = f.not_run && result.partial_allowed();
     log << workflow_command(allowed ? "warning" : "error", properties, annotation_message(f)) << "\n";
   }
   if (findings.size() > max_annotations) {
@@ -101,7 +101,7 @@ void write_annotations(const nlohmann::json& result, const Environment& env, std
     echo_script_output(findings[i], log);
 }
 
-Expected<void> append_summary(const nlohmann::json& result, const Environment& env) {
+Expected<void> append_summary(const result::ResultDocument& result, const Environment& env) {
   if (env.step_summary.empty()) return {};
   std::error_code ec;
   auto existing =
@@ -116,12 +116,12 @@ Expected<void> append_summary(const nlohmann::json& result, const Environment& e
   return append_file(env.step_summary, "GITHUB_STEP_SUMMARY", (existing > 0 ? "\n" : "") + markdown);
 }
 
-Expected<void> write_outputs(const nlohmann::json& result, const Environment& env,
+Expected<void> write_outputs(const result::ResultDocument& result, const Environment& env,
                              const std::string& result_path) {
   if (env.output.empty()) return {};
   std::string relative = result_path.empty() ? "" : report::repo_relative(result_path, env.workspace);
   const std::pair<const char*, std::string> outputs[] = {
-      {"passed", result["passed"].get<bool>() ? "true" : "false"},
+      {"passed", result.passed ? "true" : "false"},
       {"failed", std::to_string(failing_cases(result))},
       {"not_run", std::to_string(not_run_ops(result))},
       {"result", relative},
@@ -137,7 +137,7 @@ Expected<void> write_outputs(const nlohmann::json& result, const Environment& en
   return append_file(env.output, "GITHUB_OUTPUT", text);
 }
 
-Expected<void> publish(const nlohmann::json& result, const Environment& env, std::ostream& log,
+Expected<void> publish(const result::ResultDocument& result, const Environment& env, std::ostream& log,
                        const PublishOptions& options) {
   write_annotations(result, env, log, options.max_annotations);
   TRY(append_summary(result, env));

@@ -7,9 +7,8 @@
 #include <ostream>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "github/environment.hpp"
+#include "result/document.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::github {
@@ -23,20 +22,20 @@ struct PublishOptions {
 };
 
 // Writes workflow commands to `log` (the runner reads them from the step's output) and appends to
-// the files the environment names. `result` must be a validated result.json document.
-Expected<void> publish(const nlohmann::json& result, const Environment& env, std::ostream& log,
+// the files the environment names.
+Expected<void> publish(const result::ResultDocument& result, const Environment& env, std::ostream& log,
                        const PublishOptions& options = {});
 
 // The pieces of publish(), for callers that want only some of them.
-void write_annotations(const nlohmann::json& result, const Environment& env, std::ostream& log,
+void write_annotations(const result::ResultDocument& result, const Environment& env, std::ostream& log,
                        std::size_t max_annotations = kMaxAnnotations);
-Expected<void> append_summary(const nlohmann::json& result, const Environment& env);
-Expected<void> write_outputs(const nlohmann::json& result, const Environment& env,
+Expected<void> append_summary(const result::ResultDocument& result, const Environment& env);
+Expected<void> write_outputs(const result::ResultDocument& result, const Environment& env,
                              const std::string& result_path);
 
 // Failing cases of the run (failed + errors over all ops): the `failed` output.
-long long failing_cases(const nlohmann::json& result);
+long long failing_cases(const result::ResultDocument& result);
 // Ops of which no case ran (status not_run): the `not_run` output.
-long long not_run_ops(const nlohmann::json& result);
+long long not_run_ops(const result::ResultDocument& result);
 
 }  // namespace gpuemu::github

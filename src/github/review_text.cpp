@@ -47,13 +47,13 @@ std::string details(const report::Finding& f) {
     text += fmt::format("{} of {} cases failed. Worst case: ", f.failing_cases, f.total_cases);
   }
   text += util::markdown_inline(clip(f.headline(), kHeadlineLimit)) + "\n\n";
-  if (f.worst && f.worst->contains("worst") && !(*f.worst)["worst"].empty()) {
-    const auto& e = (*f.worst)["worst"][0];
-    text += fmt::format("Worst element: {}: got {}, expected {} (abs error {}, rel error {})\n\n",
-                        util::markdown_code(e.value("output", "out") +
-                                            report::format_index(e.value("index", nlohmann::json::array()))),
-                        report::format_field(e, "actual"), report::format_field(e, "expected"),
-                        report::format_field(e, "abs_err"), report::format_field(e, "rel_err"));
+  if (f.worst && !f.worst->worst.empty()) {
+    const auto& e = f.worst->worst.front();
+    text += fmt::format(
+        "Worst element: {}: got {}, expected {} (abs error {}, rel error {})\n\n",
+        util::markdown_code((e.output.empty() ? "out" : e.output) + report::format_index(e.index)),
+        report::format_number(e.actual), report::format_number(e.expected), report::format_number(e.abs_err),
+        report::format_number(e.rel_err));
   }
   if (const std::string replay = f.replay(); !replay.empty()) {
     text += (f.violation ? "Re-run the check:\n\n" : "Replay the worst case:\n\n") +

@@ -10,11 +10,9 @@
 
 #include "report/value_text.hpp"
 #include "util/hash.hpp"
-#include "util/result_keys.hpp"
 
 namespace gpuemu::report {
 
-namespace keys = util::result_keys;
 namespace {
 
 // NaN tolerance usage means the comparison itself broke down: rank it above any finite value.
@@ -22,58 +20,56 @@ double severity(double tolerance_used) {
   return std::isnan(tolerance_used) ? std::numeric_limits<double>::infinity() : tolerance_used;
 }
 
-int tier_of(const nlohmann::json& failure) {
-  const auto* kind = find_failure_kind(failure.value("kind", ""));
+int tier_of(const result::FailureEntry& failure) {
+  const auto* kind = find_failure_kind(failure.kind);
   return kind ? static_cast<int>(kind->tier) : static_cast<int>(Tier::setup);
 }
 
 double finding_severity(const Finding& f) {
-  return f.worst ? severity(number_field(*f.worst, keys::kToleranceUsed)) : 0.0;
+  return f.worst ? severity(f.worst->figures.tolerance_used) : 0.0;
 }
 
 }  // namespace
 
-bool worse_case(const nlohmann::json& a, const nlohmann::json& b) {
+bool worse_case(const result::FailureEntry& a, const result::FailureEntry& b) {
   int tier_a = tier_of(a), tier_b = tier_of(b);
   if (tier_a != tier_b) return tier_a < tier_b;
-  return severity(number_field(a, keys::kToleranceUsed)) > severity(number_field(b, keys::kToleranceUsed));
+  return severity(a.figures.tolerance_used) > severity(b.figures.tolerance_used);
 }
 
 std::string Finding::headline() const {
-  if (regression) return regression->value("reason", "");
+  if (regression) return regression->reason;
   if (violation) return violation->value("message", "");
   if (not_run) return "NOT RUN: no case of this op ran before the run reached its time budget";
   if (!worst) return "";
-  return "seed " + worst->value("seed", "") + ": " + worst->value("message", "");
+  return "seed " + std::to_string(worst->seed) + ": " + worst->message;
 }
 
 std::string Finding::replay() const {
   if (violation) return "gpuemu lint --kernel " + op;
-  return worst ? worst->value("replay", "") : "";
+  return worst ? worst->replay : "";
 }
 
 std::string Finding::fingerprint() const {
   return util::sha256_hex(op + '\0' + dtype + '\0' + std::string(kind->name)).substr(0, 32);
 }
 
-std::vector<Finding> collect_findings(const nlohmann::json& result, std::string_view workspace) {
+std::vector<Finding> collect_findings(const result::ResultDocument& result, std::string_view workspace) {
   std::vector<Finding> findings;
   std::vector<Finding> not_run;
   std::map<std::pair<std::string, std::string>, SourceLocation> locations;
-  for (const auto& op : result["ops"]) {
-    const std::string name = op["op"];
+  for (const auto& op : result.ops) {
     auto location = op_location(op, workspace);
     std::map<std::string, std::size_t> by_dtype;  // dtype -> index in findings
-    for (const auto& failure : op["failures"]) {
-      const std::string dtype = failure["dtype"];
-      auto [it, inserted] = by_dtype.try_emplace(dtype, findings.size());
+    for (const auto& failure : op.failures) {
+      auto [it, inserted] = by_dtype.try_emplace(failure.dtype, findings.size());
       if (inserted) {
         Finding f;
-        f.op = name;
-        f.dtype = dtype;
+        f.op = op.op;
+        f.dtype = failure.dtype;
         f.location = location;
-        for (const auto& d : op["dtypes"]) {
-          if (d["dtype"] == dtype) f.total_cases = d["total"].get<int>();
+        for (const auto& d : op.dtypes) {
+          if (d.dtype == failure.dtype) f.total_cases = static_cast<int>(d.total);
         }
         findings.push_back(std::move(f));
       }
@@ -82,38 +78,36 @@ std::vector<Finding> collect_findings(const nlohmann::json& result, std::string_
       f.cases.push_back(&failure);
       if (!f.worst || worse_case(failure, *f.worst)) f.worst = &failure;
     }
-    locations[{name, ""}] = location;
-    if (op_status(op) == "not_run") {
+    locations[{op.op, ""}] = location;
+    if (op.status() == result::OpStatus::not_run) {
       Finding f;
       f.kind = find_failure_kind("not_run");
-      f.op = name;
+      f.op = op.op;
       f.location = location;
       f.not_run = &op;
       not_run.push_back(std::move(f));
     }
   }
-  for (auto& f : findings) f.kind = find_failure_kind((*f.worst)["kind"].get<std::string>());
+  for (auto& f : findings) f.kind = find_failure_kind(f.worst->kind);
   for (auto& f : not_run) findings.push_back(std::move(f));
 
   // Pointers into `result` itself, never into a copy: findings outlive this function.
-  const auto ci = result.find("ci");
-  if (ci != result.end() && ci->is_object() && ci->contains("baseline")) {
-    const nlohmann::json& baseline = (*ci)["baseline"];
-    if (baseline.is_object() && baseline.contains("regressions")) {
-      for (const auto& r : baseline["regressions"]) {
-        Finding f;
-        f.kind = find_failure_kind("regression");
-        f.op = r["op"];
-        f.dtype = r["dtype"];
-        f.regression = &r;
-        if (auto it = locations.find({f.op, ""}); it != locations.end()) f.location = it->second;
-        findings.push_back(std::move(f));
-      }
+  if (result.ci && result.ci->baseline) {
+    for (const auto& r : result.ci->baseline->regressions) {
+      Finding f;
+      f.kind = find_failure_kind("regression");
+      f.op = r.op;
+      f.dtype = r.dtype;
+      f.regression = &r;
+      if (auto it = locations.find({f.op, ""}); it != locations.end()) f.location = it->second;
+      findings.push_back(std::move(f));
     }
   }
 
-  if (ci != result.end() && ci->is_object() && ci->contains("lint") && (*ci)["lint"].is_object()) {
-    for (const auto& kernel : (*ci)["lint"]["kernels"]) {
+  // ci.lint keeps the JSON of `gpuemu lint` (its types belong to `artifact`); from_json checked
+  // every field read here.
+  if (result.ci && result.ci->lint.is_object()) {
+    for (const auto& kernel : result.ci->lint["kernels"]) {
       for (const auto& violation : kernel["violations"]) {
         Finding f;
         f.kind = find_failure_kind("lint_violation");

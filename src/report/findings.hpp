@@ -12,6 +12,7 @@
 
 #include "report/failure_kinds.hpp"
 #include "report/result_document.hpp"
+#include "result/document.hpp"
 
 namespace gpuemu::report {
 
@@ -19,16 +20,16 @@ struct Finding {
   const FailureKindInfo* kind = nullptr;  // of the worst case, or the "regression" row
   std::string op;
   std::string dtype;
-  SourceLocation location;                     // repo-relative; unknown when the op names no source
-  const nlohmann::json* worst = nullptr;       // the worst failures[] entry; null for a regression
-  const nlohmann::json* regression = nullptr;  // the ci.baseline.regressions[] entry, for a regression
-  const nlohmann::json* violation = nullptr;   // a ci.lint.kernels[].violations[] entry: op is the
-                                               // kernel's name, dtype the check ("max_registers")
-  const nlohmann::json* not_run = nullptr;     // the ops[] entry of an op of which no case ran; dtype ""
+  SourceLocation location;                              // repo-relative; unknown when the op names no source
+  const result::FailureEntry* worst = nullptr;          // the worst failures[] entry; null for a regression
+  const result::RegressionEntry* regression = nullptr;  // the ci.baseline.regressions[] entry
+  const nlohmann::json* violation = nullptr;            // a ci.lint.kernels[].violations[] entry: op is the
+                                                        // kernel's name, dtype the check ("max_registers")
+  const result::OpEntry* not_run = nullptr;  // the ops[] entry of an op of which no case ran; dtype ""
 
-  std::vector<const nlohmann::json*> cases;    // every failures[] entry of this (op, dtype), in order
-  int failing_cases = 0;                       // cases.size()
-  int total_cases = 0;                         // cases of this (op, dtype), 0 when unknown
+  std::vector<const result::FailureEntry*> cases;  // every failures[] entry of this (op, dtype), in order
+  int failing_cases = 0;                           // cases.size()
+  int total_cases = 0;                             // cases of this (op, dtype), 0 when unknown
 
   // "seed 123: <message>" for a case, "<reason>" for a regression, the check's message for a lint
   // violation: the finding in one line.
@@ -44,9 +45,9 @@ struct Finding {
 // Findings of a validated result document, worst first: by tier (failure_kinds.hpp), then by the
 // share of the tolerance used (NaN counts as the worst), then by op and dtype for a stable order.
 // The pointers refer into `result`, which must outlive the findings.
-std::vector<Finding> collect_findings(const nlohmann::json& result, std::string_view workspace);
+std::vector<Finding> collect_findings(const result::ResultDocument& result, std::string_view workspace);
 
 // How much worse `a` is than `b` under that order, for picking a group's worst case.
-bool worse_case(const nlohmann::json& a, const nlohmann::json& b);
+bool worse_case(const result::FailureEntry& a, const result::FailureEntry& b);
 
 }  // namespace gpuemu::report

@@ -12,11 +12,9 @@
 #include "report/findings.hpp"
 #include "report/value_text.hpp"
 #include "report/writer.hpp"
-#include "util/result_keys.hpp"
 
 namespace gpuemu::report {
 
-namespace keys = util::result_keys;
 namespace {
 
 // Failing cases spelled out in one testcase's failure text; the rest are counted.
@@ -92,51 +90,52 @@ void add_property(pugi::xml_node properties, std::string_view name, std::string_
 }
 
 // One failing case as the failure text shows it: everything needed to understand and replay it.
-void describe_case(std::ostringstream& text, const nlohmann::json& f) {
-  const std::string kind = f.value("kind", ""), message = f.value("message", "");
-  text << "\ncase seed " << f.value("seed", "") << ": "
-       << (message.starts_with(kind + ":") ? "" : kind + ": ") << message << "\n";
-  text << "  layout " << f.value("layout", "-") << ", distribution " << f.value("distribution", "-");
-  if (f.contains("shapes")) text << ", shapes " << format_shapes(f["shapes"]);
-  if (f.contains("dims") && !f["dims"].empty()) text << ", dims " << format_dims(f["dims"]);
+void describe_case(std::ostringstream& text, const result::FailureEntry& f) {
+  const std::string& kind = f.kind;
+  const std::string& message = f.message;
+  text << "\ncase seed " << f.seed << ": " << (message.starts_with(kind + ":") ? "" : kind + ": ") << message
+       << "\n";
+  // A version-1 reader tolerates a failure without layout or distribution: "-" says so.
+  text << "  layout " << (f.layout.empty() ? "-" : f.layout) << ", distribution "
+       << (f.distribution.empty() ? "-" : f.distribution);
+  text << ", shapes " << format_shapes(f.shapes);
+  if (!f.dims.empty()) text << ", dims " << format_dims(f.dims);
   text << "\n";
   // Error statistics mean something only for kinds that compared values.
   if (compares_values(kind)) {
-    text << "  max_abs " << format_field(f, keys::kMaxAbs) << ", max_rel " << format_field(f, keys::kMaxRel)
-         << ", max_ulp " << format_field(f, keys::kMaxUlp) << ", tolerance used "
-         << format_field(f, keys::kToleranceUsed) << " (atol " << format_field(f, keys::kAtol) << ", rtol "
-         << format_field(f, keys::kRtol) << ")";
-    if (f.contains("mismatches") && f.contains("elements")) {
-      text << "; " << f["mismatches"].dump() << " of " << f["elements"].dump()
-           << " elements outside tolerance";
-    }
+    text << "  max_abs " << format_number(f.figures.max_abs) << ", max_rel "
+         << format_number(f.figures.max_rel) << ", max_ulp " << format_number(f.figures.max_ulp)
+         << ", tolerance used " << format_number(f.figures.tolerance_used) << " (atol "
+         << format_number(f.atol) << ", rtol " << format_number(f.rtol) << ")";
+    text << "; " << f.mismatches << " of " << f.elements << " elements outside tolerance";
     text << "\n";
   }
-  for (const auto& w : f.value("worst", nlohmann::json::array())) {
-    text << "  worst " << w.value("output", "out") << format_index(w.value("index", nlohmann::json::array()))
-         << ": actual " << format_field(w, "actual") << ", expected " << format_field(w, "expected")
-         << " (abs err " << format_field(w, "abs_err") << ", rel err " << format_field(w, "rel_err") << ")\n";
+  for (const auto& w : f.worst) {
+    text << "  worst " << (w.output.empty() ? "out" : w.output) << format_index(w.index) << ": actual "
+         << format_number(w.actual) << ", expected " << format_number(w.expected) << " (abs err "
+         << format_number(w.abs_err) << ", rel err " << format_number(w.rel_err) << ")\n";
   }
-  text << "  replay: " << f.value("replay", "") << "\n";
-  if (auto err = f.value("stderr", ""); !err.empty()) {
+  text << "  replay: " << f.replay << "\n";
+  if (!f.stderr_text.empty()) {
     text << "  stderr:\n";
-    std::istringstream lines(err);
+    std::istringstream lines(f.stderr_text);
     for (std::string line; std::getline(lines, line);) text << "    " << line << "\n";
   }
 }
 
-bool is_error_kind(const nlohmann::json& failure) {
-  return failure["kind"] == "op_error" || failure["kind"] == "reference_error";
+bool is_error_kind(const result::FailureEntry& failure) {
+  return failure.kind == "op_error" || failure.kind == "reference_error";
 }
 
 struct Counts {
   int tests = 0, failures = 0, errors = 0, skipped = 0;
 };
 
-void write_testcase(pugi::xml_node suite, const nlohmann::json& result, const nlohmann::json& op,
-                    const std::string& dtype, int total, const std::vector<const nlohmann::json*>& failures,
-                    const SourceLocation& location, const RenderOptions& options, Counts& counts) {
-  const std::string name = op["op"];
+void write_testcase(pugi::xml_node suite, const result::ResultDocument& result, const result::OpEntry& op,
+                    const std::string& dtype, int total,
+                    const std::vector<const result::FailureEntry*>& failures, const SourceLocation& location,
+                    const RenderOptions& options, Counts& counts) {
+  const std::string& name = op.op;
   auto testcase = suite.append_child("testcase");
   set(testcase, "name", case_label(name, dtype));
   set(testcase, "classname", name);
@@ -145,12 +144,12 @@ void write_testcase(pugi::xml_node suite, const nlohmann::json& result, const nl
     if (location.line > 0) testcase.append_attribute("line").set_value(location.line);
   }
   ++counts.tests;
-  if (op_status(op) == "not_run") {
+  if (op.status() == result::OpStatus::not_run) {
     // No case of the op ran: an error, because the gate fails on it, unless --allow-partial
     // accepted the partial run; then a skip. Never a pass.
     const std::string message =
         "NOT RUN: no case of " + name + " ran before the run reached its time budget ([ci] thorough_timeout)";
-    if (partial_allowed(result)) {
+    if (result.partial_allowed()) {
       ++counts.skipped;
       set(testcase.append_child("skipped"), "message", message + "; accepted by --allow-partial");
     } else {
@@ -169,7 +168,7 @@ void write_testcase(pugi::xml_node suite, const nlohmann::json& result, const nl
     }
     return;
   }
-  const nlohmann::json* worst = failures.front();
+  const result::FailureEntry* worst = failures.front();
   bool all_errors = true;
   for (const auto* f : failures) {
     if (worse_case(*f, *worst)) worst = f;
@@ -177,8 +176,8 @@ void write_testcase(pugi::xml_node suite, const nlohmann::json& result, const nl
   }
   auto element = testcase.append_child(all_errors ? "error" : "failure");
   ++(all_errors ? counts.errors : counts.failures);
-  set(element, "type", (*worst)["kind"].get<std::string>());
-  std::string message = "seed " + worst->value("seed", "") + ": " + first_line(worst->value("message", ""));
+  set(element, "type", worst->kind);
+  std::string message = "seed " + std::to_string(worst->seed) + ": " + first_line(worst->message);
   if (message.size() > 500) message = message.substr(0, 500) + "...";
   set(element, "message", message);
 
@@ -192,20 +191,20 @@ void write_testcase(pugi::xml_node suite, const nlohmann::json& result, const nl
   element.append_child(pugi::node_pcdata).set_value(xml_text(text.str()).c_str());
 }
 
-void write_suite(pugi::xml_node suites, const nlohmann::json& result, const nlohmann::json& op,
+void write_suite(pugi::xml_node suites, const result::ResultDocument& result, const result::OpEntry& op,
                  const RenderOptions& options, Counts& totals) {
-  const std::string name = op["op"];
+  const std::string& name = op.op;
   auto location = op_location(op, options.workspace);
   // Testcases follow the op's dtypes; a failure of a dtype the summary lacks still gets one.
   std::vector<std::string> order;
   std::map<std::string, int> totals_by_dtype;
-  std::map<std::string, std::vector<const nlohmann::json*>> failures;
-  for (const auto& d : op["dtypes"]) {
-    order.push_back(d["dtype"]);
-    totals_by_dtype[d["dtype"]] = d["total"].get<int>();
+  std::map<std::string, std::vector<const result::FailureEntry*>> failures;
+  for (const auto& d : op.dtypes) {
+    order.push_back(d.dtype);
+    totals_by_dtype[d.dtype] = static_cast<int>(d.total);
   }
-  for (const auto& f : op["failures"]) {
-    const std::string dtype = f["dtype"];
+  for (const auto& f : op.failures) {
+    const std::string& dtype = f.dtype;
     if (!totals_by_dtype.contains(dtype)) {
       order.push_back(dtype);
       totals_by_dtype[dtype] = 0;
@@ -216,26 +215,25 @@ void write_suite(pugi::xml_node suites, const nlohmann::json& result, const nloh
   auto suite = suites.append_child("testsuite");
   set(suite, "name", name);
   auto properties = suite.append_child("properties");
-  add_property(properties, "seed", result["seed"].get<std::string>());
-  add_property(properties, "config_digest", result["config_digest"].get<std::string>());
+  add_property(properties, "seed", std::to_string(result.seed));
+  add_property(properties, "config_digest", result.config_digest);
   if (location.known()) add_property(properties, "source", format_location(location));
-  if (op.contains("implementation")) {
-    add_property(properties, "op", op.value("spec", ""));
-    add_property(properties, "implementation", op.value("implementation", ""));
+  if (op.implementation) {
+    add_property(properties, "op", op.spec.value_or(""));
+    add_property(properties, "implementation", *op.implementation);
   }
-  if (result["partial"].get<bool>()) add_property(properties, "partial", "true");
+  if (result.partial) add_property(properties, "partial", "true");
   for (const auto& dtype : order) {
     auto it = failures.find(dtype);
     if (it == failures.end()) continue;
     std::string seeds;
     for (std::size_t i = 0; i < it->second.size() && i < kSeedsInProperty; ++i) {
-      seeds += (i ? " " : "") + it->second[i]->value("seed", "");
+      seeds += (i ? " " : "") + std::to_string(it->second[i]->seed);
     }
     add_property(properties, dtype + ".failing_seeds", seeds);
-    const nlohmann::json* worst = it->second.front();
+    const result::FailureEntry* worst = it->second.front();
     for (const auto* f : it->second) worst = worse_case(*f, *worst) ? f : worst;
-    add_property(properties, dtype + ".shapes",
-                 format_shapes(worst->value("shapes", nlohmann::json::object())));
+    add_property(properties, dtype + ".shapes", format_shapes(worst->shapes));
   }
 
   Counts counts;
@@ -299,24 +297,21 @@ void write_lint_suite(pugi::xml_node suites, const nlohmann::json& lint, const R
 
 }  // namespace
 
-Expected<std::string> write_junit(const nlohmann::json& result, const RenderOptions& options) {
+Expected<std::string> write_junit(const result::ResultDocument& result, const RenderOptions& options) {
   pugi::xml_document document;
   auto declaration = document.append_child(pugi::node_declaration);
   declaration.append_attribute("version").set_value("1.0");
   declaration.append_attribute("encoding").set_value("UTF-8");
   auto suites = document.append_child("testsuites");
-  set(suites, "name", "gpuemu " + result["project"].get<std::string>());
+  set(suites, "name", "gpuemu " + result.project);
   Counts totals;
-  for (const auto& op : result["ops"]) write_suite(suites, result, op, options, totals);
-  if (const auto ci = result.find("ci"); ci != result.end() && ci->is_object()) {
-    if (const auto lint = ci->find("lint"); lint != ci->end() && lint->is_object()) {
-      write_lint_suite(suites, *lint, options, totals);
-    }
-  }
+  for (const auto& op : result.ops) write_suite(suites, result, op, options, totals);
+  // ci.lint keeps the JSON of `gpuemu lint` (its types belong to `artifact`).
+  if (result.ci && result.ci->lint.is_object()) write_lint_suite(suites, result.ci->lint, options, totals);
   suites.append_attribute("tests").set_value(totals.tests);
   suites.append_attribute("failures").set_value(totals.failures);
   suites.append_attribute("errors").set_value(totals.errors);
-  if (double seconds = number_field(result, "duration_secs"); std::isfinite(seconds) && seconds >= 0) {
+  if (double seconds = result.duration_secs; std::isfinite(seconds) && seconds >= 0) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%.3f", seconds);
     suites.append_attribute("time").set_value(buffer);

@@ -10,12 +10,10 @@
 #include "report/run_facts.hpp"
 #include "report/value_text.hpp"
 #include "report/writer.hpp"
-#include "util/result_keys.hpp"
 #include "util/text_escape.hpp"
 
 namespace gpuemu::report {
 
-namespace keys = util::result_keys;
 namespace {
 
 // Failures shown in full; the rest are in result.json and the other reports.
@@ -85,93 +83,88 @@ std::string compact(const nlohmann::json& value) {
   return value.is_null() ? "-" : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void header(Budget& budget, const nlohmann::json& result, int checks, int failing, int not_run) {
+void header(Budget& budget, const result::ResultDocument& result, int checks, int failing, int not_run) {
   const std::string not_run_text =
       not_run > 0 ? ", " + std::to_string(not_run) + " op" + (not_run == 1 ? "" : "s") + " not run" : "";
   std::string title =
       failing == 0 ? "## ✅ gpuemu: all " + std::to_string(checks) + " checks passed" + not_run_text + "\n\n"
                    : "## ❌ gpuemu: " + std::to_string(failing) + " of " + std::to_string(checks) +
                          " checks failed" + not_run_text + "\n\n";
-  if (failing == 0 && !result["passed"].get<bool>()) {
-    title = not_run > 0 || result["partial"].get<bool>()
-                ? "## ❌ gpuemu: failed: partial run" + not_run_text + "\n\n"
-                : "## ❌ gpuemu: failed (see regressions and kernel lint)\n\n";
+  if (failing == 0 && !result.passed) {
+    title = not_run > 0 || result.partial ? "## ❌ gpuemu: failed: partial run" + not_run_text + "\n\n"
+                                          : "## ❌ gpuemu: failed (see regressions and kernel lint)\n\n";
   }
   char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.2f s", number_field(result, "duration_secs"));
-  std::string line = "Project " + code(result["project"].get<std::string>()) + " · `gpuemu " +
-                     util::markdown_inline(result["command"].get<std::string>()) + "` · seed " +
-                     code(result["seed"].get<std::string>()) + " · config " +
-                     code(result["config_digest"].get<std::string>().substr(0, 12)) + " · " + seconds +
-                     " · gpuemu " + util::markdown_inline(result["tool"]["version"].get<std::string>()) +
-                     "\n\n";
+  std::snprintf(seconds, sizeof seconds, "%.2f s", result.duration_secs);
+  std::string line = "Project " + code(result.project) + " · `gpuemu " +
+                     util::markdown_inline(result.command) + "` · seed " + code(std::to_string(result.seed)) +
+                     " · config " + code(result.config_digest.substr(0, 12)) + " · " + seconds +
+                     " · gpuemu " + util::markdown_inline(result.tool.version) + "\n\n";
   budget.add(title + line);
-  if (result["partial"].get<bool>()) {
+  if (result.partial) {
     budget.add(
         std::string(
             "> ⚠️ **Partial run:** it stopped at its time budget or on the first failure, so not every "
             "case ran") +
-        (partial_allowed(result) ? "; accepted by `--allow-partial`.\n\n"
-                                 : "; a partial run does not pass.\n\n"));
+        (result.partial_allowed() ? "; accepted by `--allow-partial`.\n\n"
+                                  : "; a partial run does not pass.\n\n"));
   }
 }
 
-void table(Budget& budget, const nlohmann::json& result) {
+void table(Budget& budget, const result::ResultDocument& result) {
   budget.add(
       "| Op | Dtype | Result | Cases | Failed | Errors | Max abs | Max rel | Max ULP | Tolerance used |\n"
       "|:---|:---|:---|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (const auto& op : result["ops"]) {
-    const bool op_not_run = op_status(op) == "not_run";
-    for (const auto& d : op["dtypes"]) {
-      int failed = d["failed"].get<int>(), errors = d["errors"].get<int>(), total = d["total"].get<int>();
+  for (const auto& op : result.ops) {
+    const bool op_not_run = op.status() == result::OpStatus::not_run;
+    for (const auto& d : op.dtypes) {
+      const auto failed = d.failed, errors = d.errors, total = d.total;
       std::string verdict = failed + errors > 0 ? "❌ fail"
                             : op_not_run        ? "⛔ NOT RUN"
                             : total == 0        ? "⏭️ not run"
                                                 : "✅ pass";
-      budget.add("| " + util::markdown_inline(op["op"].get<std::string>()) + " | " +
-                 util::markdown_inline(d["dtype"].get<std::string>()) + " | " + verdict + " | " +
-                 std::to_string(total) + " | " + std::to_string(failed) + " | " + std::to_string(errors) +
-                 " | " + format_field(d, keys::kMaxAbs) + " | " + format_field(d, keys::kMaxRel) + " | " +
-                 format_field(d, keys::kMaxUlp) + " | " + format_field(d, keys::kToleranceUsed) + " |\n");
+      budget.add("| " + util::markdown_inline(op.op) + " | " + util::markdown_inline(d.dtype) + " | " +
+                 verdict + " | " + std::to_string(total) + " | " + std::to_string(failed) + " | " +
+                 std::to_string(errors) + " | " + format_number(d.figures.max_abs) + " | " +
+                 format_number(d.figures.max_rel) + " | " + format_number(d.figures.max_ulp) + " | " +
+                 format_number(d.figures.tolerance_used) + " |\n");
     }
   }
   budget.add("\n");
 }
 
 // Ops of which no case ran and cases cut at the time budget: what the run did not check.
-void not_run_section(Budget& budget, const nlohmann::json& result) {
+void not_run_section(Budget& budget, const result::ResultDocument& result) {
   std::string block;
-  for (const auto& op : result["ops"]) {
-    if (op_status(op) != "not_run") continue;
-    block += "- " + code(op["op"].get<std::string>()) +
-             ": **NOT RUN**, no case ran before the time budget ran out\n";
+  for (const auto& op : result.ops) {
+    if (op.status() != result::OpStatus::not_run) continue;
+    block += "- " + code(op.op) + ": **NOT RUN**, no case ran before the time budget ran out\n";
   }
-  for (const auto& c : result.value("cut", nlohmann::json::array())) {
-    block += "- " + code(c["op"].get<std::string>()) + " case " +
-             std::to_string(c["case"].get<std::uint64_t>()) + " (seed " + code(c["seed"].get<std::string>()) +
-             "): cut: " + util::markdown_inline(c["message"].get<std::string>()) + "\n";
+  for (const auto& c : result.cut.value_or(std::vector<result::CutCase>{})) {
+    block += "- " + code(c.op) + " case " + std::to_string(c.index) + " (seed " +
+             code(std::to_string(c.seed)) + "): cut: " + util::markdown_inline(c.message) + "\n";
   }
   if (!block.empty()) budget.add("### Not run\n\n" + block + "\n");
 }
 
 // What ran each op and where its time went, so a green interpreter run is never read as a GPU
 // run and a slow gate shows whether the kernel, the reference or gpuemu is slow.
-void ran_and_time(Budget& budget, const nlohmann::json& result) {
+void ran_and_time(Budget& budget, const result::ResultDocument& result) {
   std::string rows;
-  for (const auto& op : result["ops"]) {
-    const std::string ran = runtime_phrase(op.value("runtime", nlohmann::json()));
-    const auto timing = op.value("timing", nlohmann::json());
-    if (ran.empty() && !timing.is_object()) continue;
-    auto cell = [&](const char* key) {
-      if (!timing.is_object()) return std::string("-");
-      const double wall = timing.value("wall_secs", 0.0), part = timing.value(key, 0.0);
+  for (const auto& op : result.ops) {
+    const std::string ran = runtime_phrase(op.runtime.value_or(nlohmann::json()));
+    const auto& timing = op.timing;
+    if (ran.empty() && !timing) continue;
+    auto cell = [&](double part) {
+      if (!timing) return std::string("-");
+      const double wall = timing->wall_secs;
       return format_duration(part) +
              (wall > 0 ? " (" + std::to_string(static_cast<int>(100.0 * part / wall + 0.5)) + "%)" : "");
     };
-    rows += "| " + util::markdown_inline(op["op"].get<std::string>()) + " | " +
-            (ran.empty() ? "-" : util::markdown_inline(ran)) + " | " +
-            (timing.is_object() ? format_duration(timing.value("wall_secs", 0.0)) : "-") + " | " +
-            cell("op_secs") + " | " + cell("reference_secs") + " | " + cell("gpuemu_secs") + " |\n";
+    const result::Timing t = timing.value_or(result::Timing{});
+    rows += "| " + util::markdown_inline(op.op) + " | " + (ran.empty() ? "-" : util::markdown_inline(ran)) +
+            " | " + (timing ? format_duration(t.wall_secs) : "-") + " | " + cell(t.op_secs) + " | " +
+            cell(t.reference_secs) + " | " + cell(t.gpuemu_secs()) + " |\n";
   }
   if (rows.empty()) return;
   budget.add(
@@ -180,30 +173,24 @@ void ran_and_time(Budget& budget, const nlohmann::json& result) {
       rows + "\n");
 }
 
-void regressions(Budget& budget, const nlohmann::json& result) {
-  if (!result.contains("ci") || !result["ci"].is_object()) return;
-  const auto baseline = result["ci"].value("baseline", nlohmann::json());
-  if (!baseline.is_object()) return;
-  const auto list = baseline.value("regressions", nlohmann::json::array());
-  std::string source = baseline.value("tag_or_source", "");
+void regressions(Budget& budget, const result::ResultDocument& result) {
+  if (!result.ci || !result.ci->baseline) return;
+  const auto& baseline = *result.ci->baseline;
+  const auto& list = baseline.regressions;
+  const std::string& source = baseline.tag_or_source;
   budget.add("### Regressions against the baseline" + (source.empty() ? "" : " " + code(source)) + "\n\n");
   if (list.empty())
     budget.add("None.\n\n");
   else
     budget.add("| Op | Dtype | Reason | Before | After |\n|:---|:---|:---|:---|:---|\n");
   for (const auto& r : list) {
-    budget.add("| " + util::markdown_inline(r.value("op", "")) + " | " +
-               util::markdown_inline(r.value("dtype", "")) + " | " +
-               util::markdown_inline(r.value("reason", "")) + " | " +
-               util::markdown_inline(compact(r.value("before", nlohmann::json()))) + " | " +
-               util::markdown_inline(compact(r.value("after", nlohmann::json()))) + " |\n");
+    budget.add("| " + util::markdown_inline(r.op) + " | " + util::markdown_inline(r.dtype) + " | " +
+               util::markdown_inline(r.reason) + " | " + util::markdown_inline(compact(r.before)) + " | " +
+               util::markdown_inline(compact(r.after)) + " |\n");
   }
   if (!list.empty()) budget.add("\n");
-  for (const auto& warning : baseline.value("warnings", nlohmann::json::array())) {
-    budget.add("- ⚠️ " +
-               util::markdown_inline(warning.is_string() ? warning.get<std::string>() : warning.dump()) +
-               "\n");
-  }
+  for (const auto& warning : baseline.warnings)
+    budget.add("- ⚠️ " + util::markdown_inline(warning) + "\n");
   budget.add("\n");
 }
 
@@ -215,10 +202,10 @@ std::string metric_cell(const nlohmann::json& metrics, const char* name) {
   return util::markdown_inline(value.is_string() ? value.get<std::string>() : value.dump());
 }
 
-void kernel_lint(Budget& budget, const nlohmann::json& result) {
-  if (!result.contains("ci") || !result["ci"].is_object()) return;
-  const auto lint = result["ci"].value("lint", nlohmann::json());
-  if (!lint.is_object()) return;
+// ci.lint keeps the JSON of `gpuemu lint` (its types belong to `artifact`).
+void kernel_lint(Budget& budget, const result::ResultDocument& result) {
+  if (!result.ci || !result.ci->lint.is_object()) return;
+  const auto& lint = result.ci->lint;
   budget.add(
       "### Kernel lint\n\n| Kernel | Result | Registers | Spills | Local memory | Violations |\n"
       "|:---|:---|---:|---:|---:|:---|\n");
@@ -243,27 +230,25 @@ std::string failure_block(const Finding& f) {
   std::string facts;
   if (f.location.known()) facts += code(format_location(f.location)) + " · ";
   facts += std::to_string(f.failing_cases) + " of " + std::to_string(f.total_cases) +
-           " cases failed · seed " + code(w["seed"].get<std::string>());
-  for (const char* key : {"layout", "distribution"}) {
-    if (w.contains(key))
-      facts += " · " + std::string(key) + " " + util::markdown_inline(w[key].get<std::string>());
+           " cases failed · seed " + code(std::to_string(w.seed));
+  // A version-1 reader tolerates a failure without layout or distribution: then they are not shown.
+  if (!w.layout.empty()) facts += " · layout " + util::markdown_inline(w.layout);
+  if (!w.distribution.empty()) facts += " · distribution " + util::markdown_inline(w.distribution);
+  facts += " · shapes " + code(format_shapes(w.shapes));
+  block += facts + "\n\n> " + util::markdown_inline(w.message) + "\n\n";
+  if (compares_values(w.kind)) {
+    block += "Max abs " + format_number(w.figures.max_abs) + " · max rel " +
+             format_number(w.figures.max_rel) + " · max ULP " + format_number(w.figures.max_ulp) +
+             " · tolerance used " + format_number(w.figures.tolerance_used) + " (atol " +
+             format_number(w.atol) + ", rtol " + format_number(w.rtol) + ")\n\n";
   }
-  if (w.contains("shapes")) facts += " · shapes " + code(format_shapes(w["shapes"]));
-  block += facts + "\n\n> " + util::markdown_inline(w["message"].get<std::string>()) + "\n\n";
-  if (compares_values(w["kind"].get<std::string>())) {
-    block += "Max abs " + format_field(w, keys::kMaxAbs) + " · max rel " + format_field(w, keys::kMaxRel) +
-             " · max ULP " + format_field(w, keys::kMaxUlp) + " · tolerance used " +
-             format_field(w, keys::kToleranceUsed) + " (atol " + format_field(w, keys::kAtol) + ", rtol " +
-             format_field(w, keys::kRtol) + ")\n\n";
-  }
-  const auto worst = w.value("worst", nlohmann::json::array());
-  if (!worst.empty()) {
+  if (!w.worst.empty()) {
     block += "| Output | Index | Actual | Expected | Abs err | Rel err |\n|:---|:---|---:|---:|---:|---:|\n";
-    for (const auto& e : worst) {
-      block += "| " + util::markdown_inline(e.value("output", "out")) + " | " +
-               code(format_index(e.value("index", nlohmann::json::array()))) + " | " +
-               format_field(e, "actual") + " | " + format_field(e, "expected") + " | " +
-               format_field(e, "abs_err") + " | " + format_field(e, "rel_err") + " |\n";
+    for (const auto& e : w.worst) {
+      block += "| " + util::markdown_inline(e.output.empty() ? "out" : e.output) + " | " +
+               code(format_index(e.index)) + " | " + format_number(e.actual) + " | " +
+               format_number(e.expected) + " | " + format_number(e.abs_err) + " | " +
+               format_number(e.rel_err) + " |\n";
     }
     block += "\n";
   }
@@ -276,12 +261,11 @@ std::string failure_block(const Finding& f) {
       others += "- … and " + std::to_string(f.cases.size() - 1 - kOtherCases) + " more\n";
       break;
     }
-    others += "- seed " + code((*c)["seed"].get<std::string>()) + " (" +
-              util::markdown_inline((*c)["kind"].get<std::string>()) +
-              "): " + code((*c)["replay"].get<std::string>()) + "\n";
+    others += "- seed " + code(std::to_string(c->seed)) + " (" + util::markdown_inline(c->kind) +
+              "): " + code(c->replay) + "\n";
   }
   if (!others.empty()) block += "Other failing cases:\n\n" + others + "\n";
-  if (auto err = w.value("stderr", ""); !err.empty()) {
+  if (auto err = w.stderr_text; !err.empty()) {
     if (err.size() > kStderrTail) {
       // Keep the end, where the error usually is, starting on a UTF-8 character boundary.
       std::size_t start = err.size() - kStderrTail;
@@ -296,15 +280,15 @@ std::string failure_block(const Finding& f) {
 
 }  // namespace
 
-Expected<std::string> write_markdown(const nlohmann::json& result, const RenderOptions& options) {
+Expected<std::string> write_markdown(const result::ResultDocument& result, const RenderOptions& options) {
   // A check is an (op, dtype) of which a case ran; what never ran is counted apart, never as passed.
   int checks = 0, failing = 0, not_run = 0;
-  for (const auto& op : result["ops"]) {
-    if (op_status(op) == "not_run") ++not_run;
-    for (const auto& d : op["dtypes"]) {
-      if (d["total"].get<int>() == 0) continue;
+  for (const auto& op : result.ops) {
+    if (op.status() == result::OpStatus::not_run) ++not_run;
+    for (const auto& d : op.dtypes) {
+      if (d.total == 0) continue;
       ++checks;
-      if (d["failed"].get<int>() + d["errors"].get<int>() > 0) ++failing;
+      if (d.failed + d.errors > 0) ++failing;
     }
   }
   Budget budget(options.markdown_limit);

@@ -4,9 +4,6 @@
 
 #include <limits>
 
-#include "result/document.hpp"
-#include "util/read_file.hpp"
-
 namespace gpuemu::report {
 
 Expected<void> validate_result(const nlohmann::json& result, std::string_view name) {
@@ -14,20 +11,8 @@ Expected<void> validate_result(const nlohmann::json& result, std::string_view na
   return {};
 }
 
-Expected<nlohmann::json> load_result(const std::filesystem::path& path) {
-  auto text = util::read_text_file(path, "the result document", {.kind = ErrorKind::io});
-  if (!text) {
-    return fail(ErrorKind::io,
-                text.error().message + " (a `gpuemu ci run --out DIR` writes DIR/result.json)");
-  }
-  auto document = nlohmann::json::parse(*text, nullptr, false);
-  if (document.is_discarded()) {
-    return fail(ErrorKind::parse, path.string() +
-                                      ": not valid JSON (truncated or not a result.json); "
-                                      "regenerate it with `gpuemu ci run`");
-  }
-  TRY(validate_result(document, path.string()));
-  return document;
+Expected<result::ResultDocument> load_result(const std::filesystem::path& path) {
+  return result::load_document(path);
 }
 
 double decode_number(const nlohmann::json& value) {
@@ -37,17 +22,6 @@ double decode_number(const nlohmann::json& value) {
 double number_field(const nlohmann::json& object, std::string_view key) {
   auto it = object.find(key);
   return it == object.end() ? std::numeric_limits<double>::quiet_NaN() : decode_number(*it);
-}
-
-std::string op_status(const nlohmann::json& op) {
-  if (auto it = op.find("status"); it != op.end() && it->is_string()) return it->get<std::string>();
-  if (op.value("total", 0) == 0) return "not_run";
-  return op.value("failed", 0) > 0 || op.value("errors", 0) > 0 ? "failed" : "passed";
-}
-
-bool partial_allowed(const nlohmann::json& result) {
-  const auto ci = result.find("ci");
-  return ci != result.end() && ci->is_object() && ci->value("allow_partial", false);
 }
 
 SourceLocation parse_source(std::string_view source) {
@@ -81,8 +55,8 @@ std::string repo_relative(std::string_view path, std::string_view workspace) {
   return text;
 }
 
-SourceLocation op_location(const nlohmann::json& op, std::string_view workspace) {
-  auto location = parse_source(op.value("source", ""));
+SourceLocation op_location(const result::OpEntry& op, std::string_view workspace) {
+  auto location = parse_source(op.source);
   if (location.known()) location.path = repo_relative(location.path, workspace);
   return location;
 }

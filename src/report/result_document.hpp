@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "result/document.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::report {
@@ -16,21 +17,14 @@ namespace gpuemu::report {
 // without keeping the decoded document. `name` (a path or "result.json") prefixes error messages.
 Expected<void> validate_result(const nlohmann::json& result, std::string_view name = "result.json");
 
-// Reads, parses and validates a result.json file; errors name the file.
-Expected<nlohmann::json> load_result(const std::filesystem::path& path);
+// Reads, parses and decodes a result.json file (result::load_document); errors name the file.
+Expected<result::ResultDocument> load_result(const std::filesystem::path& path);
 
 // A number as result.json writes it: a JSON number, or one of the strings "NaN", "Infinity",
 // "-Infinity". Anything else (null, a missing field) reads as NaN.
 double decode_number(const nlohmann::json& value);
 // decode_number of object[key], NaN when the key is absent.
 double number_field(const nlohmann::json& object, std::string_view key);
-
-// "passed", "failed" or "not_run" (no case ran: never a pass): the op's `status`, or, in documents
-// written before that field existed, what its counts say.
-std::string op_status(const nlohmann::json& op);
-
-// Whether the run was told a partial result may pass (`ci run --allow-partial`, ci.allow_partial).
-bool partial_allowed(const nlohmann::json& result);
 
 // Where an op's code lives, from its `source` ("kernels/softmax.cu:42" or a bare path).
 struct SourceLocation {
@@ -45,6 +39,6 @@ SourceLocation parse_source(std::string_view source);
 std::string repo_relative(std::string_view path, std::string_view workspace);
 
 // The op source made repo-relative: what every report shows as the failure's location.
-SourceLocation op_location(const nlohmann::json& op, std::string_view workspace);
+SourceLocation op_location(const result::OpEntry& op, std::string_view workspace);
 
 }  // namespace gpuemu::report

@@ -4,19 +4,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace gpuemu::report {
 namespace {
 
 std::string text_of(const nlohmann::json& object, const char* key) {
   auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-double number_of(const nlohmann::json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_number() ? it->get<double>() : 0.0;
 }
 
 std::string kernel_phrase(const nlohmann::json& runtime, const char* key, const char* language) {
@@ -49,29 +42,15 @@ std::string runtime_phrase(const nlohmann::json& runtime) {
   return out;
 }
 
-std::string timing_phrase(const nlohmann::json& timing) {
-  if (!timing.is_object() || !timing.contains("wall_secs")) return "";
-  const double wall = number_of(timing, "wall_secs");
-  const double op = number_of(timing, "op_secs");
-  const double reference = number_of(timing, "reference_secs");
-  const double gpuemu = number_of(timing, "gpuemu_secs");
+std::string timing_phrase(const std::optional<result::Timing>& timing) {
+  if (!timing) return "";
+  const double wall = timing->wall_secs;
+  const double op = timing->op_secs;
+  const double reference = timing->reference_secs;
+  const double gpuemu = timing->gpuemu_secs();
   return fmt::format("{} = op {}{} + reference {}{} + gpuemu {}{}", format_duration(wall),
                      format_duration(op), percent(op, wall), format_duration(reference),
                      percent(reference, wall), format_duration(gpuemu), percent(gpuemu, wall));
-}
-
-nlohmann::json add_timing(const nlohmann::json& a, const nlohmann::json& b) {
-  if (!a.is_object()) return b;
-  if (!b.is_object()) return a;
-  const double wall = number_of(a, "wall_secs") + number_of(b, "wall_secs");
-  const double op = number_of(a, "op_secs") + number_of(b, "op_secs");
-  const double reference = number_of(a, "reference_secs") + number_of(b, "reference_secs");
-  const double gpuemu = std::max(0.0, wall - op - reference);
-  return {{"wall_secs", wall},
-          {"op_secs", op},
-          {"reference_secs", reference},
-          {"gpuemu_secs", gpuemu},
-          {"gpuemu_share", wall > 0 ? gpuemu / wall : 0.0}};
 }
 
 }  // namespace gpuemu::report

@@ -87,9 +87,10 @@ std::string message_text(const Finding& f) {
   return text;
 }
 
-nlohmann::json result_object(const nlohmann::json& result, const Finding& f, const RenderOptions& options) {
+nlohmann::json result_object(const result::ResultDocument& result, const Finding& f,
+                             const RenderOptions& options) {
   // An op not run fails the gate unless --allow-partial accepted it: then it is a warning.
-  const bool allowed = f.not_run && partial_allowed(result);
+  const bool allowed = f.not_run && result.partial_allowed();
   nlohmann::json out = {{"ruleId", f.kind->rule_id},
                         {"ruleIndex", rule_index(f.kind)},
                         {"level", allowed ? "warning" : "error"},
@@ -108,17 +109,20 @@ nlohmann::json result_object(const nlohmann::json& result, const Finding& f, con
   out["partialFingerprints"] = {{"gpuemuFinding/v1", f.fingerprint()}};
   nlohmann::json properties = {{"op", f.op}, {"dtype", f.dtype}};
   if (f.worst) {
-    properties["seed"] = (*f.worst)["seed"];
+    properties["seed"] = std::to_string(f.worst->seed);
     properties["replay"] = f.replay();
     properties["failingCases"] = f.failing_cases;
     properties["totalCases"] = f.total_cases;
-    for (const char* key : keys::kErrorStats) {
-      if (f.worst->contains(key)) properties[key] = (*f.worst)[key];
-    }
+    const auto& figures = f.worst->figures;
+    properties[keys::kMaxAbs] = result::json_number(figures.max_abs);
+    properties[keys::kMaxRel] = result::json_number(figures.max_rel);
+    properties[keys::kMaxUlp] = result::json_number(figures.max_ulp);
+    properties[keys::kToleranceUsed] = result::json_number(figures.tolerance_used);
   } else if (f.regression) {
-    for (const char* key : {"reason", "before", "after"}) {
-      if (f.regression->contains(key)) properties[key] = (*f.regression)[key];
-    }
+    properties["reason"] = f.regression->reason;
+    // before and after as the baseline comparison wrote them; absent when the document had none.
+    if (!f.regression->before.is_null()) properties["before"] = f.regression->before;
+    if (!f.regression->after.is_null()) properties["after"] = f.regression->after;
   } else if (f.violation) {
     properties["replay"] = f.replay();
     for (const char* key : {"check", "limit", "actual", "from"}) {
@@ -131,13 +135,13 @@ nlohmann::json result_object(const nlohmann::json& result, const Finding& f, con
 
 }  // namespace
 
-Expected<std::string> write_sarif(const nlohmann::json& result, const RenderOptions& options) {
+Expected<std::string> write_sarif(const result::ResultDocument& result, const RenderOptions& options) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& finding : collect_findings(result, options.workspace)) {
     results.push_back(result_object(result, finding, options));
   }
   nlohmann::json invocation = {{"executionSuccessful", true}};
-  if (result["partial"].get<bool>()) {
+  if (result.partial) {
     nlohmann::json notification = {
         {"level", "warning"},
         {"message", {{"text", "The run stopped early (time budget or fail-fast); not every case ran."}}}};
@@ -145,19 +149,19 @@ Expected<std::string> write_sarif(const nlohmann::json& result, const RenderOpti
   }
   nlohmann::json run = {{"tool",
                          {{"driver",
-                           {{"name", result["tool"]["name"]},
-                            {"version", result["tool"]["version"]},
-                            {"semanticVersion", result["tool"]["version"]},
+                           {{"name", result.tool.name},
+                            {"version", result.tool.version},
+                            {"semanticVersion", result.tool.version},
                             {"rules", rules()}}}}},
                         {"invocations", nlohmann::json::array({invocation})},
                         {"columnKind", "unicodeCodePoints"},
                         {"results", results},
                         {"properties",
-                         {{"command", result["command"]},
-                          {"seed", result["seed"]},
-                          {"configDigest", result["config_digest"]},
-                          {"project", result["project"]},
-                          {"partial", result["partial"]}}}};
+                         {{"command", result.command},
+                          {"seed", std::to_string(result.seed)},
+                          {"configDigest", result.config_digest},
+                          {"project", result.project},
+                          {"partial", result.partial}}}};
   if (!options.workspace.empty() && options.workspace.starts_with("/")) {
     std::string root = "file://" + uri_path(options.workspace);
     if (!root.ends_with("/")) root += "/";

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "result/document.hpp"
 
 namespace gpuemu::report {
 
@@ -12,6 +12,6 @@ struct TextOptions {
   int max_failures_per_op = 5;  // the rest are counted, not listed
 };
 
-std::string render_text(const nlohmann::json& result, const TextOptions& options = {});
+std::string render_text(const result::ResultDocument& result, const TextOptions& options = {});
 
 }  // namespace gpuemu::report

@@ -15,38 +15,29 @@ std::string format_number(double value) {
   return buffer;
 }
 
-std::string format_field(const nlohmann::json& object, std::string_view key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return "-";
-  return format_number(decode_number(*it));
-}
-
-std::string format_index(const nlohmann::json& index) {
+std::string format_index(const std::vector<std::int64_t>& index) {
   std::string text = "[";
   for (std::size_t i = 0; i < index.size(); ++i) {
     if (i > 0) text += ", ";
-    text += index[i].is_number() ? index[i].dump()
-                                 : index[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    text += std::to_string(index[i]);
   }
   return text + "]";
 }
 
-std::string format_shapes(const nlohmann::json& shapes) {
+std::string format_shapes(const std::map<std::string, std::vector<std::int64_t>>& shapes) {
   std::string text;
-  if (!shapes.is_object()) return text;
-  for (const auto& [name, shape] : shapes.items()) {
+  for (const auto& [name, shape] : shapes) {
     if (!text.empty()) text += ' ';
-    text += name + "=" + (shape.is_array() ? format_index(shape) : shape.dump());
+    text += name + "=" + format_index(shape);
   }
   return text;
 }
 
-std::string format_dims(const nlohmann::json& dims) {
+std::string format_dims(const std::map<std::string, std::int64_t>& dims) {
   std::string text;
-  if (!dims.is_object()) return text;
-  for (const auto& [name, size] : dims.items()) {
+  for (const auto& [name, size] : dims) {
     if (!text.empty()) text += ' ';
-    text += name + "=" + size.dump();
+    text += name + "=" + std::to_string(size);
   }
   return text;
 }

@@ -2,10 +2,11 @@
 // reads the same in JUnit, SARIF, Markdown and GitHub annotations.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "report/result_document.hpp"
 
@@ -13,13 +14,11 @@ namespace gpuemu::report {
 
 // Six significant digits; non-finite values as result.json spells them ("NaN", "Infinity").
 std::string format_number(double value);
-// A result.json number (possibly a non-finite string); "-" when absent.
-std::string format_field(const nlohmann::json& object, std::string_view key);
 // {"x": [4, 65], "y": [65]} -> "x=[4, 65] y=[65]"; {"N": 65} -> "N=65".
-std::string format_shapes(const nlohmann::json& shapes);
-std::string format_dims(const nlohmann::json& dims);
+std::string format_shapes(const std::map<std::string, std::vector<std::int64_t>>& shapes);
+std::string format_dims(const std::map<std::string, std::int64_t>& dims);
 // [3, 64] -> "[3, 64]".
-std::string format_index(const nlohmann::json& index);
+std::string format_index(const std::vector<std::int64_t>& index);
 // "path:line", "path", or "" when unknown.
 std::string format_location(const SourceLocation& location);
 // "softmax[float16]": how every report names one (op, dtype).

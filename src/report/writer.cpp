@@ -4,7 +4,6 @@
 #include <array>
 #include <vector>
 
-#include "report/result_document.hpp"
 #include "report/text.hpp"
 #include "util/json_text.hpp"
 #include "util/suggest.hpp"
@@ -12,7 +11,7 @@
 namespace gpuemu::report {
 namespace {
 
-Expected<std::string> write_text(const nlohmann::json& result, const RenderOptions&) {
+Expected<std::string> write_text(const result::ResultDocument& result, const RenderOptions&) {
   return render_text(result);
 }
 
@@ -43,15 +42,20 @@ Expected<const WriterRow*> find_writer(std::string_view format) {
                                     util::did_you_mean_suffix(format, names) + "; the formats are " + known);
 }
 
-Expected<std::string> render(const nlohmann::json& result, std::string_view format,
+Expected<std::string> render(const result::ResultDocument& result, std::string_view format,
                              const RenderOptions& options) {
   const WriterRow* row = TRY(find_writer(format));
-  TRY(validate_result(result));
   return row->write(result, options);
 }
 
-Expected<std::string> write_json(const nlohmann::json& result, const RenderOptions&) {
-  return util::dump_json(result) + "\n";
+Expected<std::string> render(const nlohmann::json& result, std::string_view format,
+                             const RenderOptions& options) {
+  const WriterRow* row = TRY(find_writer(format));
+  return row->write(TRY(result::from_json(result)), options);
+}
+
+Expected<std::string> write_json(const result::ResultDocument& result, const RenderOptions&) {
+  return util::dump_json(result::to_json(result)) + "\n";
 }
 
 }  // namespace gpuemu::report

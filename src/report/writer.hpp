@@ -1,4 +1,4 @@
-// Report writers: every format is rendered from one validated result.json document, through a
+// Report writers: every format is rendered from one typed result.json document, through a
 // table from format name to writer (text, json, junit, sarif, markdown), so the CLI and CI share them.
 #pragma once
 
@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "result/document.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::report {
@@ -28,27 +29,31 @@ struct RenderOptions {
   std::size_t markdown_limit = kSummaryLimit;  // the Markdown output is always shorter than this
 };
 
-using WriterFunction = Expected<std::string> (*)(const nlohmann::json& result, const RenderOptions& options);
+using WriterFunction = Expected<std::string> (*)(const result::ResultDocument& result,
+                                                 const RenderOptions& options);
 
 struct WriterRow {
   std::string_view format;     // --format name
   std::string_view file_name;  // what `ci run --out DIR` and `report merge` call the file
   std::string_view help;       // one line
-  WriterFunction write;        // expects a document that passed validate_result
+  WriterFunction write;
 };
 
 std::span<const WriterRow> writers();
 // The row for `format`; a usage error naming the known formats (and the nearest one) otherwise.
 Expected<const WriterRow*> find_writer(std::string_view format);
 
-// Validates `result` and renders it in `format`.
+// Renders `result` in `format`.
+Expected<std::string> render(const result::ResultDocument& result, std::string_view format,
+                             const RenderOptions& options = {});
+// Decodes `result` (result::from_json, which validates) and renders it in `format`.
 Expected<std::string> render(const nlohmann::json& result, std::string_view format,
                              const RenderOptions& options = {});
 
-// The writers of the table, callable directly on a validated document.
-Expected<std::string> write_json(const nlohmann::json& result, const RenderOptions& options);
-Expected<std::string> write_junit(const nlohmann::json& result, const RenderOptions& options);
-Expected<std::string> write_sarif(const nlohmann::json& result, const RenderOptions& options);
-Expected<std::string> write_markdown(const nlohmann::json& result, const RenderOptions& options);
+// The writers of the table.
+Expected<std::string> write_json(const result::ResultDocument& result, const RenderOptions& options);
+Expected<std::string> write_junit(const result::ResultDocument& result, const RenderOptions& options);
+Expected<std::string> write_sarif(const result::ResultDocument& result, const RenderOptions& options);
+Expected<std::string> write_markdown(const result::ResultDocument& result, const RenderOptions& options);
 
 }  // namespace gpuemu::report

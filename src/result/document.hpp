@@ -156,6 +156,7 @@ DtypeEntry make_dtype_entry(const DtypeSummary& summary);
 nlohmann::json to_json(const ResultDocument& document);
 nlohmann::json to_json(const FailureEntry& failure);
 nlohmann::json to_json(const DtypeEntry& entry);
+nlohmann::json to_json(const BaselineSection& baseline);
 
 // The one reader: validates `document` and decodes it. The error names `name` (a path, or
 // "result.json") and the first offending field, e.g. "out/result.json: ops[3].failures[0].seed
@@ -164,6 +165,8 @@ Expected<ResultDocument> from_json(const nlohmann::json& document, std::string_v
 
 // Reads, parses and decodes a result.json file; errors name the file.
 Expected<ResultDocument> load_document(const std::filesystem::path& path);
+// Reads and parses it without decoding (report merge decodes each shard under its name).
+Expected<nlohmann::json> read_document_json(const std::filesystem::path& path);
 
 // A number as result.json writes it: a JSON number, or one of the strings "NaN", "Infinity",
 // "-Infinity". Anything else (null, a missing field) reads as NaN.

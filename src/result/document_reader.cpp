@@ -448,7 +448,7 @@ Expected<ResultDocument> from_json(const Json& document, std::string_view name) 
   return out;
 }
 
-Expected<ResultDocument> load_document(const std::filesystem::path& path) {
+Expected<nlohmann::json> read_document_json(const std::filesystem::path& path) {
   auto text = util::read_text_file(path, "the result document", {.kind = ErrorKind::io});
   if (!text) {
     return fail(ErrorKind::io,
@@ -460,7 +460,11 @@ Expected<ResultDocument> load_document(const std::filesystem::path& path) {
                                       ": not valid JSON (truncated or not a result.json); "
                                       "regenerate it with `gpuemu ci run`");
   }
-  return from_json(document, path.string());
+  return document;
+}
+
+Expected<ResultDocument> load_document(const std::filesystem::path& path) {
+  return from_json(TRY(read_document_json(path)), path.string());
 }
 
 double decode_number(const Json& value) {

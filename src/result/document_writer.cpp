@@ -50,16 +50,7 @@ nlohmann::json ci_json(const CiSection& ci) {
                         {"baseline", nullptr},
                         {"lint", ci.lint}};
   if (ci.allow_partial) out["allow_partial"] = *ci.allow_partial;
-  if (ci.baseline) {
-    nlohmann::json regressions = nlohmann::json::array();
-    for (const auto& r : ci.baseline->regressions) {
-      regressions.push_back(
-          {{"op", r.op}, {"dtype", r.dtype}, {"reason", r.reason}, {"before", r.before}, {"after", r.after}});
-    }
-    out["baseline"] = {{"tag_or_source", ci.baseline->tag_or_source},
-                       {"regressions", regressions},
-                       {"warnings", ci.baseline->warnings}};
-  }
+  if (ci.baseline) out["baseline"] = to_json(*ci.baseline);
   return out;
 }
 
@@ -172,6 +163,17 @@ nlohmann::json to_json(const FailureEntry& f) {
   put_figures(out, f.figures);
   if (f.case_index) out["case"] = *f.case_index;
   return out;
+}
+
+nlohmann::json to_json(const BaselineSection& baseline) {
+  nlohmann::json regressions = nlohmann::json::array();
+  for (const auto& r : baseline.regressions) {
+    regressions.push_back(
+        {{"op", r.op}, {"dtype", r.dtype}, {"reason", r.reason}, {"before", r.before}, {"after", r.after}});
+  }
+  return {{"tag_or_source", baseline.tag_or_source},
+          {"regressions", regressions},
+          {"warnings", baseline.warnings}};
 }
 
 nlohmann::json to_json(const DtypeEntry& d) {

@@ -17,7 +17,7 @@ constexpr const char* kCommit = "0123456789abcdef0123456789abcdef01234567";
 class PlanTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    result_ = testing::load_fixture("failing.json");
+    result_ = testing::decode(testing::load_fixture("failing.json"));
     findings_ = report::collect_findings(result_, "/work/ws");
     DiffLines softmax, matmul;
     for (int line = 10; line <= 14; ++line) softmax.add(line);
@@ -31,7 +31,7 @@ class PlanTest : public ::testing::Test {
     throw std::runtime_error("no softmax finding in the fixture");
   }
 
-  nlohmann::json result_;
+  result::ResultDocument result_;
   std::vector<report::Finding> findings_;
   std::map<std::string, DiffLines> diff_;
 };

@@ -101,7 +101,7 @@ class Runner : public ::testing::Test {
     std::ostringstream log;
     auto env = read_environment();
     EXPECT_TRUE(env.actions);
-    auto published = publish(result, env, log, {.result_path = "/work/ws/out/result.json"});
+    auto published = publish(testing::decode(result), env, log, {.result_path = "/work/ws/out/result.json"});
     EXPECT_TRUE(published.has_value()) << published.error().message;
     return log.str();
   }
@@ -224,7 +224,7 @@ TEST_F(Runner, SummaryRespectsWhatTheStepAlreadyWrote) {
 TEST_F(Runner, UnwritableFilesAreNamedInTheError) {
   setenv("GITHUB_OUTPUT", "/nonexistent-dir/output", 1);
   std::ostringstream log;
-  auto published = publish(load_fixture("passing.json"), read_environment(), log);
+  auto published = publish(testing::decode(load_fixture("passing.json")), read_environment(), log);
   ASSERT_FALSE(published.has_value());
   EXPECT_EQ(published.error().kind, ErrorKind::io);
   EXPECT_TRUE(

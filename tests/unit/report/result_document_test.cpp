@@ -87,7 +87,7 @@ TEST(ResultDocument, LoadNamesTheFile) {
   testing::write_file(dir / "ok.json", load_fixture("failing.json").dump());
   auto ok = load_result(dir / "ok.json");
   ASSERT_TRUE(ok.has_value()) << ok.error().message;
-  EXPECT_EQ((*ok)["project"], "demo-kernels <&>");
+  EXPECT_EQ(ok->project, "demo-kernels <&>");
 }
 
 TEST(ResultDocument, DecodesNonFiniteNumbers) {

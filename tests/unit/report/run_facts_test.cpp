@@ -14,6 +14,10 @@ namespace {
 using testing::contains;
 using testing::load_fixture;
 
+result::Timing typed_timing(double wall, double op, double ref) {
+  return {wall, op, ref};
+}
+
 nlohmann::json timing(double wall, double op, double ref) {
   const double gpuemu = wall - op - ref;
   return {{"wall_secs", wall},
@@ -38,13 +42,13 @@ TEST(RunFacts, Phrases) {
       "jax 0.8.1 on cpu:0, Pallas: gpu");
   EXPECT_EQ(runtime_phrase({{"framework", "numpy"}}), "numpy");
   EXPECT_EQ(runtime_phrase(nullptr), "");
-  EXPECT_EQ(timing_phrase(timing(2.0, 1.5, 0.3)),
+  EXPECT_EQ(timing_phrase(typed_timing(2.0, 1.5, 0.3)),
             "2.00 s = op 1.50 s (75%) + reference 300 ms (15%) + gpuemu 200 ms (10%)");
-  EXPECT_EQ(timing_phrase(nullptr), "");
+  EXPECT_EQ(timing_phrase(std::nullopt), "");
 }
 
 TEST(RunFacts, TextSummarySaysWhatRanAndWhereTheTimeWent) {
-  const std::string text = render_text(with_facts());
+  const std::string text = render_text(testing::decode(with_facts()));
   EXPECT_TRUE(contains(text, "     ran: pytorch 2.9.1+cpu on cpu, Triton: interpreter (not a GPU run)\n"))
       << text;
   EXPECT_TRUE(
@@ -52,7 +56,7 @@ TEST(RunFacts, TextSummarySaysWhatRanAndWhereTheTimeWent) {
       << text;
   EXPECT_TRUE(contains(text, "time in cases: 2.00 s")) << text;
   // A document without the optional fields renders as before.
-  EXPECT_FALSE(contains(render_text(load_fixture("passing.json")), "ran:"));
+  EXPECT_FALSE(contains(render_text(testing::decode(load_fixture("passing.json"))), "ran:"));
 }
 
 TEST(RunFacts, MarkdownHasATableOfWhatRan) {

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "result/document.hpp"
+
 namespace gpuemu::testing {
 
 inline std::filesystem::path source_dir() {
@@ -26,6 +28,11 @@ inline std::filesystem::path schema_path(const std::string& name) {
 inline nlohmann::json load_fixture(const std::string& name) {
   std::ifstream in(source_dir() / "tests/unit/report/data" / name);
   return nlohmann::json::parse(in);
+}
+
+// A fixture decoded by the one reader (result::from_json); one it refuses fails the test at once.
+inline result::ResultDocument decode(const nlohmann::json& document) {
+  return result::from_json(document).value();
 }
 
 inline bool contains(const std::string& text, const std::string& part) {
