@@ -117,6 +117,28 @@ TEST(Merge, OrderOfInputsDoesNotMatter) {
   EXPECT_EQ(merge_results(forward).value().dump(), merge_results(backward).value().dump());
 }
 
+// Documents of early producers have no "case": failures then follow shard order (never input
+// order), and the merge does not invent the field.
+TEST(Merge, FailuresWithoutCaseKeepShardOrder) {
+  auto [one, two] = split(load_fixture("failing.json"));
+  for (auto* shard : {&one, &two}) {
+    for (auto& f : (*shard)["ops"][1]["failures"]) f.erase("case");
+  }
+  std::vector<ShardDocument> backward{{"b", two}, {"a", one}};
+  auto merged = merge_results(backward);
+  ASSERT_TRUE(merged.has_value()) << merged.error().message;
+  std::vector<std::string> seeds;
+  for (const auto& f : (*merged)["ops"][2]["failures"]) {
+    EXPECT_FALSE(f.contains("case"));
+    seeds.push_back(f["seed"]);
+  }
+  std::vector<std::string> expected;
+  for (const auto* shard : {&one, &two}) {
+    for (const auto& f : (*shard)["ops"][1]["failures"]) expected.push_back(f["seed"]);
+  }
+  EXPECT_EQ(seeds, expected);
+}
+
 TEST(Merge, PassedAndPartialCombine) {
   auto passing = load_fixture("passing.json");
   auto other = passing;
