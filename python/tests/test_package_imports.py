@@ -21,6 +21,7 @@ LAYERS = {
     "script": {"core", "errors", "frameworks", "runtime", "wire"},
     "loading": {"script"},
     "worker": {"core", "errors", "frameworks", "loading", "runtime", "script", "wire"},
+    "fork_server": {"worker"},
     "client": {"core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
     "testing": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
     "validate": {"client"},

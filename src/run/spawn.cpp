@@ -112,14 +112,21 @@ Expected<SpawnedChild> spawn_child(const SpawnSpec& spec) {
                                               spec.cwd.string() + " does not exist");
     }
   }
-  Pipe in = TRY(make_pipe());
-  Pipe out = TRY(make_pipe());
-  Pipe err = TRY(make_pipe());
-
+  const bool given_stdin = spec.stdin_fd >= 0;
+  Pipe in, out, err;
   SpawnAttrs sa;
-  posix_spawn_file_actions_adddup2(&sa.actions, in.read.get(), STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&sa.actions, out.write.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&sa.actions, err.write.get(), STDERR_FILENO);
+  if (given_stdin) {
+    posix_spawn_file_actions_adddup2(&sa.actions, spec.stdin_fd, STDIN_FILENO);
+    posix_spawn_file_actions_addopen(&sa.actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&sa.actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  } else {
+    in = TRY(make_pipe());
+    out = TRY(make_pipe());
+    err = TRY(make_pipe());
+    posix_spawn_file_actions_adddup2(&sa.actions, in.read.get(), STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&sa.actions, out.write.get(), STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&sa.actions, err.write.get(), STDERR_FILENO);
+  }
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&sa.actions, spec.cwd.c_str());
   // A new process group (so a timeout can kill grandchildren too), default signal handling
   // (SIG_IGN for SIGPIPE would otherwise be inherited across exec) and an empty signal mask.
@@ -146,12 +153,14 @@ Expected<SpawnedChild> spawn_child(const SpawnSpec& spec) {
 
   SpawnedChild child;
   child.pid = pid;
-  child.stdin_w = std::move(in.write);
-  child.stdout_r = std::move(out.read);
-  child.stderr_r = std::move(err.read);
-  set_nonblocking(child.stdin_w.get());
-  set_nonblocking(child.stdout_r.get());
-  set_nonblocking(child.stderr_r.get());
+  if (!given_stdin) {
+    child.stdin_w = std::move(in.write);
+    child.stdout_r = std::move(out.read);
+    child.stderr_r = std::move(err.read);
+    set_nonblocking(child.stdin_w.get());
+    set_nonblocking(child.stdout_r.get());
+    set_nonblocking(child.stderr_r.get());
+  }
   // Through syscall(): glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++ callers.
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd >= 0) {
@@ -192,6 +201,10 @@ ExitStatus reap(pid_t pid) {
     status.signal = WTERMSIG(raw);
   }
   return status;
+}
+
+ExitStatus reap(const SpawnedChild& child) {
+  return child.reaper ? child.reaper->reap(child.pid) : reap(child.pid);
 }
 
 std::optional<fs::path> find_program(const std::string& program) {

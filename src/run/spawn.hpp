@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +43,14 @@ struct ExitStatus {
   int signal = 0;
 };
 
+// Reaps a child another process started for us (a fork server's, run/fork_server.hpp), which
+// waitpid cannot: blocks until it has ended and says how.
+class ForeignReaper {
+ public:
+  virtual ~ForeignReaper() = default;
+  virtual ExitStatus reap(pid_t pid) = 0;
+};
+
 // A started child: the leader of its own process group (pgid == pid), with our ends of its
 // stdin/stdout/stderr pipes (non-blocking, close-on-exec) and a pidfd that polls readable on exit.
 struct SpawnedChild {
@@ -50,12 +59,17 @@ struct SpawnedChild {
   Fd stdout_r;
   Fd stderr_r;
   Fd pidfd;  // may be invalid on kernels without pidfd_open; callers then poll with waitid
+  // Set when the child is not ours but a fork server's (it then always has a pidfd).
+  std::shared_ptr<ForeignReaper> reaper;
 };
 
 struct SpawnSpec {
   std::vector<std::string> argv;  // argv[0] is looked up on PATH unless it contains '/'
   std::filesystem::path cwd;      // empty = inherit
   std::vector<std::pair<std::string, std::string>> extra_env;  // override or add
+  // The child's stdin is this descriptor instead of a pipe (child.stdin_w stays invalid), and
+  // its stdout and stderr /dev/null: for a fork server, which talks over a socket.
+  int stdin_fd = -1;
 };
 
 // Starts the child. Fails (ErrorKind::environment) only when it cannot be started: the program
@@ -70,6 +84,8 @@ void kill_group(pid_t pid);
 
 // Blocks until the child is reaped and returns how it ended.
 ExitStatus reap(pid_t pid);
+// The same for a child of ours or of a fork server.
+ExitStatus reap(const SpawnedChild& child);
 
 // Where `program` resolves on PATH (or itself when it contains '/'), if it is executable.
 std::optional<std::filesystem::path> find_program(const std::string& program);

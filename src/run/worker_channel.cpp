@@ -3,6 +3,7 @@
 #include "run/worker_channel.hpp"
 
 #include "run/cancel.hpp"
+#include "run/fork_server.hpp"
 
 #include <poll.h>
 #include <unistd.h>
@@ -18,12 +19,18 @@ namespace {
 // After the worker exits, how long we keep reading what it already wrote.
 constexpr std::chrono::milliseconds kWorkerDrainGrace{200};
 constexpr std::size_t kIoChunk = 1 << 20;
+// How long a fork server may take to import the worker before we give up on it (and start
+// workers as processes of our own).
+constexpr std::chrono::milliseconds kForkServerStart{60000};
 
 }  // namespace
 
 Expected<std::unique_ptr<WorkerChannel>> WorkerChannel::start(const SpawnSpec& spec, std::size_t stderr_tail,
                                                               std::string what) {
-  SpawnedChild child = TRY(spawn_child(spec));
+  // A fork of the interpreter's fork server when it can (milliseconds instead of a whole Python
+  // start); else, and for anything the server cannot start, a process of our own.
+  std::optional<SpawnedChild> forked = spawn_from_fork_server(spec, kForkServerStart);
+  SpawnedChild child = forked ? std::move(*forked) : TRY(spawn_child(spec));
   return std::unique_ptr<WorkerChannel>(new WorkerChannel(std::move(child), stderr_tail, std::move(what)));
 }
 
@@ -39,7 +46,7 @@ ExitStatus WorkerChannel::stop() {
   stopped_ = true;
   child_.stdin_w.close();
   kill_group(child_.pid);
-  exit_ = reap(child_.pid);
+  exit_ = reap(child_);
   drain_stderr();
   child_.stdout_r.close();
   child_.stderr_r.close();

@@ -88,3 +88,15 @@ def dtype_seen(inputs):
     """The name of the dtype the callable received, as uint8 character codes (bfloat16 cases arrive
     as the worker's --numpy-bfloat16 says)."""
     return np.frombuffer(inputs["x"].dtype.name.encode(), dtype=np.uint8).copy()
+
+
+def parent_pid(inputs):
+    return np.array([os.getppid()], dtype=np.int64)
+
+
+def env_value(inputs, name="GPUEMU_TEST_VALUE"):
+    return np.array([float(os.environ.get(name, "-1"))], dtype=np.float64)
+
+
+def random_draw(inputs):
+    return np.array([np.random.random()], dtype=np.float64)
