@@ -35,12 +35,22 @@ def _reply(sock: socket.socket, message: dict) -> None:
     sock.send(json.dumps(message).encode())
 
 
+def _name_process(name: str) -> None:
+    """What ps -o comm and top show: a fork keeps the server's command line, so say it is a worker."""
+    try:
+        with open("/proc/self/comm", "w") as comm:
+            comm.write(name)
+    except OSError:
+        pass  # not Linux, or /proc not mounted: only the name is lost
+
+
 def _run_child(sock: socket.socket, fds: list[int], request: dict) -> None:
     """In the forked child: becomes the worker. Never returns."""
     code = 1
     try:
         os.setpgid(0, 0)
         sock.close()
+        _name_process("gpuemu-worker")
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:

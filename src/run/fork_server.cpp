@@ -159,10 +159,19 @@ class ForkServer final : public ForeignReaper, public std::enable_shared_from_th
     return server;
   }
 
-  ~ForkServer() override {
-    socket_.close();  // the server exits at end of stream; the kill is for one that hangs
-    kill_group(server_.pid);
-    reap(server_.pid);
+  ~ForkServer() override { shut_down(); }
+
+  // Ends the server and reaps it, so no zombie of ours outlives gpuemu (in a container whose
+  // init does not reap orphans, it would stay). Its workers are gpuemu's to kill, and are by then.
+  void shut_down() {
+    std::lock_guard lock(mutex_);
+    broken_ = true;
+    socket_.close();
+    if (server_.pid > 0) {
+      kill_group(server_.pid);
+      run::reap(server_.pid);  // our own child, not one of the server's
+      server_.pid = -1;
+    }
   }
 
   bool usable() const {
@@ -241,12 +250,21 @@ class ForkServer final : public ForeignReaper, public std::enable_shared_from_th
 using ServerKey = std::pair<std::string, std::string>;  // interpreter, startup_variables()
 
 // The servers of this process. A key whose server could not start maps to null: it is not tried
-// again (each try would cost a whole interpreter start).
-std::map<ServerKey, std::shared_ptr<ForkServer>>& servers() {
-  static auto* map = new std::map<ServerKey, std::shared_ptr<ForkServer>>();
-  return *map;
+// again (each try would cost a whole interpreter start). At exit every server is shut down.
+struct ServerRegistry {
+  std::mutex mutex;
+  std::map<ServerKey, std::shared_ptr<ForkServer>> servers;
+  ~ServerRegistry() {
+    for (auto& [key, server] : servers) {
+      if (server) server->shut_down();
+    }
+  }
+};
+
+ServerRegistry& registry() {
+  static ServerRegistry instance;
+  return instance;
 }
-std::mutex servers_mutex;
 
 }  // namespace
 
@@ -256,11 +274,12 @@ std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
   ignore_sigpipe();
   std::shared_ptr<ForkServer> server;
   {
-    std::lock_guard lock(servers_mutex);
+    ServerRegistry& known = registry();
+    std::lock_guard lock(known.mutex);
     ServerKey key{spec.argv[0], startup_variables(child_environment(spec.extra_env))};
-    auto it = servers().find(key);
-    if (it == servers().end()) {
-      it = servers().emplace(key, ForkServer::start(key.first, spec.extra_env, start_timeout)).first;
+    auto it = known.servers.find(key);
+    if (it == known.servers.end()) {
+      it = known.servers.emplace(key, ForkServer::start(key.first, spec.extra_env, start_timeout)).first;
     }
     server = it->second;
   }

@@ -91,8 +91,17 @@ def peak_rss(pid):
     return int(status_of(pid)["VmHWM"].split()[0]) * 1024
 
 
+def is_fork_server(pid):
+    try:
+        return b"gpuemu.fork_server" in pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def descendants(pid):
-    """Pids of every living process below pid (workers and their children)."""
+    """Pids of every living process below pid (workers and their children). The fork server the
+    workers are forked from (the daemon's own child) lives as long as the daemon
+    (docs/worker-protocol.md): its workers count, it does not."""
     children = {}
     for entry in pathlib.Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -106,8 +115,10 @@ def descendants(pid):
             children.setdefault(int(fields[1]), []).append(int(entry.name))
     out, unvisited = [], [pid]
     while unvisited:
-        for child in children.get(unvisited.pop(), []):
-            out.append(child)
+        parent = unvisited.pop()
+        for child in children.get(parent, []):
+            if not (parent == pid and is_fork_server(child)):  # its forks share its command line
+                out.append(child)
             unvisited.append(child)
     return out
 

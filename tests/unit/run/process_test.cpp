@@ -166,8 +166,10 @@ TEST(RunProcess, LeavesNoDescriptorsOrZombiesBehind) {
   hang.timeout = 50ms;
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(run_process(hang));
   EXPECT_EQ(testing::open_fd_count(), before);
+  // Every child was reaped: none is a zombie (-1, ECHILD: no child at all; 0: children that still
+  // run, such as the fork server an earlier test of this binary started).
   int status = 0;
-  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1);  // ECHILD: every child was reaped
+  EXPECT_LE(::waitpid(-1, &status, WNOHANG), 0);
 }
 
 }  // namespace
