@@ -132,7 +132,23 @@ def serve(sock: socket.socket) -> int:
         _reply(sock, reply)
 
 
+def _keep_freed_memory_for_reuse() -> None:
+    """Each case's buffers (megabytes) are freed and asked for again by the next case; glibc's
+    defaults give them back to the kernel and fault fresh zeroed pages in each time. The workers
+    forked from here inherit the setting (docs/performance.md, (i))."""
+    try:
+        import ctypes  # lazy: glibc only, and only the server needs it
+
+        libc = ctypes.CDLL(None)
+        m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+        libc.mallopt(m_mmap_threshold, 32 << 20)
+        libc.mallopt(m_trim_threshold, 256 << 20)
+    except (OSError, AttributeError):
+        pass  # not glibc: its defaults stay
+
+
 def main() -> int:
+    _keep_freed_memory_for_reuse()
     sock = socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)

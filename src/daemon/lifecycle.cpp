@@ -13,10 +13,12 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -281,6 +283,20 @@ Expected<pid_t> start_background(const DaemonPaths& paths, const std::vector<std
                           wait_ms, paths.log_file.string()));
 }
 
+namespace {
+
+// Whether `pid` still runs: a zombie (ended, not yet reaped by its parent) does not.
+bool process_lives(pid_t pid) {
+  if (::kill(pid, 0) != 0) return errno == EPERM;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+}  // namespace
+
 Expected<std::optional<pid_t>> stop_daemon(const DaemonPaths& paths, int wait_ms) {
   const auto pid = running_daemon(paths);
   if (!pid) return std::optional<pid_t>();
@@ -290,7 +306,9 @@ Expected<std::optional<pid_t>> stop_daemon(const DaemonPaths& paths, int wait_ms
   if (!asked) ::kill(*pid, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (!running_daemon(paths)) return pid;
+    // The lock goes before the process does (it still reaps its fork servers): "stopped" means
+    // the process has ended, so a start right after never meets the old one's children.
+    if (!running_daemon(paths) && !process_lives(*pid)) return pid;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return fail(ErrorKind::environment,

@@ -133,7 +133,7 @@ bool make_pipes(ChildPipes& pipes) {
   return true;
 }
 
-void set_nonblocking(int fd) {
+void set_nonblocking_fd(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
@@ -206,9 +206,9 @@ class ForkServer final : public ForeignReaper, public std::enable_shared_from_th
     child.stdin_w = std::move(pipes.stdin_w);
     child.stdout_r = std::move(pipes.stdout_r);
     child.stderr_r = std::move(pipes.stderr_r);
-    set_nonblocking(child.stdin_w.get());
-    set_nonblocking(child.stdout_r.get());
-    set_nonblocking(child.stderr_r.get());
+    set_nonblocking_fd(child.stdin_w.get());
+    set_nonblocking_fd(child.stdout_r.get());
+    set_nonblocking_fd(child.stderr_r.get());
     return child;
   }
 
