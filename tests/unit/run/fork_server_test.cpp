@@ -2,6 +2,7 @@
 // warm workers: who their parent is, the environment and numpy seed each gets, and what it refuses.
 #include "run/fork_server.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -101,6 +102,24 @@ TEST(ForkServer, AnInterpreterThatCannotStartOneIsLeftToSpawnChild) {
   // A program that starts but never answers "ready" (here it exits at once).
   spec.argv[0] = "/bin/false";
   EXPECT_FALSE(spawn_from_fork_server(spec, std::chrono::seconds(20)));
+}
+
+// A server that dies mid-run (OOM killer, a stray kill) loses nothing: the worker it forked is
+// still killed and replaced, and later workers are processes of our own.
+TEST(ForkServer, AServerThatDiesMidRunIsReplacedBySpawningDirectly) {
+  ScopedEnv own_server("PYTHONGPUEMUFORKTEST", "dies");  // a start-up variable: a server of its own
+  WarmWorkerRunner runner(callable("warm_mod", "parent_pid"), testing::settings("op"));
+  RunOutcome first = runner.run(simple_case().request());
+  ASSERT_TRUE(first.ok()) << first.message << "\n" << first.stderr_tail;
+  const auto server = static_cast<pid_t>(first.outputs.at("out").to_doubles().at(0));
+  ASSERT_NE(server, ::getpid());
+  ASSERT_EQ(::kill(server, SIGKILL), 0);
+  ASSERT_TRUE(testing::process_gone(server));
+
+  // The running worker (an orphan now) still serves; once recycled, its successor is ours.
+  EXPECT_TRUE(runner.run(simple_case().request()).ok());
+  const double after = first_output(callable("warm_mod", "parent_pid"), testing::settings("op"));
+  EXPECT_EQ(after, static_cast<double>(::getpid()));
 }
 
 }  // namespace
