@@ -3,20 +3,17 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include <cmath>
-
 #include "cli/command.hpp"
 #include "cli/daemon_access.hpp"
 #include "cli/store_access.hpp"
 #include "engine/load_ops.hpp"
 #include "engine/op_session.hpp"
+#include "result/case_reader.hpp"
 #include "result/run_result.hpp"
 #include "util/json_text.hpp"
-#include "util/result_keys.hpp"
 
 namespace gpuemu::cli {
 
-namespace keys = util::result_keys;
 namespace {
 
 std::string index_text(const std::vector<std::int64_t>& index) {
@@ -25,41 +22,32 @@ std::string index_text(const std::vector<std::int64_t>& index) {
   return "[" + out + "]";
 }
 
-double number(const nlohmann::json& value) {
-  return daemon::wire_float(value).value_or(std::nan(""));
-}
-
 // Prints a case record (result::case_to_json, the same document in-process and from the daemon).
-void print_text(const nlohmann::json& r) {
-  const bool passed = r.value("passed", false);
-  std::cout << fmt::format("{} seed {} op {}: {} {} {}\n", passed ? "PASS" : "FAIL", r.value("seed", ""),
-                           r.value("op", ""), r.value("dtype", ""), r.value("layout", ""),
-                           r.value("distribution", ""));
-  for (const auto& [name, shape] : r.at("shapes").items()) {
-    std::cout << "  input " << name << " " << tensor::shape_to_string(shape.get<tensor::Shape>()) << "\n";
+void print_text(const result::FailureEntry& r) {
+  const bool passed = r.kind == "none";
+  std::cout << fmt::format("{} seed {} op {}: {} {} {}\n", passed ? "PASS" : "FAIL", r.seed, r.op, r.dtype,
+                           r.layout, r.distribution);
+  for (const auto& [name, shape] : r.shapes) {
+    std::cout << "  input " << name << " " << tensor::shape_to_string(shape) << "\n";
   }
-  if (!r.at("dims").empty()) {
+  if (!r.dims.empty()) {
     std::string dims;
-    for (const auto& [name, value] : r.at("dims").items()) {
-      dims += (dims.empty() ? "" : ", ") + name + "=" + std::to_string(value.get<std::int64_t>());
-    }
+    for (const auto& [name, value] : r.dims)
+      dims += (dims.empty() ? "" : ", ") + name + "=" + std::to_string(value);
     std::cout << "  dims " << dims << "\n";
   }
   std::cout << fmt::format("  tolerance atol {:g} rtol {:g}; max_abs {:.6g} max_rel {:.6g} max_ulp {:.6g}\n",
-                           number(r.at(keys::kAtol)), number(r.at(keys::kRtol)), number(r.at(keys::kMaxAbs)),
-                           number(r.at(keys::kMaxRel)), number(r.at(keys::kMaxUlp)));
-  if (!passed) std::cout << "  " << r.value("kind", "") << ": " << r.value("message", "") << "\n";
-  if (!r.at("worst").empty()) {
+                           r.atol, r.rtol, r.figures.max_abs, r.figures.max_rel, r.figures.max_ulp);
+  if (!passed) std::cout << "  " << r.kind << ": " << r.message << "\n";
+  if (!r.worst.empty()) {
     std::cout << "  worst elements:\n";
-    for (const auto& w : r.at("worst")) {
-      std::cout << fmt::format(
-          "    {}{}  got {:.9g}  expected {:.9g}  abs {:.3g}  rel {:.3g}\n", w.value("output", ""),
-          index_text(w.at("index").get<std::vector<std::int64_t>>()), number(w.at("actual")),
-          number(w.at("expected")), number(w.at("abs_err")), number(w.at("rel_err")));
+    for (const auto& w : r.worst) {
+      std::cout << fmt::format("    {}{}  got {:.9g}  expected {:.9g}  abs {:.3g}  rel {:.3g}\n", w.output,
+                               index_text(w.index), w.actual, w.expected, w.abs_err, w.rel_err);
     }
   }
-  const std::string tail = r.value("stderr", "");
-  if (!tail.empty()) std::cout << "  stderr:\n" << tail << (tail.ends_with('\n') ? "" : "\n");
+  if (!r.stderr_text.empty())
+    std::cout << "  stderr:\n" << r.stderr_text << (r.stderr_text.ends_with('\n') ? "" : "\n");
 }
 
 class ReproduceCommand final : public Command {
@@ -87,14 +75,15 @@ class ReproduceCommand final : public Command {
 
   static Expected<ExitCode> print_result(Context& context, nlohmann::json doc, const std::string& digest,
                                          bool from_snapshot) {
+    const auto record = TRY(result::case_from_json(doc, "the case record"));
     if (context.globals.format == "json") {
       doc["config_digest"] = digest;
       doc["from_snapshot"] = from_snapshot;
       std::cout << util::dump_json(doc) << "\n";
     } else {
-      print_text(doc);
+      print_text(record);
     }
-    return doc.value("passed", false) ? ExitCode::ok : ExitCode::check_failed;
+    return record.kind == "none" ? ExitCode::ok : ExitCode::check_failed;
   }
 
   // --daemon: the daemon re-runs the case (docs/protocol.md "reproduce"); the output is the same.

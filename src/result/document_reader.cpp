@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "result/case_reader.hpp"
 #include "result/document.hpp"
 #include "util/read_file.hpp"
 #include "util/result_keys.hpp"
@@ -190,7 +191,8 @@ void read_worst(Reader& r, const Json& list, const std::string& where, std::vect
   }
 }
 
-FailureEntry read_failure(Reader& r, const Json& f, const std::string& where) {
+// A failures[] entry; a case record (`passing` allowed) may also have passed, kind "none".
+FailureEntry read_failure(Reader& r, const Json& f, const std::string& where, bool passing = false) {
   FailureEntry out;
   if (!f.is_object()) {
     r.problem(where, "should be an object");
@@ -199,7 +201,8 @@ FailureEntry read_failure(Reader& r, const Json& f, const std::string& where) {
   out.seed = r.seed(f, where, "seed");
   out.op = r.text(f, where, "op");
   out.kind = r.text(f, where, "kind");
-  if (f.contains("kind") && f["kind"].is_string() && !is_case_kind(out.kind)) {
+  if (f.contains("kind") && f["kind"].is_string() && !is_case_kind(out.kind) &&
+      !(passing && out.kind == "none")) {
     r.problem(where + ".kind", "names an unknown failure kind \"" + out.kind + "\"");
   }
   out.dtype = r.text(f, where, "dtype");
@@ -444,6 +447,13 @@ Expected<ResultDocument> from_json(const Json& document, std::string_view name) 
     if (const Json* ci = r.field(document, "", "ci", Want::object)) out.ci = read_ci(r, *ci);
   }
   if (r.ok()) out.timing = read_timing(r, document, "");
+  if (!r.ok()) return std::unexpected(r.error());
+  return out;
+}
+
+Expected<FailureEntry> case_from_json(const Json& record, std::string_view name) {
+  Reader r(name);
+  auto out = read_failure(r, record, "", true);
   if (!r.ok()) return std::unexpected(r.error());
   return out;
 }

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "../report/test_support.hpp"
+#include "result/case_reader.hpp"
 
 namespace gpuemu::result {
 namespace {
@@ -258,6 +259,25 @@ TEST(ResultDocument, RefusesEachMalformedShapeNamingTheField) {
             "gpuemu that wrote it)")
         << c.what;
   }
+}
+
+// `reproduce` prints a case record through the same reader; there a passing case has kind "none".
+TEST(ResultDocument, CaseRecordsDecodeIncludingPassingOnes) {
+  auto record = failing_case("softmax/v2", 99, 1, check::FailureKind::mismatch);
+  const auto written = case_to_json(record);
+  EXPECT_EQ(to_json(case_from_json(written, "record").value()).dump(), written.dump());
+  record.verdict.kind = check::FailureKind::none;
+  EXPECT_EQ(case_from_json(case_to_json(record), "record").value().kind, "none");
+  auto damaged = written;
+  damaged["seed"] = 99;
+  EXPECT_TRUE(case_from_json(damaged, "record")
+                  .error()
+                  .message.starts_with("record: seed should be a seed as a decimal string, found 99"));
+  // In result.json a failure never passed.
+  auto document = to_json(sample_run());
+  document["ops"][2]["failures"][0]["kind"] = "none";
+  EXPECT_TRUE(from_json(document).error().message.starts_with(
+      "result.json: ops[2].failures[0].kind names an unknown failure kind \"none\""));
 }
 
 TEST(ResultDocument, LoadNamesTheFile) {
