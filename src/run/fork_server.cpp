@@ -165,13 +165,7 @@ class ForkServer final : public ForeignReaper, public std::enable_shared_from_th
   // init does not reap orphans, it would stay). Its workers are gpuemu's to kill, and are by then.
   void shut_down() {
     std::lock_guard lock(mutex_);
-    broken_ = true;
-    socket_.close();
-    if (server_.pid > 0) {
-      kill_group(server_.pid);
-      run::reap(server_.pid);  // our own child, not one of the server's
-      server_.pid = -1;
-    }
+    discard_locked();
   }
 
   bool usable() const {
@@ -237,8 +231,20 @@ class ForkServer final : public ForeignReaper, public std::enable_shared_from_th
     if (broken_) return nullptr;
     nlohmann::json reply;
     if (send_packet(socket_.get(), request.dump(), fds)) reply = receive_packet(socket_.get(), kReplyTimeout);
-    if (reply.is_null()) broken_ = true;
+    if (reply.is_null()) discard_locked();
     return reply;
+  }
+
+  // Not used again: the server is killed and reaped at once, so a dead one is no zombie of ours
+  // for the rest of the run. Its workers are gpuemu's to kill (their process groups are theirs).
+  void discard_locked() {
+    broken_ = true;
+    socket_.close();
+    if (server_.pid > 0) {
+      kill_group(server_.pid);
+      run::reap(server_.pid);  // our own child, not one of the server's
+      server_.pid = -1;
+    }
   }
 
   mutable std::mutex mutex_;

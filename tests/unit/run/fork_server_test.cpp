@@ -3,6 +3,7 @@
 #include "run/fork_server.hpp"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -120,6 +121,9 @@ TEST(ForkServer, AServerThatDiesMidRunIsReplacedBySpawningDirectly) {
   EXPECT_TRUE(runner.run(simple_case().request()).ok());
   const double after = first_output(callable("warm_mod", "parent_pid"), testing::settings("op"));
   EXPECT_EQ(after, static_cast<double>(::getpid()));
+  // Found dead, the server was reaped at once: no zombie of ours for the rest of the run.
+  int status = 0;
+  EXPECT_EQ(::waitpid(server, &status, WNOHANG), -1);
 }
 
 }  // namespace
