@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -133,10 +132,6 @@ bool make_pipes(ChildPipes& pipes) {
   return true;
 }
 
-void set_nonblocking_fd(int fd) {
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
-
 class ForkServer final : public ForeignReaper, public std::enable_shared_from_this<ForkServer> {
  public:
   // Starts `python -m gpuemu.fork_server` and waits for its ready packet; null if either fails.
@@ -189,20 +184,13 @@ class ForkServer final : public ForeignReaper, public std::enable_shared_from_th
     child.pid = reply["pid"].get<pid_t>();
     child.reaper = shared_from_this();
     // Without a pidfd, nothing but the server could tell that the worker exited.
-    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child.pid, 0));
-    if (pidfd < 0) {
+    child.pidfd = open_pidfd(child.pid);
+    if (!child.pidfd.valid()) {
       kill_group(child.pid);
       reap(child.pid);
       return std::nullopt;
     }
-    ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
-    child.pidfd = Fd(pidfd);
-    child.stdin_w = std::move(pipes.stdin_w);
-    child.stdout_r = std::move(pipes.stdout_r);
-    child.stderr_r = std::move(pipes.stderr_r);
-    set_nonblocking_fd(child.stdin_w.get());
-    set_nonblocking_fd(child.stdout_r.get());
-    set_nonblocking_fd(child.stderr_r.get());
+    adopt_stdio(child, std::move(pipes.stdin_w), std::move(pipes.stdout_r), std::move(pipes.stderr_r));
     return child;
   }
 

@@ -97,6 +97,21 @@ struct SpawnAttrs {
 
 }  // namespace
 
+void adopt_stdio(SpawnedChild& child, Fd stdin_w, Fd stdout_r, Fd stderr_r) {
+  child.stdin_w = std::move(stdin_w);
+  child.stdout_r = std::move(stdout_r);
+  child.stderr_r = std::move(stderr_r);
+  for (const Fd* fd : {&child.stdin_w, &child.stdout_r, &child.stderr_r}) set_nonblocking(fd->get());
+}
+
+Fd open_pidfd(pid_t pid) {
+  // Through syscall(): glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++ callers.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return Fd();
+  ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+  return Fd(pidfd);
+}
+
 void ignore_sigpipe() {
   static std::once_flag once;
   std::call_once(once, [] { ::signal(SIGPIPE, SIG_IGN); });
@@ -153,20 +168,8 @@ Expected<SpawnedChild> spawn_child(const SpawnSpec& spec) {
 
   SpawnedChild child;
   child.pid = pid;
-  if (!given_stdin) {
-    child.stdin_w = std::move(in.write);
-    child.stdout_r = std::move(out.read);
-    child.stderr_r = std::move(err.read);
-    set_nonblocking(child.stdin_w.get());
-    set_nonblocking(child.stdout_r.get());
-    set_nonblocking(child.stderr_r.get());
-  }
-  // Through syscall(): glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++ callers.
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd >= 0) {
-    ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
-    child.pidfd = Fd(pidfd);
-  }
+  if (!given_stdin) adopt_stdio(child, std::move(in.write), std::move(out.read), std::move(err.read));
+  child.pidfd = open_pidfd(pid);
   return child;
 }
 

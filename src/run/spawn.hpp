@@ -72,6 +72,13 @@ struct SpawnSpec {
   int stdin_fd = -1;
 };
 
+// Gives `child` our ends of its stdio pipes, made non-blocking (spawn_child and the fork server
+// both hand children over this way).
+void adopt_stdio(SpawnedChild& child, Fd stdin_w, Fd stdout_r, Fd stderr_r);
+
+// A close-on-exec pidfd for `pid` (any process, ours or not); invalid where the kernel has none.
+Fd open_pidfd(pid_t pid);
+
 // Starts the child. Fails (ErrorKind::environment) only when it cannot be started: the program
 // is missing or not executable, or the working directory does not exist.
 Expected<SpawnedChild> spawn_child(const SpawnSpec& spec);
