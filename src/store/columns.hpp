@@ -81,6 +81,20 @@ consteval int at(const std::array<std::string_view, N>& list, std::string_view n
   throw "no such column in the list";
 }
 
+// The 0-based position of column `name` of the table `alias` ('f' finds "f.max_abs"), for reads
+// shared by lists of different tables; a name not in the list does not compile.
+template <std::size_t N>
+consteval int at(const std::array<std::string_view, N>& list, char alias, std::string_view name) {
+  for (std::size_t i = 0; i < N; ++i) {
+    const std::string_view column = list[i];
+    if (column.size() == name.size() + 2 && column[0] == alias && column[1] == '.' &&
+        column.substr(2) == name) {
+      return static_cast<int>(i);
+    }
+  }
+  throw "no such column in the list";
+}
+
 // The 1-based parameter (?N) of `name` in `list`, for binds.
 template <std::size_t N>
 consteval int param(const std::array<std::string_view, N>& list, std::string_view name) {

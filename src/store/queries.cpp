@@ -3,15 +3,22 @@
 #include <fmt/format.h>
 
 #include "store/columns.hpp"
+#include "store/error_columns.hpp"
 #include "store/snapshot.hpp"
 #include "store/store_impl.hpp"
 
 namespace gpuemu::store {
 namespace {
 
-// LIMIT -1 means no limit in SQLite.
-std::int64_t sql_limit(int limit) {
-  return limit > 0 ? limit : -1;
+// A Query as the parameters of every list statement: ?1 the op (NULL: any), ?2 since (NULL: any
+// time), ?3 the LIMIT (-1 is no limit in SQLite).
+void bind_query(sqlite::Statement& statement, const Query& query) {
+  statement.bind(1, query.op).bind(2, query.since).bind(3, std::int64_t{query.limit > 0 ? query.limit : -1});
+}
+
+// SQL true when `column` names the op ?1 or one of its implementations ("softmax/v2").
+std::string op_matches(std::string_view column) {
+  return fmt::format("({0} = ?1 OR substr({0}, 1, length(?1) + 1) = ?1 || '/')", column);
 }
 
 // Positions of named columns in the reads' lists (store/columns.hpp), at compile time.
@@ -55,18 +62,13 @@ Expected<StoredFailure> read_failure(const sqlite::Statement& row, const std::st
   r.verdict.kind = TRY(enum_column(row.column_int(failure_column("f.kind")),
                                    check::FailureKind::output_aliased, what, "kind"));
   auto& s = r.verdict.stats;
-  s.max_abs = row.column_double(failure_column("f.max_abs"));
-  s.max_rel = row.column_double(failure_column("f.max_rel"));
-  s.max_ulp = row.column_double(failure_column("f.max_ulp"));
+  columns::read_errors<columns::kFailureRead, 'f'>(row, s, r.tolerance);
   s.mismatches = row.column_int(failure_column("f.mismatches"));
   s.elements = row.column_int(failure_column("f.elements"));
   s.mismatch_fraction = row.column_double(failure_column("f.mismatch_fraction"));
-  s.tolerance_used = row.column_double(failure_column("f.tolerance_used"));
   s.worst = TRY(detail::parse_worst(row.column_text(failure_column("f.worst")), what + " worst"));
   r.verdict.message = row.column_text(failure_column("f.message"));
   r.stderr_tail = row.column_text(failure_column("f.stderr_tail"));
-  r.tolerance.atol = row.column_double(failure_column("f.atol"));
-  r.tolerance.rtol = row.column_double(failure_column("f.rtol"));
   f.minimized_from = row.column_optional_int(failure_column("f.minimized_from"));
   f.created_at = row.column_int(failure_column("f.created_at"));
   if (!row.column_is_null(failure_column("r.master_seed")))
@@ -114,13 +116,15 @@ Expected<std::optional<StoredFailure>> first_with_snapshot(const Store::Impl& im
 
 Expected<std::vector<StoredRun>> Store::list_runs(const Query& query) const {
   std::lock_guard lock(impl_->mutex);
-  auto select = TRY(impl_->db.prepare("SELECT " + columns::joined(columns::kRunRead) + R"sql(
+  static const std::string sql = fmt::format(R"sql(SELECT {0}
 FROM runs r
-WHERE (?1 IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND (x.op = ?1 OR substr(x.op, 1, length(?1) + 1) = ?1 || '/'))
-                  OR EXISTS (SELECT 1 FROM failures x WHERE x.run_id = r.id AND (x.op = ?1 OR substr(x.op, 1, length(?1) + 1) = ?1 || '/')))
+WHERE (?1 IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND {1})
+                  OR EXISTS (SELECT 1 FROM failures x WHERE x.run_id = r.id AND {1}))
   AND (?2 IS NULL OR r.started_at >= ?2)
-ORDER BY r.id DESC LIMIT ?3)sql"));
-  select.bind(1, query.op).bind(2, query.since).bind(3, sql_limit(query.limit));
+ORDER BY r.id DESC LIMIT ?3)sql",
+                                             columns::joined(columns::kRunRead), op_matches("x.op"));
+  auto select = TRY(impl_->db.prepare(sql));
+  bind_query(select, query);
   std::vector<StoredRun> runs;
   while (TRY(select.step())) {
     StoredRun run;
@@ -145,11 +149,13 @@ ORDER BY r.id DESC LIMIT ?3)sql"));
 
 Expected<std::vector<StoredResult>> Store::list_results(const Query& query) const {
   std::lock_guard lock(impl_->mutex);
-  auto select = TRY(impl_->db.prepare("SELECT " + columns::joined(columns::kResultRead) + R"sql(
+  static const std::string sql = fmt::format(R"sql(SELECT {0}
 FROM results x JOIN runs r ON r.id = x.run_id
-WHERE (?1 IS NULL OR x.op = ?1 OR substr(x.op, 1, length(?1) + 1) = ?1 || '/') AND (?2 IS NULL OR x.created_at >= ?2)
-ORDER BY x.id DESC LIMIT ?3)sql"));
-  select.bind(1, query.op).bind(2, query.since).bind(3, sql_limit(query.limit));
+WHERE (?1 IS NULL OR {1}) AND (?2 IS NULL OR x.created_at >= ?2)
+ORDER BY x.id DESC LIMIT ?3)sql",
+                                             columns::joined(columns::kResultRead), op_matches("x.op"));
+  auto select = TRY(impl_->db.prepare(sql));
+  bind_query(select, query);
   std::vector<StoredResult> results;
   while (TRY(select.step())) {
     StoredResult x;
@@ -167,12 +173,7 @@ ORDER BY x.id DESC LIMIT ?3)sql"));
     d.passed = static_cast<int>(select.column_int(result_column("x.passed")));
     d.failed = static_cast<int>(select.column_int(result_column("x.failed")));
     d.errors = static_cast<int>(select.column_int(result_column("x.errors")));
-    d.max_abs = select.column_double(result_column("x.max_abs"));
-    d.max_rel = select.column_double(result_column("x.max_rel"));
-    d.max_ulp = select.column_double(result_column("x.max_ulp"));
-    d.tolerance_used = select.column_double(result_column("x.tolerance_used"));
-    d.tolerance.atol = select.column_double(result_column("x.atol"));
-    d.tolerance.rtol = select.column_double(result_column("x.rtol"));
+    columns::read_errors<columns::kResultRead, 'x'>(select, d, d.tolerance);
     results.push_back(std::move(x));
   }
   return results;
@@ -180,13 +181,10 @@ ORDER BY x.id DESC LIMIT ?3)sql"));
 
 Expected<std::vector<StoredFailure>> Store::list_failures(const Query& query) const {
   std::lock_guard lock(impl_->mutex);
-  return select_failures(*impl_,
-                         "WHERE (?1 IS NULL OR f.op = ?1 OR substr(f.op, 1, length(?1) + 1) = ?1 || '/') AND "
-                         "(?2 IS NULL OR f.created_at >= ?2) "
-                         "ORDER BY f.id DESC LIMIT ?3",
-                         [&](sqlite::Statement& s) {
-                           s.bind(1, query.op).bind(2, query.since).bind(3, sql_limit(query.limit));
-                         });
+  static const std::string where_order = fmt::format(
+      "WHERE (?1 IS NULL OR {}) AND (?2 IS NULL OR f.created_at >= ?2) ORDER BY f.id DESC LIMIT ?3",
+      op_matches("f.op"));
+  return select_failures(*impl_, where_order, [&](sqlite::Statement& s) { bind_query(s, query); });
 }
 
 Expected<std::optional<StoredFailure>> Store::find_failure(std::uint64_t seed,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "store/columns.hpp"
+#include "store/error_columns.hpp"
 #include "store/snapshot.hpp"
 #include "store/store_impl.hpp"
 
@@ -38,20 +39,15 @@ Expected<FailureId> insert_failure(const Store::Impl& impl, std::optional<RunId>
       .bind(failure_param("dims"), dims_json(record.dims))
       .bind(failure_param("shapes"), shapes_json(record.shapes))
       .bind(failure_param("kind"), static_cast<int>(record.verdict.kind))
-      .bind(failure_param("max_abs"), stats.max_abs)
-      .bind(failure_param("max_rel"), stats.max_rel)
-      .bind(failure_param("max_ulp"), stats.max_ulp)
       .bind(failure_param("mismatches"), stats.mismatches)
       .bind(failure_param("elements"), stats.elements)
       .bind(failure_param("mismatch_fraction"), stats.mismatch_fraction)
-      .bind(failure_param("tolerance_used"), stats.tolerance_used)
       .bind(failure_param("worst"), worst_json(stats.worst))
       .bind(failure_param("message"), record.verdict.message)
       .bind(failure_param("stderr_tail"), record.stderr_tail)
-      .bind(failure_param("atol"), record.tolerance.atol)
-      .bind(failure_param("rtol"), record.tolerance.rtol)
       .bind(failure_param("minimized_from"), minimized_from)
       .bind(failure_param("created_at"), impl.now());
+  columns::bind_errors<columns::kFailureWrite>(insert, stats, record.tolerance);
   TRY(insert.run());
   const FailureId id = sqlite3_last_insert_rowid(impl.db.handle());
   if (record.inputs) {
@@ -67,6 +63,12 @@ Expected<FailureId> insert_failure(const Store::Impl& impl, std::optional<RunId>
 }  // namespace detail
 
 namespace {
+
+// A write to a run id that begin_run never handed out (or whose row is gone).
+std::unexpected<Error> no_such_run(const Store::Impl& impl, RunId run) {
+  return fail(ErrorKind::usage, fmt::format("gpuemu database {} has no run {}; call begin_run first",
+                                            impl.db.file().string(), run));
+}
 
 Expected<RunId> insert_run(const Store::Impl& impl, const RunInfo& info) {
   auto insert =
@@ -85,10 +87,7 @@ Expected<RunId> insert_run(const Store::Impl& impl, const RunInfo& info) {
 Expected<std::string> run_digest(const Store::Impl& impl, RunId run) {
   auto select = TRY(impl.db.prepare("SELECT config_digest FROM runs WHERE id = ?1"));
   select.bind(1, run);
-  if (!TRY(select.step())) {
-    return fail(ErrorKind::usage, fmt::format("gpuemu database {} has no run {}; call begin_run first",
-                                              impl.db.file().string(), run));
-  }
+  if (!TRY(select.step())) return no_such_run(impl, run);
   return select.column_text(0);
 }
 
@@ -110,13 +109,8 @@ ON CONFLICT (run_id, op, dtype) DO UPDATE SET
         .bind(result_param("passed"), d.passed)
         .bind(result_param("failed"), d.failed)
         .bind(result_param("errors"), d.errors)
-        .bind(result_param("max_abs"), d.max_abs)
-        .bind(result_param("max_rel"), d.max_rel)
-        .bind(result_param("max_ulp"), d.max_ulp)
-        .bind(result_param("tolerance_used"), d.tolerance_used)
-        .bind(result_param("atol"), d.tolerance.atol)
-        .bind(result_param("rtol"), d.tolerance.rtol)
         .bind(result_param("created_at"), impl.now());
+    columns::bind_errors<columns::kResultWrite>(upsert, d, d.tolerance);
     TRY(upsert.run());
   }
   return {};
@@ -131,10 +125,7 @@ Expected<void> update_finished(const Store::Impl& impl, RunId run, const result:
       .bind(4, result.partial ? 1 : 0)
       .bind(5, result.passed() ? 1 : 0);
   TRY(update.run());
-  if (sqlite3_changes(impl.db.handle()) == 0) {
-    return fail(ErrorKind::usage, fmt::format("gpuemu database {} has no run {}; call begin_run first",
-                                              impl.db.file().string(), run));
-  }
+  if (sqlite3_changes(impl.db.handle()) == 0) return no_such_run(impl, run);
   return {};
 }
 
