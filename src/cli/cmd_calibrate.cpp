@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "cli/command.hpp"
+#include "cli/seed_options.hpp"
 #include "engine/calibrate.hpp"
 #include "engine/plans.hpp"
 #include "util/json_text.hpp"
@@ -45,9 +46,7 @@ class CalibrateCommand final : public Command {
       if (!options.dtype) return fail(ErrorKind::usage, "--dtype '" + dtype_ + "' is not a dtype");
     }
     if (!against_.empty()) options.against = TRY(parse_against());
-    std::optional<std::uint64_t> seed;
-    if (!seed_.empty()) seed = TRY(parse_seed(seed_, "--seed"));
-    options.master_seed = engine::resolve_master_seed(seed, config);
+    options.master_seed = TRY(master_seed(seed_, config));
     context.log(fmt::format("gpuemu calibrate {}: about {} cases per dtype over every value kind and layout, then "
                             "as many fresh ones to re-check, master seed {}",
                             op->name, iterations_, options.master_seed));

@@ -14,6 +14,7 @@
 #include "cli/remote_flags.hpp"
 #include "cli/report_signing.hpp"
 #include "cli/result_output.hpp"
+#include "cli/seed_options.hpp"
 #include "cli/store_access.hpp"
 #include "config/policy_pack.hpp"
 #include "config/table_reader.hpp"
@@ -117,9 +118,7 @@ class CiRunCommand final : public Command {
                                                 "by 'gpuemu keygen'",
                                                 sign_key_));
     }
-    std::optional<std::uint64_t> seed;
-    if (!seed_.empty()) seed = TRY(parse_seed(seed_, "--seed"));
-    const std::uint64_t master = engine::resolve_master_seed(seed, config);
+    const std::uint64_t master = TRY(master_seed(seed_, config));
     auto plan = TRY(plan_ci(config, master, {.quick = quick_, .iterations = iterations_}));
     keep_shard(plan, shard);
     plan.jobs = jobs_ > 0 ? jobs_ : config.ci.parallel_jobs;

@@ -7,8 +7,8 @@
 
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
+#include "cli/seed_options.hpp"
 #include "cli/store_access.hpp"
-#include "engine/load_ops.hpp"
 #include "engine/minimize.hpp"
 #include "util/json_text.hpp"
 
@@ -29,8 +29,7 @@ std::string shapes_text(const fuzz::Case& c) {
 
 class MinimizeCommand final : public Command {
   void add_options(CLI::App& app) override {
-    app.add_option("seed", seed_text_, "Seed of the failing case");
-    app.add_option("--seed", seed_option_, "Same as the positional seed");
+    seed_.add_to(app, "Seed of the failing case");
     app.add_option("--op", op_, "The op (needed when the seed is not in the store)");
     app.add_option("--strategy", strategy_, "dims, values or all (default)");
     app.add_option("--max-iters", max_iters_, "At most this many runs of op and reference, the original's included (default 200)");
@@ -38,9 +37,7 @@ class MinimizeCommand final : public Command {
 
   Expected<ExitCode> run(Context& context) override {
     const config::Config& config = *TRY(context.config());
-    const std::string text = !seed_text_.empty() ? seed_text_ : seed_option_;
-    if (text.empty()) return fail(ErrorKind::usage, "minimize needs a case seed: gpuemu minimize SEED [--op NAME]");
-    const auto seed = TRY(parse_seed(text, "seed"));
+    const auto seed = TRY(seed_.value("minimize needs a case seed: gpuemu minimize SEED [--op NAME]"));
     engine::MinimizeOptions options;
     const auto strategy = engine::parse_minimize_strategy(strategy_);
     if (!strategy) return fail(ErrorKind::usage, "--strategy '" + strategy_ + "' is not one of dims, values, all");
@@ -56,8 +53,7 @@ class MinimizeCommand final : public Command {
       };
     }
 
-    const auto resolved = TRY(resolve_case(context, seed, op_));
-    TRY(engine::check_op_loads(config, {resolved.op}));
+    const auto resolved = TRY(resolve_loadable_case(context, seed, op_));
     engine::OpSession session(config, *resolved.op);
     const auto result = TRY(engine::minimize(session, resolved.c, options));
     status.reset();  // ends the progress line before the result is printed
@@ -109,8 +105,7 @@ class MinimizeCommand final : public Command {
     return ExitCode::ok;
   }
 
-  std::string seed_text_;
-  std::string seed_option_;
+  CaseSeedOption seed_;
   std::string op_;
   std::string strategy_ = "all";
   int max_iters_ = 200;

@@ -5,8 +5,8 @@
 
 #include "cli/command.hpp"
 #include "cli/daemon_access.hpp"
+#include "cli/seed_options.hpp"
 #include "cli/store_access.hpp"
-#include "engine/load_ops.hpp"
 #include "engine/op_session.hpp"
 #include "result/case_reader.hpp"
 #include "result/run_result.hpp"
@@ -52,20 +52,16 @@ void print_text(const result::FailureEntry& r) {
 
 class ReproduceCommand final : public Command {
   void add_options(CLI::App& app) override {
-    app.add_option("seed", seed_text_, "The case seed printed with the failure");
-    app.add_option("--seed", seed_option_, "Same as the positional seed");
+    seed_.add_to(app, "The case seed printed with the failure");
     app.add_option("--op", op_, "The op the case belongs to (needed when the seed is not in the store)");
   }
 
   Expected<ExitCode> run(Context& context) override {
     const config::Config& config = *TRY(context.config());
-    const std::string text = !seed_text_.empty() ? seed_text_ : seed_option_;
-    if (text.empty())
-      return fail(ErrorKind::usage, "reproduce needs a case seed: gpuemu reproduce SEED --op NAME");
-    const std::uint64_t seed = TRY(parse_seed(text, "seed"));
+    const std::uint64_t seed =
+        TRY(seed_.value("reproduce needs a case seed: gpuemu reproduce SEED --op NAME"));
     if (context.globals.daemon) return reproduce_in_daemon(context, seed);
-    const auto resolved = TRY(resolve_case(context, seed, op_));
-    TRY(engine::check_op_loads(config, {resolved.op}));
+    const auto resolved = TRY(resolve_loadable_case(context, seed, op_));
     engine::OpSession session(config, *resolved.op);
     const auto record = TRY(session.run_case(resolved.c));
     nlohmann::json doc = result::case_to_json(record);
@@ -104,8 +100,7 @@ class ReproduceCommand final : public Command {
     return print_result(context, std::move(doc), config.digest, reply.header.value("from_snapshot", false));
   }
 
-  std::string seed_text_;
-  std::string seed_option_;
+  CaseSeedOption seed_;
   std::string op_;
 };
 

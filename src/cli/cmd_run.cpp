@@ -7,6 +7,7 @@
 #include "cli/daemon_access.hpp"
 #include "cli/progress.hpp"
 #include "cli/result_output.hpp"
+#include "cli/seed_options.hpp"
 #include "cli/store_access.hpp"
 #include "config/table_reader.hpp"
 #include "engine/plans.hpp"
@@ -40,9 +41,7 @@ class RunCommand : public Command {
       }
     }
     TRY(add_specific_selection(selection));
-    std::optional<std::uint64_t> seed;
-    if (!seed_.empty()) seed = TRY(parse_seed(seed_, "--seed"));
-    const std::uint64_t master = engine::resolve_master_seed(seed, config);
+    const std::uint64_t master = TRY(master_seed(seed_, config));
     if (context.globals.daemon) return run_in_daemon(context, selection.ops, master);
     auto plan = TRY(make_plan(config, selection, master));
     plan.jobs = jobs_ > 0 ? jobs_ : config.ci.parallel_jobs;

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 
+#include "engine/load_ops.hpp"
+
 namespace gpuemu::cli {
 
 Expected<store::Store> open_store() {
@@ -42,6 +44,13 @@ Expected<ResolvedCase> resolve_case(Context& context, std::uint64_t seed, const 
   }
   return engine::resolve_case(config, store ? &*store : nullptr, seed, op_name,
                               [&](const std::string& line) { context.log("gpuemu: " + line); });
+}
+
+Expected<ResolvedCase> resolve_loadable_case(Context& context, std::uint64_t seed,
+                                             const std::string& op_name) {
+  auto resolved = TRY(resolve_case(context, seed, op_name));
+  TRY(engine::check_op_loads(*TRY(context.config()), {resolved.op}));
+  return resolved;
 }
 
 }  // namespace gpuemu::cli

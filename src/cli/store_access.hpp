@@ -28,4 +28,9 @@ using ResolvedCase = engine::ResolvedCase;
 // otherwise regenerates it from the seed (which needs op_name when the store has nothing).
 Expected<ResolvedCase> resolve_case(Context& context, std::uint64_t seed, const std::string& op_name);
 
+// resolve_case, then the check that the op's and its reference's modules load, so that reproduce
+// and minimize name a missing module before they run the case.
+Expected<ResolvedCase> resolve_loadable_case(Context& context, std::uint64_t seed,
+                                             const std::string& op_name);
+
 }  // namespace gpuemu::cli
