@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/temp_dir.hpp"
+
 namespace gpuemu::attest::testing {
 
 namespace fs = std::filesystem;
@@ -22,22 +24,8 @@ inline fs::path fixture_dir() {
   return fs::path(GPUEMU_SOURCE_DIR) / "tests/fixtures/attest";
 }
 
-// A fresh directory removed when the test ends.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "gpuemu-attest-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+// A fresh directory removed when the test ends (the unit tests' one helper, support/temp_dir.hpp).
+using ScratchDir = ::gpuemu::testing::TempDir;
 
 inline std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.hpp"
+
 namespace gpuemu::cli {
 namespace {
 
@@ -25,16 +27,8 @@ struct Outcome {
 // Runs `gpuemu ARGS...` in this process with GPUEMU_HOME in a fresh directory.
 class CliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char templ[] = "/tmp/gpuemu-cli-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(templ), nullptr);
-    root_ = templ;
-    ::setenv("GPUEMU_HOME", (root_ / "home").c_str(), 1);
-  }
-  void TearDown() override {
-    ::unsetenv("GPUEMU_HOME");
-    fs::remove_all(root_);
-  }
+  void SetUp() override { ::setenv("GPUEMU_HOME", (root_ / "home").c_str(), 1); }
+  void TearDown() override { ::unsetenv("GPUEMU_HOME"); }
 
   Outcome gpuemu(std::vector<std::string> args) {
     args.insert(args.begin(), "gpuemu");
@@ -58,7 +52,8 @@ class CliTest : public ::testing::Test {
     return {std::istreambuf_iterator<char>(in), {}};
   }
 
-  fs::path root_;
+  ::gpuemu::testing::TempDir temp_{"gpuemu-cli-test"};
+  const fs::path root_ = temp_.path();
 };
 
 TEST_F(CliTest, VersionExitsZeroInTextAndJson) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "config/loader.hpp"
 
 namespace gpuemu::config {
@@ -17,13 +18,8 @@ namespace fs = std::filesystem;
 
 class ConfigBoundedRead : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "gpuemu-config-read-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  ::gpuemu::testing::TempDir temp_{"gpuemu-config-read"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(ConfigBoundedRead, DevZeroIsAConfigErrorNotAnEndlessRead) {

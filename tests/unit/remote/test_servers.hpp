@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -24,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/temp_dir.hpp"
 #include "remote/baseline_store.hpp"
 
 namespace gpuemu::remote::testing {
@@ -34,24 +34,7 @@ inline fs::path servers_dir() {
   return fs::path(GPUEMU_SOURCE_DIR) / "tests" / "servers";
 }
 
-// A fresh directory under the system temp dir, removed at destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device random;
-    path_ = fs::temp_directory_path() /
-            ("gpuemu-remote-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using ::gpuemu::testing::TempDir;
 
 // A child process that is always stopped (SIGTERM, then SIGKILL) when this object goes away.
 class Child {

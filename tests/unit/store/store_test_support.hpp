@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <stdlib.h>
 
 #include <cmath>
 #include <cstdint>
@@ -17,26 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.hpp"
 #include "result/run_result.hpp"
 
 namespace gpuemu::store::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gpuemu-store-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using ::gpuemu::testing::TempDir;
 
 inline std::vector<char> file_bytes(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);

@@ -8,6 +8,8 @@
 
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
+
 namespace gpuemu::util {
 namespace {
 
@@ -21,17 +23,10 @@ unsigned mode_of(const fs::path& p) {
 
 class PrivateDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char templ[] = "/tmp/gpuemu-private-dir-XXXXXX";
-    ASSERT_NE(::mkdtemp(templ), nullptr);
-    root_ = templ;
-    old_umask_ = ::umask(0022);
-  }
-  void TearDown() override {
-    ::umask(old_umask_);
-    fs::remove_all(root_);
-  }
-  fs::path root_;
+  void SetUp() override { old_umask_ = ::umask(0022); }
+  void TearDown() override { ::umask(old_umask_); }
+  ::gpuemu::testing::TempDir temp_{"gpuemu-private-dir"};
+  const fs::path root_ = temp_.path();
   mode_t old_umask_ = 0;
 };
 

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
+
 namespace gpuemu::util {
 namespace {
 
@@ -18,13 +20,8 @@ namespace fs = std::filesystem;
 
 class ReadFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "gpuemu-read-file-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  ::gpuemu::testing::TempDir temp_{"gpuemu-read-file"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(ReadFileTest, ReadsARegularFile) {
