@@ -168,15 +168,16 @@ class ForkServer final : public ForeignReaper, public std::enable_shared_from_th
     return !broken_;
   }
 
-  std::optional<SpawnedChild> spawn(const SpawnSpec& spec) {
+  // `environment` is the child's whole environment (child_environment of the spec), not a
+  // difference: ours may have changed since the server started.
+  std::optional<SpawnedChild> spawn(const SpawnSpec& spec,
+                                    const std::map<std::string, std::string>& environment) {
     ChildPipes pipes;
     if (!make_pipes(pipes)) return std::nullopt;
-    // The whole environment, not a difference: ours may have changed since the server started.
-    nlohmann::json env = child_environment(spec.extra_env);
     nlohmann::json request = {{"op", "spawn"},
                               {"argv", std::vector<std::string>(spec.argv.begin() + 3, spec.argv.end())},
                               {"cwd", spec.cwd.string()},
-                              {"env", std::move(env)}};
+                              {"env", environment}};
     const std::array<int, 3> fds = {pipes.stdin_r.get(), pipes.stdout_w.get(), pipes.stderr_w.get()};
     const nlohmann::json reply = call(request, fds);
     if (!reply.contains("pid") || !reply["pid"].is_number_integer()) return std::nullopt;
@@ -266,11 +267,12 @@ std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
                                                    std::chrono::milliseconds start_timeout) {
   if (!enabled() || !is_worker_command(spec)) return std::nullopt;
   ignore_sigpipe();
+  const std::map<std::string, std::string> environment = child_environment(spec.extra_env);
   std::shared_ptr<ForkServer> server;
   {
     ServerRegistry& known = registry();
     std::lock_guard lock(known.mutex);
-    ServerKey key{spec.argv[0], startup_variables(child_environment(spec.extra_env))};
+    ServerKey key{spec.argv[0], startup_variables(environment)};
     auto it = known.servers.find(key);
     if (it == known.servers.end()) {
       it = known.servers.emplace(key, ForkServer::start(key.first, spec.extra_env, start_timeout)).first;
@@ -278,7 +280,7 @@ std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
     server = it->second;
   }
   if (!server || !server->usable()) return std::nullopt;
-  return server->spawn(spec);
+  return server->spawn(spec, environment);
 }
 
 }  // namespace gpuemu::run
