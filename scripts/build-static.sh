@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds build-static/gpuemu: one executable with no shared-library dependencies (docs/static-build.md).
-# Idempotent and resumable: every finished stage leaves a stamp under third_party/build/ and is skipped next time.
+# Idempotent and resumable: every finished stage leaves a stamp under third_party/build/ (or
+# $GPUEMU_THIRD_PARTY_DIR) and is skipped next time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-TP="$ROOT/third_party/build"          # gitignored: sources, build trees and the install prefix
+# Sources, build trees and the install prefix: third_party/build (gitignored) unless
+# GPUEMU_THIRD_PARTY_DIR names another folder (scripts/test.sh shares one across clones).
+TP=${GPUEMU_THIRD_PARTY_DIR:-$ROOT/third_party/build}
 PREFIX="$TP/prefix"                   # the minimal libcurl is installed here; CMake looks nowhere else for it
 BUILD=${GPUEMU_STATIC_BUILD_DIR:-build-static}
 JOBS=${GPUEMU_JOBS:-$(nproc)}

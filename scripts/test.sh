@@ -22,6 +22,11 @@ cmake --build "$BUILD" -j "$JOBS"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export GPUEMU_BIN="$ROOT/$BUILD/gpuemu"
+# The static build's minimal libcurl and the tests' debootstrap roots depend on Debian's packages,
+# not on this checkout: keep them in one folder outside it, as pip keeps its cache, so a CI run on a
+# clean clone reuses them instead of building curl and two Debian roots again (scripts/test-static.sh
+# takes a lock on it). A machine without that folder makes it on the first run.
+export GPUEMU_THIRD_PARTY_DIR=${GPUEMU_THIRD_PARTY_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuemu/third_party}
 export GPUEMU_SOURCE_DIR="$ROOT"
 
 status=0
@@ -39,8 +44,10 @@ suites=()
 set +e
 # The end-to-end suites judge the binary by its exit code; a leak report would turn a pass into
 # exit 23 with no failing assertion, so leak checking stays with the unit tests (ctest above).
+# --dist loadgroup: tests marked xdist_group("...") share a worker (module fixtures that make whole
+# ci runs run once, not once per worker); the rest are balanced as with the default --dist load.
 ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
-  python3 -m pytest -q -p no:cacheprovider -n "$JOBS" "${suites[@]}" 2>&1 | tee "$LOGS/pytest.log"
+  python3 -m pytest -q -p no:cacheprovider -n "$JOBS" --dist loadgroup "${suites[@]}" 2>&1 | tee "$LOGS/pytest.log"
 rc=${PIPESTATUS[0]}
 set -e
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.

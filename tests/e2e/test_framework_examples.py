@@ -28,6 +28,9 @@ EXAMPLES = {
     "pallas": {"modules": ["jax"], "framework": "jax", "kernel": ("pallas", "interpreter")},
 }
 SEEDS = [1, 2, 3]
+# Under pytest-xdist (scripts/test.sh: --dist loadgroup) an example's tests share one worker, so the
+# replay test reuses its seed's run from _runs instead of running the whole project again elsewhere.
+NAMES = [pytest.param(name, marks=pytest.mark.xdist_group(f"example-{name}")) for name in sorted(EXAMPLES)]
 
 
 def require(modules):
@@ -74,7 +77,7 @@ def describe(op: dict) -> str:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("name", NAMES)
 def test_correct_kernels_pass_and_buggy_ones_fail(gpuemu_bin, name, seed, tmp_path_factory):
     spec = EXAMPLES[name]
     require(spec["modules"])
@@ -107,7 +110,7 @@ def test_correct_kernels_pass_and_buggy_ones_fail(gpuemu_bin, name, seed, tmp_pa
         assert f"{spec['kernel'][0].capitalize()}: interpreter (not a GPU run)" in summary, summary
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("name", NAMES)
 def test_replay_command_reproduces_the_failure(gpuemu_bin, name, tmp_path, tmp_path_factory):
     require(EXAMPLES[name]["modules"])
     _, result, _, _ = ci_run(gpuemu_bin, name, SEEDS[0], tmp_path_factory)

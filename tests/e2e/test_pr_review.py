@@ -16,6 +16,10 @@ import pytest
 
 from github_pr_server import PullRequestServer
 
+# One xdist worker for the module (scripts/test.sh: --dist loadgroup): its `results` fixture makes
+# four ci runs, which every worker that ran one of these tests would otherwise make again.
+pytestmark = pytest.mark.xdist_group("pr_review")
+
 SCRIPTS = pathlib.Path(__file__).resolve().parent / "scripts"
 REPO_NAME = "octo/kernels"
 PR = 7

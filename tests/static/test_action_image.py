@@ -26,7 +26,8 @@ from action_support import DOCKERFILE, dockerfile_instructions, input_variables,
 from e2e_support import REPO  # noqa: E402
 
 STATIC_BIN = Path(os.environ.get("GPUEMU_STATIC_BIN", REPO / "build-static" / "gpuemu"))
-ROOTFS = REPO / "third_party" / "build" / "action-rootfs"
+# third_party/build unless GPUEMU_THIRD_PARTY_DIR (scripts/test.sh) names a folder shared across clones.
+ROOTFS = Path(os.environ.get("GPUEMU_THIRD_PARTY_DIR") or REPO / "third_party" / "build") / "action-rootfs"
 SUITES = {"debian:12-slim": "bookworm"}  # FROM of the final stage -> the Debian suite debootstrap makes
 # What a Docker image's environment has before the runner adds its own (the debian images' PATH).
 IMAGE_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}

@@ -2,7 +2,7 @@
 dependencies; `version`, `report verify`, `lint` and an HTTP `baseline pull` (by host name, from a
 server on 127.0.0.1) from an otherwise empty root directory (chroot);
 `ci run` on the example project inside a minimal Debian made with debootstrap (cached under
-third_party/build/rootfs). Needs root (chroot). Binary: $GPUEMU_STATIC_BIN, default build-static/gpuemu.
+third_party/build/rootfs, or $GPUEMU_THIRD_PARTY_DIR/rootfs). Needs root (chroot). Binary: $GPUEMU_STATIC_BIN, default build-static/gpuemu.
 A check that cannot run is skipped with the reason (pytest -rs prints it) and fails under CI=true."""
 import base64
 import http.server
@@ -19,7 +19,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 STATIC_BIN = Path(os.environ.get("GPUEMU_STATIC_BIN", REPO / "build-static" / "gpuemu"))
-ROOTFS = Path(os.environ.get("GPUEMU_STATIC_ROOTFS", REPO / "third_party" / "build" / "rootfs"))
+THIRD_PARTY = Path(os.environ.get("GPUEMU_THIRD_PARTY_DIR") or REPO / "third_party" / "build")
+ROOTFS = Path(os.environ.get("GPUEMU_STATIC_ROOTFS", THIRD_PARTY / "rootfs"))
 SUITE = "bookworm"
 ROOTFS_PACKAGES = "python3,python3-numpy"
 # What the cached root file system was made with; a different stamp means it is made again.
