@@ -6,6 +6,7 @@
 #include "result/case_reader.hpp"
 #include "result/document.hpp"
 #include "result/field_reader.hpp"
+#include "util/json_number.hpp"
 #include "util/read_file.hpp"
 #include "util/result_keys.hpp"
 
@@ -321,10 +322,7 @@ Expected<ResultDocument> load_document(const std::filesystem::path& path) {
 }
 
 double decode_number(const Json& value) {
-  if (value.is_number()) return value.get<double>();
-  if (value == "Infinity") return std::numeric_limits<double>::infinity();
-  if (value == "-Infinity") return -std::numeric_limits<double>::infinity();
-  return std::numeric_limits<double>::quiet_NaN();
+  return util::read_json_number(value).value_or(std::numeric_limits<double>::quiet_NaN());
 }
 
 }  // namespace gpuemu::result

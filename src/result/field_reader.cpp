@@ -5,6 +5,7 @@
 #include <charconv>
 #include <limits>
 
+#include "util/json_number.hpp"
 #include "util/result_keys.hpp"
 
 namespace gpuemu::result {
@@ -37,8 +38,7 @@ bool has_type(const Json& value, FieldType type) {
                  ? value.get<std::uint64_t>() <= std::uint64_t{std::numeric_limits<std::int64_t>::max()}
                  : value.is_number_integer() && value.get<std::int64_t>() >= 0;
     case FieldType::number:
-      return value.is_number() ||
-             (value.is_string() && (value == "NaN" || value == "Infinity" || value == "-Infinity"));
+      return util::read_json_number(value).has_value();
     case FieldType::array:
       return value.is_array();
     case FieldType::object:
