@@ -9,6 +9,7 @@
 #include <set>
 
 #include "util/hash.hpp"
+#include "util/json_number.hpp"
 #include "util/result_keys.hpp"
 
 namespace gpuemu::attest {
@@ -69,8 +70,7 @@ bool has_kind(const json& value, Kind kind) {
     case Kind::integer:
       return value.is_number_integer();
     case Kind::measure:
-      return value.is_number() ||
-             (value.is_string() && (value == "NaN" || value == "Infinity" || value == "-Infinity"));
+      return util::read_json_number(value).has_value();
     case Kind::array:
       return value.is_array();
     case Kind::object:

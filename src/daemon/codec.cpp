@@ -54,17 +54,6 @@ void make_finite(nlohmann::json& value) {
   }
 }
 
-std::optional<double> wire_float(const nlohmann::json& value) {
-  if (value.is_number()) return value.get<double>();
-  if (value.is_string()) {
-    const auto& s = value.get_ref<const std::string&>();
-    if (s == "NaN") return std::nan("");
-    if (s == "Infinity") return HUGE_VAL;
-    if (s == "-Infinity") return -HUGE_VAL;
-  }
-  return std::nullopt;
-}
-
 Result<Message> decode_message(std::span<const std::byte> bytes, std::shared_ptr<const void> keeper,
                                run::SegmentUse segments) {
   if (bytes.size() < run::kFramePrefixSize) {

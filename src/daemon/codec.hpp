@@ -34,7 +34,4 @@ std::string encode_message(nlohmann::json header,
 // Replaces non-finite floats in a JSON value by the protocol's strings (exposed for tests).
 void make_finite(nlohmann::json& value);
 
-// Reads a float field that may be a number or one of "NaN", "Infinity", "-Infinity".
-std::optional<double> wire_float(const nlohmann::json& value);
-
 }  // namespace gpuemu::daemon

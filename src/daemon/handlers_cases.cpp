@@ -113,17 +113,10 @@ Result<config::OpConfig> request_op(const config::OpConfig& configured, const Fi
     }
     op.inputs = std::move(inputs);
   }
-  if (auto names = TRY(fields.optional_strings("dtypes"))) {
-    if (names->empty())
+  if (auto dtypes = TRY(fields.optional_choices("dtypes", tensor::parse_dtype, kDtypeChoices))) {
+    if (dtypes->empty())
       return reject(WireError::bad_request, fields.request() + " request: \"dtypes\" is empty");
-    op.dtypes.clear();
-    for (const auto& name : *names) {
-      auto dtype = tensor::parse_dtype(name);
-      if (!dtype)
-        return reject(WireError::bad_request,
-                      fmt::format("{} request: '{}' is not a dtype", fields.request(), name));
-      op.dtypes.push_back(*dtype);
-    }
+    op.dtypes = std::move(*dtypes);
   }
   return op;
 }
@@ -141,13 +134,7 @@ Result<Reply> test_cases(DaemonState& state, const Message& message, const Field
   const auto start = TRY(fields.optional_int("start", 0, std::int64_t{1} << 53)).value_or(0);
   // "values": every case drawn from one value distribution (as fuzz's); "mixed" or absent: all three.
   fuzz::CaseFilter filter;
-  if (auto values = TRY(fields.optional_string("values"))) {
-    const auto distribution = rng::parse_distribution(*values);
-    if (!distribution) {
-      return reject(WireError::bad_request,
-                    fmt::format("{} request: values '{}' is not regular, boundary, adversarial or mixed",
-                                fields.request(), *values));
-    }
+  if (auto distribution = TRY(fields.optional_choice("values", rng::parse_distribution, kValuesChoices))) {
     if (*distribution != rng::ValueDistribution::mixed) filter.distribution = *distribution;
   }
   Reply reply;

@@ -28,28 +28,9 @@ Result<std::shared_ptr<const config::Config>> request_config(std::shared_ptr<con
   auto it = std::find_if(copy->ops.begin(), copy->ops.end(),
                          [&](const config::OpConfig& o) { return o.name == op_name; });
   if (it == copy->ops.end()) return config;
-  if (dtypes) {
-    it->dtypes.clear();
-    for (const auto& name : *dtypes) {
-      auto dtype = tensor::parse_dtype(name);
-      if (!dtype)
-        return reject(WireError::bad_request,
-                      fmt::format("fuzz request: '{}' in \"dtypes\" is not a dtype", name));
-      it->dtypes.push_back(*dtype);
-    }
-  }
-  if (layouts) {
-    it->layouts.clear();
-    for (const auto& name : *layouts) {
-      auto layout = tensor::parse_layout(name);
-      if (!layout) {
-        return reject(
-            WireError::bad_request,
-            fmt::format("fuzz request: '{}' in \"layouts\" is not contiguous, transposed or strided", name));
-      }
-      it->layouts.push_back(*layout);
-    }
-  }
+  // Parsed from the same fields: the digest below keeps the names as the request spelled them.
+  if (dtypes) it->dtypes = *TRY(fields.optional_choices("dtypes", tensor::parse_dtype, kDtypeChoices));
+  if (layouts) it->layouts = *TRY(fields.optional_choices("layouts", tensor::parse_layout, kLayoutChoices));
   copy->digest =
       util::sha256_hex(config->digest + "\n" + op_name + "\n" +
                        nlohmann::json({{"dtypes", dtypes ? nlohmann::json(*dtypes) : nlohmann::json()},
@@ -108,27 +89,9 @@ Result<Reply> handle_fuzz(DaemonState& state, Message& message, const Fields& fi
   } else if (auto ops = TRY(fields.optional_strings("ops"))) {
     selection.ops = *ops;
   }
-  if (auto dtype = TRY(fields.optional_string("dtype"))) {
-    selection.dtype = tensor::parse_dtype(*dtype);
-    if (!selection.dtype)
-      return reject(WireError::bad_request, fmt::format("fuzz request: '{}' is not a dtype", *dtype));
-  }
-  if (auto layout = TRY(fields.optional_string("layout"))) {
-    selection.layout = tensor::parse_layout(*layout);
-    if (!selection.layout) {
-      return reject(
-          WireError::bad_request,
-          fmt::format("fuzz request: layout '{}' is not contiguous, transposed or strided", *layout));
-    }
-  }
-  if (auto values = TRY(fields.optional_string("values"))) {
-    selection.values = rng::parse_distribution(*values);
-    if (!selection.values) {
-      return reject(
-          WireError::bad_request,
-          fmt::format("fuzz request: values '{}' is not regular, boundary, adversarial or mixed", *values));
-    }
-  }
+  selection.dtype = TRY(fields.optional_choice("dtype", tensor::parse_dtype, kDtypeChoices));
+  selection.layout = TRY(fields.optional_choice("layout", tensor::parse_layout, kLayoutChoices));
+  selection.values = TRY(fields.optional_choice("values", rng::parse_distribution, kValuesChoices));
   const std::uint64_t master = engine::resolve_master_seed(TRY(fields.optional_seed("seed")), *config);
   const auto iterations =
       TRY(fields.optional_int("iterations", 0, 1000000)).value_or(config->validation.fuzz_iterations);
@@ -168,11 +131,7 @@ Result<Reply> handle_test(DaemonState& state, Message& message, const Fields& fi
   const auto config = TRY(state.config(message.header));
   engine::Selection selection;
   if (auto ops = TRY(fields.optional_strings("ops"))) selection.ops = *ops;
-  if (auto dtype = TRY(fields.optional_string("dtype"))) {
-    selection.dtype = tensor::parse_dtype(*dtype);
-    if (!selection.dtype)
-      return reject(WireError::bad_request, fmt::format("test request: '{}' is not a dtype", *dtype));
-  }
+  selection.dtype = TRY(fields.optional_choice("dtype", tensor::parse_dtype, kDtypeChoices));
   const std::uint64_t master = engine::resolve_master_seed(TRY(fields.optional_seed("seed")), *config);
   const auto cases = TRY(fields.optional_int("cases", 1, 100000)).value_or(config->validation.test_cases);
   auto plan = TRY(engine::plan_test(*config, selection, master, static_cast<int>(cases)));

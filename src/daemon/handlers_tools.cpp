@@ -62,11 +62,7 @@ Result<Reply> handle_calibrate(DaemonState& state, Message& message, const Field
   const auto config = TRY(state.config(message.header));
   const auto* op = TRY(state.op(*config, TRY(fields.string("op"))));
   engine::CalibrateOptions options;
-  if (auto dtype = TRY(fields.optional_string("dtype"))) {
-    options.dtype = tensor::parse_dtype(*dtype);
-    if (!options.dtype)
-      return reject(WireError::bad_request, fmt::format("calibrate request: '{}' is not a dtype", *dtype));
-  }
+  options.dtype = TRY(fields.optional_choice("dtype", tensor::parse_dtype, kDtypeChoices));
   options.iterations = static_cast<int>(TRY(fields.optional_int("iterations", 2, 100000)).value_or(50));
   options.master_seed = engine::resolve_master_seed(TRY(fields.optional_seed("seed")), *config);
   if (auto against = TRY(fields.optional_string("against")))

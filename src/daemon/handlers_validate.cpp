@@ -30,13 +30,7 @@ Result<std::map<std::string, std::int64_t>> read_dims(const Fields& fields) {
 // The case dtype: the "dtype" field, else the first floating output's, else the first input's.
 Result<tensor::DType> case_dtype(const Fields& fields, const tensor::NamedTensors& inputs,
                                  const tensor::NamedTensors& outputs) {
-  if (auto name = TRY(fields.optional_string("dtype"))) {
-    if (auto dtype = tensor::parse_dtype(*name)) return *dtype;
-    return reject(WireError::bad_request,
-                  fmt::format("{} request: dtype '{}' is not one of float16, bfloat16, float32, "
-                              "float64, int8, int16, int32, int64, uint8, bool",
-                              fields.request(), *name));
-  }
+  if (auto dtype = TRY(fields.optional_choice("dtype", tensor::parse_dtype, kDtypeChoices))) return *dtype;
   for (const auto& [name, t] : outputs) {
     if (tensor::is_floating(t.dtype)) return t.dtype;
   }
@@ -47,27 +41,15 @@ Result<fuzz::CaseParams> case_params(const Fields& fields, const tensor::NamedTe
                                      const tensor::NamedTensors& outputs) {
   fuzz::CaseParams params;
   params.dtype = TRY(case_dtype(fields, inputs, outputs));
-  if (auto name = TRY(fields.optional_string("layout"))) {
-    auto layout = tensor::parse_layout(*name);
-    if (!layout) {
-      return reject(WireError::bad_request,
-                    fmt::format("{} request: layout '{}' is not contiguous, transposed or strided",
-                                fields.request(), *name));
-    }
+  if (auto layout = TRY(fields.optional_choice("layout", tensor::parse_layout, kLayoutChoices))) {
     params.layout = *layout;
   } else {
     for (const auto& [name, t] : inputs) {
       if (!t.is_contiguous()) params.layout = tensor::Layout::strided;
     }
   }
-  if (auto name = TRY(fields.optional_string("distribution"))) {
-    auto distribution = rng::parse_distribution(*name);
-    if (!distribution) {
-      return reject(WireError::bad_request,
-                    fmt::format("{} request: distribution '{}' is not regular, boundary or "
-                                "adversarial",
-                                fields.request(), *name));
-    }
+  if (auto distribution = TRY(fields.optional_choice("distribution", rng::parse_distribution,
+                                                     "regular, boundary or adversarial"))) {
     params.distribution = *distribution;
   }
   return params;

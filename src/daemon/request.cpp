@@ -75,6 +75,14 @@ const nlohmann::json* Fields::find(std::string_view key) const {
   return &*it;
 }
 
+RequestError Fields::unknown_choice(std::string_view key, std::string_view name, std::string_view choices,
+                                    bool in_list) const {
+  return RequestError(WireError::bad_request,
+                      in_list
+                          ? fmt::format("{} request: '{}' in \"{}\" is not {}", request_, name, key, choices)
+                          : fmt::format("{} request: {} '{}' is not {}", request_, key, name, choices));
+}
+
 RequestError Fields::bad(std::string_view key, std::string_view expected) const {
   const auto* value = find(key);
   return RequestError(

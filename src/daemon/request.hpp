@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -63,6 +64,12 @@ struct Reply {
   std::vector<std::pair<std::string, tensor::Tensor>> tensors;  // in wire order
 };
 
+// The names optional_choice accepts, as its errors list them.
+inline constexpr std::string_view kDtypeChoices =
+    "one of float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool";
+inline constexpr std::string_view kLayoutChoices = "contiguous, transposed or strided";
+inline constexpr std::string_view kValuesChoices = "regular, boundary, adversarial or mixed";
+
 // Typed readers of header fields. Errors are bad_request and name the field and the request.
 class Fields {
  public:
@@ -79,12 +86,40 @@ class Fields {
   Result<std::optional<std::vector<std::string>>> optional_strings(std::string_view key) const;
   // An object field (e.g. kwargs); nullopt when absent or null.
   Result<std::optional<nlohmann::json>> optional_object(std::string_view key) const;
+  // A field that names one of a fixed set (a dtype, a layout, a value distribution): `parse` maps a
+  // name to std::optional<T>; absent is nullopt, and a name it does not know is a bad_request
+  // "REQUEST request: KEY 'NAME' is not CHOICES".
+  template <class Parse>
+  auto optional_choice(std::string_view key, Parse parse, std::string_view choices) const
+      -> Result<std::invoke_result_t<Parse, std::string_view>> {
+    const auto name = TRY(optional_string(key));
+    if (!name) return std::invoke_result_t<Parse, std::string_view>();
+    if (auto value = parse(*name)) return value;
+    return std::unexpected(unknown_choice(key, *name, choices));
+  }
+  // A list of such names; an unknown one is "REQUEST request: 'NAME' in \"KEY\" is not CHOICES".
+  template <class Parse>
+  auto optional_choices(std::string_view key, Parse parse, std::string_view choices) const -> Result<
+      std::optional<std::vector<typename std::invoke_result_t<Parse, std::string_view>::value_type>>> {
+    std::optional<std::vector<typename std::invoke_result_t<Parse, std::string_view>::value_type>> out;
+    const auto names = TRY(optional_strings(key));
+    if (!names) return out;
+    out.emplace();
+    for (const auto& name : *names) {
+      auto value = parse(name);
+      if (!value) return std::unexpected(unknown_choice(key, name, choices, true));
+      out->push_back(*value);
+    }
+    return out;
+  }
   const nlohmann::json& header() const { return header_; }
   const std::string& request() const { return request_; }
 
  private:
   const nlohmann::json* find(std::string_view key) const;
   RequestError bad(std::string_view key, std::string_view expected) const;
+  RequestError unknown_choice(std::string_view key, std::string_view name, std::string_view choices,
+                              bool in_list = false) const;
   const nlohmann::json& header_;
   std::string request_;
 };

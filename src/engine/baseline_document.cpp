@@ -4,58 +4,70 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
 
-#include "util/result_keys.hpp"
+#include "result/field_reader.hpp"
 #include "util/time.hpp"
 
 namespace gpuemu::engine {
 
-namespace keys = util::result_keys;
 namespace {
 
-double number(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key)) return 0;
-  const auto& v = j[key];
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    const auto s = v.get<std::string>();
-    if (s == "Infinity") return INFINITY;
-    if (s == "-Infinity") return -INFINITY;
-    if (s == "NaN") return NAN;
+// A baseline's words for the first wrong field: the file, the field's path, what it must be, and how
+// to get a good file. Baselines come from files and remote stores, so every field is checked.
+Error baseline_error(const std::string& source, const result::FieldProblem& problem) {
+  std::string what = problem.what;
+  if (problem.missing) {
+    what = "is missing";
+  } else if (problem.expected == result::FieldType::count) {
+    what = fmt::format("must be a whole number from 0 to {}", std::numeric_limits<int>::max());
+  } else if (problem.expected) {
+    what = fmt::format("must be {}", result::field_type_name(*problem.expected));
   }
-  return 0;
+  return Error{ErrorKind::parse, fmt::format("{}: \"{}\" {}; re-export the baseline with "
+                                             "'gpuemu baseline export TAG FILE'",
+                                             source, problem.path, what)};
 }
 
-// Baselines come from files and remote stores: each field is checked for its JSON type (counts
-// also for their range) so a wrong document is an error naming the field, never a json exception.
-std::unexpected<Error> wrong_field(const std::string& source, std::string_view where, std::string_view key,
-                                   std::string_view want) {
-  return fail(ErrorKind::parse, fmt::format("{}: \"{}{}\" must be {}; re-export the baseline with "
-                                            "'gpuemu baseline export TAG FILE'",
-                                            source, where, key, want));
-}
-
-Expected<std::string> string_field(const nlohmann::json& j, const char* key, const std::string& source,
-                                   std::string_view where) {
-  const auto it = j.find(key);
-  if (it == j.end()) return std::string();
-  if (!it->is_string()) return wrong_field(source, where, key, "a string");
-  return it->get<std::string>();
-}
-
-Expected<int> count_field(const nlohmann::json& j, const char* key, const std::string& source,
-                          std::string_view where) {
-  const auto it = j.find(key);
-  if (it == j.end()) return 0;
-  if (!it->is_number_unsigned() || it->get<std::uint64_t>() > std::numeric_limits<int>::max()) {
-    return wrong_field(source, where, key,
-                       fmt::format("a whole number from 0 to {}", std::numeric_limits<int>::max()));
+// A count of a DtypeSummary, which holds an int.
+int summary_count(result::FieldReader& r, std::int64_t value, const std::string& where,
+                  std::string_view key) {
+  if (value > std::numeric_limits<int>::max()) {
+    r.problem(fmt::format("{}.{}", where, key), "is too large", result::FieldType::count);
+    return 0;
   }
-  return static_cast<int>(it->get<std::uint64_t>());
+  return static_cast<int>(value);
+}
+
+// entries[i]: an (op, dtype) entry of result.json (result::read_dtype_entry) with its "op" beside it.
+BaselineEntry read_entry(result::FieldReader& r, const nlohmann::json& e, const std::string& where) {
+  BaselineEntry entry;
+  if (!e.is_object()) {
+    r.problem(where, "should be an object", result::FieldType::object);
+    return entry;
+  }
+  entry.op = r.text(e, where, "op");
+  if (r.ok() && entry.op.empty()) r.problem(where + ".op", "is empty; it must name an op");
+  const result::DtypeEntry read = result::read_dtype_entry(r, e, where);
+  const auto dtype = tensor::parse_dtype(read.dtype);
+  if (r.ok() && !dtype) {
+    r.problem(where + ".dtype", fmt::format("is \"{}\", not a dtype name such as float32", read.dtype));
+  }
+  if (!r.ok()) return entry;
+  auto& d = entry.summary;
+  d.dtype = *dtype;
+  d.total = summary_count(r, read.total, where, "total");
+  d.passed = summary_count(r, read.passed, where, "passed");
+  d.failed = summary_count(r, read.failed, where, "failed");
+  d.errors = summary_count(r, read.errors, where, "errors");
+  d.max_abs = read.figures.max_abs;
+  d.max_rel = read.figures.max_rel;
+  d.max_ulp = read.figures.max_ulp;
+  d.tolerance_used = read.figures.tolerance_used;
+  d.tolerance = {read.atol, read.rtol};
+  return entry;
 }
 
 nlohmann::json entry_json(const BaselineEntry& e) {
@@ -115,39 +127,21 @@ Expected<std::vector<BaselineEntry>> parse_baseline(const nlohmann::json& docume
                     " is not a gpuemu baseline document (no \"kind\": \"gpuemu-baseline\"); "
                     "create one with 'gpuemu baseline export TAG FILE'");
   }
-  const int version = TRY(count_field(document, "schema_version", source, ""));
-  if (version != kBaselineSchemaVersion) {
+  result::FieldReader r;
+  const std::int64_t version = r.count(document, "", "schema_version");
+  if (r.ok() && version != kBaselineSchemaVersion) {
     return fail(ErrorKind::parse,
                 fmt::format("{} has baseline schema_version {}, this gpuemu reads {}; re-export it "
                             "with this version",
                             source, version, kBaselineSchemaVersion));
   }
-  const auto list = document.find("entries");
-  if (list != document.end() && !list->is_array()) return wrong_field(source, "", "entries", "an array");
   std::vector<BaselineEntry> entries;
-  for (std::size_t i = 0; list != document.end() && i < list->size(); ++i) {
-    const nlohmann::json& e = (*list)[i];
-    const std::string where = fmt::format("entries[{}].", i);
-    if (!e.is_object()) return wrong_field(source, "", where.substr(0, where.size() - 1), "an object");
-    BaselineEntry entry;
-    entry.op = TRY(string_field(e, "op", source, where));
-    auto dtype = tensor::parse_dtype(TRY(string_field(e, "dtype", source, where)));
-    if (entry.op.empty() || !dtype) {
-      return fail(ErrorKind::parse, source + ": a baseline entry lacks a valid \"op\" or \"dtype\"");
+  if (const nlohmann::json* list = r.field(document, "", "entries", result::FieldType::array)) {
+    for (std::size_t i = 0; i < list->size() && r.ok(); ++i) {
+      entries.push_back(read_entry(r, (*list)[i], fmt::format("entries[{}]", i)));
     }
-    auto& d = entry.summary;
-    d.dtype = *dtype;
-    d.total = TRY(count_field(e, "total", source, where));
-    d.passed = TRY(count_field(e, "passed", source, where));
-    d.failed = TRY(count_field(e, "failed", source, where));
-    d.errors = TRY(count_field(e, "errors", source, where));
-    d.max_abs = number(e, keys::kMaxAbs);
-    d.max_rel = number(e, keys::kMaxRel);
-    d.max_ulp = number(e, keys::kMaxUlp);
-    d.tolerance_used = number(e, keys::kToleranceUsed);
-    d.tolerance = {number(e, keys::kAtol), number(e, keys::kRtol)};
-    entries.push_back(std::move(entry));
   }
+  if (!r.ok()) return std::unexpected(baseline_error(source, r.first_problem()));
   return entries;
 }
 

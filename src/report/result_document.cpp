@@ -2,8 +2,6 @@
 // reader's (result/document.hpp), so every consumer refuses a document with the same message.
 #include "report/result_document.hpp"
 
-#include <limits>
-
 namespace gpuemu::report {
 
 Expected<void> validate_result(const nlohmann::json& result, std::string_view name) {
@@ -13,15 +11,6 @@ Expected<void> validate_result(const nlohmann::json& result, std::string_view na
 
 Expected<result::ResultDocument> load_result(const std::filesystem::path& path) {
   return result::load_document(path);
-}
-
-double decode_number(const nlohmann::json& value) {
-  return result::decode_number(value);
-}
-
-double number_field(const nlohmann::json& object, std::string_view key) {
-  auto it = object.find(key);
-  return it == object.end() ? std::numeric_limits<double>::quiet_NaN() : decode_number(*it);
 }
 
 SourceLocation parse_source(std::string_view source) {

@@ -20,12 +20,6 @@ Expected<void> validate_result(const nlohmann::json& result, std::string_view na
 // Reads, parses and decodes a result.json file (result::load_document); errors name the file.
 Expected<result::ResultDocument> load_result(const std::filesystem::path& path);
 
-// A number as result.json writes it: a JSON number, or one of the strings "NaN", "Infinity",
-// "-Infinity". Anything else (null, a missing field) reads as NaN.
-double decode_number(const nlohmann::json& value);
-// decode_number of object[key], NaN when the key is absent.
-double number_field(const nlohmann::json& object, std::string_view key);
-
 // Where an op's code lives, from its `source` ("kernels/softmax.cu:42" or a bare path).
 struct SourceLocation {
   std::string path;  // empty when the op names no source

@@ -1,11 +1,12 @@
 // The one reader of result.json (docs/result-json.md): one pass that validates and decodes, naming
 // the first field that is wrong, so a damaged or foreign file fails with a message, not a half report.
-#include <charconv>
 #include <cmath>
 #include <limits>
 
 #include "result/case_reader.hpp"
 #include "result/document.hpp"
+#include "result/field_reader.hpp"
+#include "util/json_number.hpp"
 #include "util/read_file.hpp"
 #include "util/result_keys.hpp"
 
@@ -16,171 +17,29 @@ namespace {
 
 using Json = nlohmann::json;
 
-enum class Want { string, boolean, count, number, array, object, seed, integer };
-
-std::string_view describe(Want want) {
-  switch (want) {
-    case Want::string:
-      return "a string";
-    case Want::boolean:
-      return "true or false";
-    case Want::count:
-      return "a non-negative integer";
-    case Want::number:
-      return "a number or \"NaN\", \"Infinity\", \"-Infinity\"";
-    case Want::array:
-      return "an array";
-    case Want::object:
-      return "an object";
-    case Want::seed:
-      return "a seed as a decimal string";
-    case Want::integer:
-      return "an integer";
-  }
-  return "a value";
-}
-
-bool is_seed(const Json& value) {
-  if (!value.is_string()) return false;
-  const auto& text = value.get_ref<const std::string&>();
-  if (text.empty() || text.size() > 20) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-  }
-  // 20 digits may still exceed 2^64 - 1; compare as text of equal length.
-  return text.size() < 20 || text <= "18446744073709551615";
-}
-
-bool matches(const Json& value, Want want) {
-  switch (want) {
-    case Want::string:
-      return value.is_string();
-    case Want::boolean:
-      return value.is_boolean();
-    case Want::count:
-      return value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
-    case Want::number:
-      return value.is_number() ||
-             (value.is_string() && (value == "NaN" || value == "Infinity" || value == "-Infinity"));
-    case Want::array:
-      return value.is_array();
-    case Want::object:
-      return value.is_object();
-    case Want::seed:
-      return is_seed(value);
-    case Want::integer:
-      return value.is_number_integer();
-  }
-  return false;
-}
-
-std::uint64_t seed_of(const Json& value) {
-  const auto& text = value.get_ref<const std::string&>();
-  std::uint64_t seed = 0;
-  std::from_chars(text.data(), text.data() + text.size(), seed);
-  return seed;
-}
-
 std::string at(const std::string& where, std::string_view list, std::size_t i) {
   return where + "." + std::string(list) + "[" + std::to_string(i) + "]";
 }
 
-// Walks the document once, decoding as it checks; the first problem found becomes the error,
-// naming its JSON path. After a problem the values read are meaningless and thrown away.
-class Reader {
- public:
-  explicit Reader(std::string_view name) : name_(name) {}
-
-  // The field when it is present with the right type, else null (and, if required or mistyped, a
-  // problem).
-  const Json* field(const Json& object, const std::string& where, std::string_view key, Want want,
-                    bool required = true) {
-    auto it = object.find(key);
-    if (it == object.end()) {
-      if (required) problem(where + "." + std::string(key), "is missing");
-      return nullptr;
-    }
-    if (!matches(*it, want)) {
-      std::string shown = it->dump(-1, ' ', false, Json::error_handler_t::replace);
-      if (shown.size() > 40) shown = shown.substr(0, 40) + "...";
-      problem(where + "." + std::string(key),
-              "should be " + std::string(describe(want)) + ", found " + shown);
-      return nullptr;
-    }
-    return &*it;
-  }
-
-  std::string text(const Json& o, const std::string& where, std::string_view key, bool required = true) {
-    const Json* v = field(o, where, key, Want::string, required);
-    return v ? v->get<std::string>() : std::string();
-  }
-  std::int64_t count(const Json& o, const std::string& where, std::string_view key, bool required = true) {
-    const Json* v = field(o, where, key, Want::count, required);
-    return v ? v->get<std::int64_t>() : 0;
-  }
-  // An absent optional statistic reads as NaN: nothing was measured.
-  double number(const Json& o, const std::string& where, std::string_view key, bool required = true) {
-    const Json* v = field(o, where, key, Want::number, required);
-    return v ? decode_number(*v) : std::numeric_limits<double>::quiet_NaN();
-  }
-  bool boolean(const Json& o, const std::string& where, std::string_view key) {
-    const Json* v = field(o, where, key, Want::boolean);
-    return v && v->get<bool>();
-  }
-  std::uint64_t seed(const Json& o, const std::string& where, std::string_view key) {
-    const Json* v = field(o, where, key, Want::seed);
-    return v ? seed_of(*v) : 0;
-  }
-  // An array of integers (shapes, element coordinates).
-  std::vector<std::int64_t> integers(const Json& list, const std::string& where) {
-    std::vector<std::int64_t> out;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].is_number_integer()) {
-        problem(where + "[" + std::to_string(i) + "]", "should be an integer, found " + list[i].dump());
-        return out;
-      }
-      out.push_back(list[i].get<std::int64_t>());
-    }
-    return out;
-  }
-
-  void problem(const std::string& where, const std::string& what) {
-    if (error_) return;
-    std::string path = where.starts_with(".") ? where.substr(1) : where;
-    error_ = Error{ErrorKind::parse, std::string(name_) + ": " + path + " " + what +
-                                         "; the file is not a gpuemu result.json version 1 (regenerate it "
-                                         "with this gpuemu, or use the gpuemu that wrote it)"};
-  }
-
-  bool ok() const { return !error_.has_value(); }
-  const Error& error() const { return *error_; }
-
- private:
-  std::string_view name_;
-  std::optional<Error> error_;
-};
+// result.json's words for the first problem: its path and what is wrong, and how to get a good file.
+Error document_error(std::string_view name, const FieldProblem& problem) {
+  return Error{ErrorKind::parse, std::string(name) + ": " + problem.path + " " + problem.what +
+                                     "; the file is not a gpuemu result.json version 1 (regenerate it "
+                                     "with this gpuemu, or use the gpuemu that wrote it)"};
+}
 
 bool is_case_kind(const std::string& name) {
   const auto kind = check::parse_failure_kind(name);
   return kind && *kind != check::FailureKind::none;
 }
 
-ErrorFigures read_figures(Reader& r, const Json& o, const std::string& where, bool required) {
-  ErrorFigures f;
-  f.max_abs = r.number(o, where, keys::kMaxAbs, required);
-  f.max_rel = r.number(o, where, keys::kMaxRel, required);
-  f.max_ulp = r.number(o, where, keys::kMaxUlp, required);
-  f.tolerance_used = r.number(o, where, keys::kToleranceUsed, required);
-  return f;
-}
-
-void read_worst(Reader& r, const Json& list, const std::string& where, std::vector<WorstElement>& out) {
+void read_worst(FieldReader& r, const Json& list, const std::string& where, std::vector<WorstElement>& out) {
   for (std::size_t i = 0; i < list.size() && r.ok(); ++i) {
     const Json& w = list[i];
     const std::string here = at(where, "worst", i);
     if (!w.is_object()) return r.problem(here, "should be an object");
     WorstElement e;
-    if (const Json* index = r.field(w, here, "index", Want::array, false))
+    if (const Json* index = r.field(w, here, "index", FieldType::array, false))
       e.index = r.integers(*index, here + ".index");
     e.actual = r.number(w, here, "actual", false);
     e.expected = r.number(w, here, "expected", false);
@@ -192,7 +51,7 @@ void read_worst(Reader& r, const Json& list, const std::string& where, std::vect
 }
 
 // A failures[] entry; a case record (`passing` allowed) may also have passed, kind "none".
-FailureEntry read_failure(Reader& r, const Json& f, const std::string& where, bool passing = false) {
+FailureEntry read_failure(FieldReader& r, const Json& f, const std::string& where, bool passing = false) {
   FailureEntry out;
   if (!f.is_object()) {
     r.problem(where, "should be an object");
@@ -211,8 +70,8 @@ FailureEntry read_failure(Reader& r, const Json& f, const std::string& where, bo
   out.layout = r.text(f, where, "layout", false);
   out.distribution = r.text(f, where, "distribution", false);
   out.stderr_text = r.text(f, where, "stderr", false);
-  const Json* shapes = r.field(f, where, "shapes", Want::object, false);
-  const Json* dims = r.field(f, where, "dims", Want::object, false);
+  const Json* shapes = r.field(f, where, "shapes", FieldType::object, false);
+  const Json* dims = r.field(f, where, "dims", FieldType::object, false);
   // Statistics in the order of kErrorStatsAndTolerance, as the checks always ran.
   out.figures.max_abs = r.number(f, where, keys::kMaxAbs, false);
   out.figures.max_rel = r.number(f, where, keys::kMaxRel, false);
@@ -222,9 +81,9 @@ FailureEntry read_failure(Reader& r, const Json& f, const std::string& where, bo
   out.rtol = r.number(f, where, keys::kRtol, false);
   out.mismatches = r.count(f, where, "mismatches", false);
   out.elements = r.count(f, where, "elements", false);
-  if (const Json* index = r.field(f, where, "case", Want::count, false))
+  if (const Json* index = r.field(f, where, "case", FieldType::count, false))
     out.case_index = index->get<std::uint64_t>();
-  if (const Json* worst = r.field(f, where, "worst", Want::array, false))
+  if (const Json* worst = r.field(f, where, "worst", FieldType::array, false))
     read_worst(r, *worst, where, out.worst);
   // Checked after the fields the reader always checked, so their messages come first.
   static const Json kNone = Json::object();
@@ -245,21 +104,8 @@ FailureEntry read_failure(Reader& r, const Json& f, const std::string& where, bo
   return out;
 }
 
-DtypeEntry read_dtype(Reader& r, const Json& d, const std::string& where) {
-  DtypeEntry out;
-  out.dtype = r.text(d, where, "dtype");
-  out.total = r.count(d, where, "total");
-  out.passed = r.count(d, where, "passed");
-  out.failed = r.count(d, where, "failed");
-  out.errors = r.count(d, where, "errors");
-  out.figures = read_figures(r, d, where, true);
-  out.atol = r.number(d, where, keys::kAtol);
-  out.rtol = r.number(d, where, keys::kRtol);
-  return out;
-}
-
-std::optional<Timing> read_timing(Reader& r, const Json& o, const std::string& where) {
-  const Json* t = r.field(o, where, "timing", Want::object, false);
+std::optional<Timing> read_timing(FieldReader& r, const Json& o, const std::string& where) {
+  const Json* t = r.field(o, where, "timing", FieldType::object, false);
   if (!t) return std::nullopt;
   const std::string here = where + ".timing";
   Timing timing;
@@ -269,7 +115,7 @@ std::optional<Timing> read_timing(Reader& r, const Json& o, const std::string& w
   return timing;
 }
 
-OpEntry read_op(Reader& r, const Json& op, const std::string& where) {
+OpEntry read_op(FieldReader& r, const Json& op, const std::string& where) {
   OpEntry out;
   if (!op.is_object()) {
     r.problem(where, "should be an object");
@@ -277,14 +123,15 @@ OpEntry read_op(Reader& r, const Json& op, const std::string& where) {
   }
   out.op = r.text(op, where, "op");
   out.source = r.text(op, where, "source");
-  if (const Json* spec = r.field(op, where, "spec", Want::string, false)) out.spec = spec->get<std::string>();
-  if (const Json* impl = r.field(op, where, "implementation", Want::string, false))
+  if (const Json* spec = r.field(op, where, "spec", FieldType::string, false))
+    out.spec = spec->get<std::string>();
+  if (const Json* impl = r.field(op, where, "implementation", FieldType::string, false))
     out.implementation = impl->get<std::string>();
   out.total = r.count(op, where, "total");
   out.passed = r.count(op, where, "passed");
   out.failed = r.count(op, where, "failed");
   out.errors = r.count(op, where, "errors");
-  if (const Json* status = r.field(op, where, "status", Want::string, false)) {
+  if (const Json* status = r.field(op, where, "status", FieldType::string, false)) {
     if (*status == "passed")
       out.written_status = OpStatus::passed;
     else if (*status == "failed")
@@ -294,17 +141,12 @@ OpEntry read_op(Reader& r, const Json& op, const std::string& where) {
     else
       r.problem(where + ".status", "is " + status->dump() + ", not \"passed\", \"failed\" or \"not_run\"");
   }
-  if (const Json* dtypes = r.field(op, where, "dtypes", Want::array)) {
+  if (const Json* dtypes = r.field(op, where, "dtypes", FieldType::array)) {
     for (std::size_t i = 0; i < dtypes->size() && r.ok(); ++i) {
-      const Json& d = (*dtypes)[i];
-      if (!d.is_object()) {
-        r.problem(at(where, "dtypes", i), "should be an object");
-        return out;
-      }
-      out.dtypes.push_back(read_dtype(r, d, at(where, "dtypes", i)));
+      out.dtypes.push_back(read_dtype_entry(r, (*dtypes)[i], at(where, "dtypes", i)));
     }
   }
-  if (const Json* failures = r.field(op, where, "failures", Want::array)) {
+  if (const Json* failures = r.field(op, where, "failures", FieldType::array)) {
     for (std::size_t i = 0; i < failures->size() && r.ok(); ++i) {
       out.failures.push_back(read_failure(r, (*failures)[i], at(where, "failures", i)));
     }
@@ -316,36 +158,36 @@ OpEntry read_op(Reader& r, const Json& op, const std::string& where) {
 }
 
 // The lint section keeps its JSON; these are the fields the reports read from it.
-void check_lint(Reader& r, const Json& lint) {
-  const Json* kernels = r.field(lint, "ci.lint", "kernels", Want::array);
+void check_lint(FieldReader& r, const Json& lint) {
+  const Json* kernels = r.field(lint, "ci.lint", "kernels", FieldType::array);
   if (!kernels) return;
-  r.field(lint, "ci.lint", "passed", Want::boolean);
+  r.field(lint, "ci.lint", "passed", FieldType::boolean);
   for (std::size_t i = 0; i < kernels->size() && r.ok(); ++i) {
     const Json& k = (*kernels)[i];
     const std::string here = "ci.lint.kernels[" + std::to_string(i) + "]";
     if (!k.is_object()) return r.problem(here, "should be an object");
-    for (const char* key : {"name", "file"}) r.field(k, here, key, Want::string);
-    r.field(k, here, "line", Want::count);
-    r.field(k, here, "passed", Want::boolean);
-    const Json* violations = r.field(k, here, "violations", Want::array);
+    for (const char* key : {"name", "file"}) r.field(k, here, key, FieldType::string);
+    r.field(k, here, "line", FieldType::count);
+    r.field(k, here, "passed", FieldType::boolean);
+    const Json* violations = r.field(k, here, "violations", FieldType::array);
     if (!violations) continue;
     for (std::size_t j = 0; j < violations->size() && r.ok(); ++j) {
       const Json& v = (*violations)[j];
       const std::string vat = here + ".violations[" + std::to_string(j) + "]";
       if (!v.is_object()) return r.problem(vat, "should be an object");
-      for (const char* key : {"check", "message", "file"}) r.field(v, vat, key, Want::string);
-      r.field(v, vat, "line", Want::count);
+      for (const char* key : {"check", "message", "file"}) r.field(v, vat, key, FieldType::string);
+      r.field(v, vat, "line", FieldType::count);
     }
   }
 }
 
-std::optional<BaselineSection> read_baseline(Reader& r, const Json& ci) {
+std::optional<BaselineSection> read_baseline(FieldReader& r, const Json& ci) {
   if (!ci.contains("baseline") || ci["baseline"].is_null()) return std::nullopt;
-  const Json* baseline = r.field(ci, "ci", "baseline", Want::object);
+  const Json* baseline = r.field(ci, "ci", "baseline", FieldType::object);
   if (!baseline) return std::nullopt;
   BaselineSection out;
-  const Json* regressions = r.field(*baseline, "ci.baseline", "regressions", Want::array, false);
-  const Json* warnings = r.field(*baseline, "ci.baseline", "warnings", Want::array, false);
+  const Json* regressions = r.field(*baseline, "ci.baseline", "regressions", FieldType::array, false);
+  const Json* warnings = r.field(*baseline, "ci.baseline", "warnings", FieldType::array, false);
   for (std::size_t i = 0; regressions && i < regressions->size() && r.ok(); ++i) {
     const Json& g = (*regressions)[i];
     const std::string here = "ci.baseline.regressions[" + std::to_string(i) + "]";
@@ -373,16 +215,17 @@ std::optional<BaselineSection> read_baseline(Reader& r, const Json& ci) {
   return out;
 }
 
-CiSection read_ci(Reader& r, const Json& ci) {
+CiSection read_ci(FieldReader& r, const Json& ci) {
   CiSection out;
   out.quick = r.boolean(ci, "ci", "quick");
-  if (const Json* allow = r.field(ci, "ci", "allow_partial", Want::boolean, false))
+  if (const Json* allow = r.field(ci, "ci", "allow_partial", FieldType::boolean, false))
     out.allow_partial = allow->get<bool>();
   if (ci.contains("shard") && !ci["shard"].is_null()) {
-    if (const Json* shard = r.field(ci, "ci", "shard", Want::string)) out.shard = shard->get<std::string>();
+    if (const Json* shard = r.field(ci, "ci", "shard", FieldType::string))
+      out.shard = shard->get<std::string>();
   }
   if (ci.contains("lint") && !ci["lint"].is_null()) {
-    if (r.field(ci, "ci", "lint", Want::object)) {
+    if (r.field(ci, "ci", "lint", FieldType::object)) {
       check_lint(r, ci["lint"]);
       out.lint = ci["lint"];
     }
@@ -391,7 +234,7 @@ CiSection read_ci(Reader& r, const Json& ci) {
   return out;
 }
 
-std::vector<CutCase> read_cut(Reader& r, const Json& cut) {
+std::vector<CutCase> read_cut(FieldReader& r, const Json& cut) {
   std::vector<CutCase> out;
   for (std::size_t i = 0; i < cut.size() && r.ok(); ++i) {
     const Json& c = cut[i];
@@ -403,7 +246,8 @@ std::vector<CutCase> read_cut(Reader& r, const Json& cut) {
     CutCase entry;
     entry.op = r.text(c, here, "op");
     entry.seed = r.seed(c, here, "seed");
-    if (const Json* index = r.field(c, here, "case", Want::count)) entry.index = index->get<std::uint64_t>();
+    if (const Json* index = r.field(c, here, "case", FieldType::count))
+      entry.index = index->get<std::uint64_t>();
     entry.message = r.text(c, here, "message");
     out.push_back(std::move(entry));
   }
@@ -413,18 +257,18 @@ std::vector<CutCase> read_cut(Reader& r, const Json& cut) {
 }  // namespace
 
 Expected<ResultDocument> from_json(const Json& document, std::string_view name) {
-  Reader r(name);
+  FieldReader r;
   ResultDocument out;
   if (!document.is_object()) {
     r.problem("(document)", "should be a JSON object");
-    return std::unexpected(r.error());
+    return std::unexpected(document_error(name, r.first_problem()));
   }
-  if (const Json* version = r.field(document, "", "schema_version", Want::count);
+  if (const Json* version = r.field(document, "", "schema_version", FieldType::count);
       version && *version != kSchemaVersion) {
     r.problem("schema_version",
               "is " + version->dump() + " but this gpuemu reads version " + std::to_string(kSchemaVersion));
   }
-  if (const Json* tool = r.field(document, "", "tool", Want::object)) {
+  if (const Json* tool = r.field(document, "", "tool", FieldType::object)) {
     out.tool.name = r.text(*tool, "tool", "name");
     out.tool.version = r.text(*tool, "tool", "version");
   }
@@ -435,26 +279,26 @@ Expected<ResultDocument> from_json(const Json& document, std::string_view name) 
   out.config_digest = r.text(document, "", "config_digest");
   out.project = r.text(document, "", "project");
   out.duration_secs = r.number(document, "", "duration_secs");
-  if (const Json* ops = r.field(document, "", "ops", Want::array)) {
+  if (const Json* ops = r.field(document, "", "ops", FieldType::array)) {
     for (std::size_t i = 0; i < ops->size() && r.ok(); ++i) {
       out.ops.push_back(read_op(r, (*ops)[i], "ops[" + std::to_string(i) + "]"));
     }
   }
   if (r.ok()) {
-    if (const Json* cut = r.field(document, "", "cut", Want::array, false)) out.cut = read_cut(r, *cut);
+    if (const Json* cut = r.field(document, "", "cut", FieldType::array, false)) out.cut = read_cut(r, *cut);
   }
   if (r.ok() && document.contains("ci") && !document["ci"].is_null()) {
-    if (const Json* ci = r.field(document, "", "ci", Want::object)) out.ci = read_ci(r, *ci);
+    if (const Json* ci = r.field(document, "", "ci", FieldType::object)) out.ci = read_ci(r, *ci);
   }
   if (r.ok()) out.timing = read_timing(r, document, "");
-  if (!r.ok()) return std::unexpected(r.error());
+  if (!r.ok()) return std::unexpected(document_error(name, r.first_problem()));
   return out;
 }
 
 Expected<FailureEntry> case_from_json(const Json& record, std::string_view name) {
-  Reader r(name);
+  FieldReader r;
   auto out = read_failure(r, record, "", true);
-  if (!r.ok()) return std::unexpected(r.error());
+  if (!r.ok()) return std::unexpected(document_error(name, r.first_problem()));
   return out;
 }
 
@@ -478,10 +322,7 @@ Expected<ResultDocument> load_document(const std::filesystem::path& path) {
 }
 
 double decode_number(const Json& value) {
-  if (value.is_number()) return value.get<double>();
-  if (value == "Infinity") return std::numeric_limits<double>::infinity();
-  if (value == "-Infinity") return -std::numeric_limits<double>::infinity();
-  return std::numeric_limits<double>::quiet_NaN();
+  return util::read_json_number(value).value_or(std::numeric_limits<double>::quiet_NaN());
 }
 
 }  // namespace gpuemu::result

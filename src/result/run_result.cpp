@@ -54,12 +54,6 @@ nlohmann::json timing_to_json(const Timing& t) {
           {"gpuemu_share", t.wall_secs > 0 ? gpuemu / t.wall_secs : 0.0}};
 }
 
-nlohmann::json json_number(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  return value;
-}
-
 std::string replay_command(const CaseRecord& record) {
   return fmt::format("gpuemu reproduce {} --op {}", record.seed, record.op);
 }

@@ -16,6 +16,7 @@
 #include "check/verdict.hpp"
 #include "fuzz/case.hpp"
 #include "tensor/tensor.hpp"
+#include "util/json_number.hpp"
 
 namespace gpuemu::result {
 
@@ -115,7 +116,8 @@ nlohmann::json case_to_json(const CaseRecord& record);
 nlohmann::json dtype_summary_to_json(const DtypeSummary& summary);
 // {"wall_secs", "op_secs", "reference_secs", "gpuemu_secs", "gpuemu_share"}.
 nlohmann::json timing_to_json(const Timing& timing);
-nlohmann::json json_number(double value);
+// result.json spells non-finite numbers as util::json_number does.
+using util::json_number;
 
 // The one-line command that replays a case.
 std::string replay_command(const CaseRecord& record);

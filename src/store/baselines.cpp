@@ -21,7 +21,8 @@ constexpr const char* kArtifactMetricsInsert =
     "INSERT INTO artifact_metrics (kernel, source, metrics, run_id, baseline_tag, created_at) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
-Expected<void> insert_artifact_metrics(sqlite::Statement& insert, const ArtifactMetrics& metrics, Millis now) {
+Expected<void> insert_artifact_metrics(sqlite::Statement& insert, const ArtifactMetrics& metrics,
+                                       Millis now) {
   insert.bind(1, metrics.kernel)
       .bind(2, metrics.source)
       .bind(3, util::dump_json(metrics.metrics, -1))
@@ -62,9 +63,9 @@ Expected<std::optional<Baseline>> Store::get_baseline(const std::string& tag) co
 Expected<std::vector<BaselineInfo>> Store::list_baselines() const {
   std::lock_guard lock(impl_->mutex);
   auto select = TRY(impl_->db.prepare("SELECT tag, created_at FROM baselines ORDER BY created_at DESC, tag"));
-  std::vector<BaselineInfo> list;
-  while (TRY(select.step())) list.push_back(BaselineInfo{select.column_text(0), select.column_int(1)});
-  return list;
+  return sqlite::read_rows(select, [](const sqlite::Statement& row) -> Expected<BaselineInfo> {
+    return BaselineInfo{row.column_text(0), row.column_int(1)};
+  });
 }
 
 Expected<bool> Store::delete_baseline(const std::string& tag) {
@@ -95,20 +96,18 @@ Expected<std::vector<ArtifactMetrics>> Store::list_artifact_metrics(
       "SELECT id, kernel, source, metrics, run_id, baseline_tag, created_at FROM artifact_metrics "
       "WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR baseline_tag = ?2) ORDER BY id DESC"));
   select.bind(1, run).bind(2, tag);
-  std::vector<ArtifactMetrics> list;
-  while (TRY(select.step())) {
+  const std::string file = impl_->db.file().string();
+  return sqlite::read_rows(select, [&](const sqlite::Statement& row) -> Expected<ArtifactMetrics> {
     ArtifactMetrics m;
-    m.id = select.column_int(0);
-    m.kernel = select.column_text(1);
-    m.source = select.column_text(2);
-    m.metrics = TRY(parse_document(select.column_text(3),
-                                   fmt::format("artifact metrics {} in {}", m.id, file().string())));
-    m.run_id = select.column_optional_int(4);
-    if (!select.column_is_null(5)) m.baseline_tag = select.column_text(5);
-    m.created_at = select.column_int(6);
-    list.push_back(std::move(m));
-  }
-  return list;
+    m.id = row.column_int(0);
+    m.kernel = row.column_text(1);
+    m.source = row.column_text(2);
+    m.metrics = TRY(parse_document(row.column_text(3), fmt::format("artifact metrics {} in {}", m.id, file)));
+    m.run_id = row.column_optional_int(4);
+    if (!row.column_is_null(5)) m.baseline_tag = row.column_text(5);
+    m.created_at = row.column_int(6);
+    return m;
+  });
 }
 
 Expected<void> Store::record_artifact_baseline(const std::string& tag, std::vector<ArtifactMetrics> rows) {

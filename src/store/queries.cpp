@@ -77,15 +77,62 @@ Expected<StoredFailure> read_failure(const sqlite::Statement& row, const std::st
   return f;
 }
 
+Expected<StoredRun> read_run(const sqlite::Statement& row, const std::string& file) {
+  StoredRun run;
+  run.id = row.column_int(run_column("r.id"));
+  run.info.command = row.column_text(run_column("r.command"));
+  run.info.master_seed = TRY(detail::parse_seed(row.column_text(run_column("r.master_seed")),
+                                                fmt::format("run {} in {}", run.id, file)));
+  run.info.config_digest = row.column_text(run_column("r.config_digest"));
+  run.info.project = row.column_text(run_column("r.project"));
+  run.started_at = row.column_int(run_column("r.started_at"));
+  run.finished_at = row.column_optional_int(run_column("r.finished_at"));
+  run.duration_secs = row.column_is_null(run_column("r.duration_secs"))
+                          ? 0.0
+                          : row.column_double(run_column("r.duration_secs"));
+  run.partial = row.column_int(run_column("r.partial")) != 0;
+  if (auto passed = row.column_optional_int(run_column("r.passed"))) run.passed = *passed != 0;
+  run.failures = row.column_int(run_column(columns::kRunFailures));
+  return run;
+}
+
+Expected<StoredResult> read_result(const sqlite::Statement& row, const std::string& file) {
+  StoredResult x;
+  x.id = row.column_int(result_column("x.id"));
+  x.run_id = row.column_int(result_column("x.run_id"));
+  x.command = row.column_text(result_column("r.command"));
+  x.op = row.column_text(result_column("x.op"));
+  x.source = row.column_text(result_column("x.source"));
+  x.created_at = row.column_int(result_column("x.created_at"));
+  const std::string what = fmt::format("result {} in {}", x.id, file);
+  auto& d = x.summary;
+  d.dtype = TRY(enum_column(row.column_int(result_column("x.dtype")), tensor::DType::bool_, what, "dtype"));
+  d.total = static_cast<int>(row.column_int(result_column("x.total")));
+  d.passed = static_cast<int>(row.column_int(result_column("x.passed")));
+  d.failed = static_cast<int>(row.column_int(result_column("x.failed")));
+  d.errors = static_cast<int>(row.column_int(result_column("x.errors")));
+  columns::read_errors<columns::kResultRead, 'x'>(row, d, d.tolerance);
+  return x;
+}
+
+// The one select-and-read of the list reads: prepares `sql`, lets `bind` set its parameters, and
+// decodes every row with `read(row, the database file)`, which errors name.
+template <class Row>
+Expected<std::vector<Row>> select_rows(const Store::Impl& impl, std::string_view sql,
+                                       const std::function<void(sqlite::Statement&)>& bind,
+                                       Expected<Row> (*read)(const sqlite::Statement&, const std::string&)) {
+  auto select = TRY(impl.db.prepare(sql));
+  bind(select);
+  const std::string file = impl.db.file().string();
+  return sqlite::read_rows(select, [&](const sqlite::Statement& row) { return read(row, file); });
+}
+
 Expected<std::vector<StoredFailure>> select_failures(const Store::Impl& impl, const std::string& where_order,
                                                      const std::function<void(sqlite::Statement&)>& bind) {
-  auto select =
-      TRY(impl.db.prepare(fmt::format("SELECT {} FROM failures f LEFT JOIN runs r ON r.id = f.run_id {}",
-                                      columns::joined(columns::kFailureRead), where_order)));
-  bind(select);
-  std::vector<StoredFailure> failures;
-  while (TRY(select.step())) failures.push_back(TRY(read_failure(select, impl.db.file().string())));
-  return failures;
+  return select_rows(impl,
+                     fmt::format("SELECT {} FROM failures f LEFT JOIN runs r ON r.id = f.run_id {}",
+                                 columns::joined(columns::kFailureRead), where_order),
+                     bind, read_failure);
 }
 
 Expected<void> load_snapshot(const Store::Impl& impl, StoredFailure& failure) {
@@ -123,28 +170,8 @@ WHERE (?1 IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND {
   AND (?2 IS NULL OR r.started_at >= ?2)
 ORDER BY r.id DESC LIMIT ?3)sql",
                                              columns::joined(columns::kRunRead), op_matches("x.op"));
-  auto select = TRY(impl_->db.prepare(sql));
-  bind_query(select, query);
-  std::vector<StoredRun> runs;
-  while (TRY(select.step())) {
-    StoredRun run;
-    run.id = select.column_int(run_column("r.id"));
-    run.info.command = select.column_text(run_column("r.command"));
-    run.info.master_seed = TRY(detail::parse_seed(select.column_text(run_column("r.master_seed")),
-                                                  fmt::format("run {} in {}", run.id, file().string())));
-    run.info.config_digest = select.column_text(run_column("r.config_digest"));
-    run.info.project = select.column_text(run_column("r.project"));
-    run.started_at = select.column_int(run_column("r.started_at"));
-    run.finished_at = select.column_optional_int(run_column("r.finished_at"));
-    run.duration_secs = select.column_is_null(run_column("r.duration_secs"))
-                            ? 0.0
-                            : select.column_double(run_column("r.duration_secs"));
-    run.partial = select.column_int(run_column("r.partial")) != 0;
-    if (auto passed = select.column_optional_int(run_column("r.passed"))) run.passed = *passed != 0;
-    run.failures = select.column_int(run_column(columns::kRunFailures));
-    runs.push_back(std::move(run));
-  }
-  return runs;
+  return select_rows(
+      *impl_, sql, [&](sqlite::Statement& s) { bind_query(s, query); }, read_run);
 }
 
 Expected<std::vector<StoredResult>> Store::list_results(const Query& query) const {
@@ -154,29 +181,8 @@ FROM results x JOIN runs r ON r.id = x.run_id
 WHERE (?1 IS NULL OR {1}) AND (?2 IS NULL OR x.created_at >= ?2)
 ORDER BY x.id DESC LIMIT ?3)sql",
                                              columns::joined(columns::kResultRead), op_matches("x.op"));
-  auto select = TRY(impl_->db.prepare(sql));
-  bind_query(select, query);
-  std::vector<StoredResult> results;
-  while (TRY(select.step())) {
-    StoredResult x;
-    x.id = select.column_int(result_column("x.id"));
-    x.run_id = select.column_int(result_column("x.run_id"));
-    x.command = select.column_text(result_column("r.command"));
-    x.op = select.column_text(result_column("x.op"));
-    x.source = select.column_text(result_column("x.source"));
-    x.created_at = select.column_int(result_column("x.created_at"));
-    const std::string what = fmt::format("result {} in {}", x.id, file().string());
-    auto& d = x.summary;
-    d.dtype =
-        TRY(enum_column(select.column_int(result_column("x.dtype")), tensor::DType::bool_, what, "dtype"));
-    d.total = static_cast<int>(select.column_int(result_column("x.total")));
-    d.passed = static_cast<int>(select.column_int(result_column("x.passed")));
-    d.failed = static_cast<int>(select.column_int(result_column("x.failed")));
-    d.errors = static_cast<int>(select.column_int(result_column("x.errors")));
-    columns::read_errors<columns::kResultRead, 'x'>(select, d, d.tolerance);
-    results.push_back(std::move(x));
-  }
-  return results;
+  return select_rows(
+      *impl_, sql, [&](sqlite::Statement& s) { bind_query(s, query); }, read_result);
 }
 
 Expected<std::vector<StoredFailure>> Store::list_failures(const Query& query) const {

@@ -6,26 +6,15 @@
 #include <fmt/format.h>
 
 #include "store/store_impl.hpp"
+#include "util/json_number.hpp"
 #include "util/json_text.hpp"
 #include "util/seed.hpp"
 
 namespace gpuemu::store::detail {
 namespace {
 
-nlohmann::json number(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  return value;
-}
-
 Expected<double> read_number(const nlohmann::json& value, const std::string& what) {
-  if (value.is_number()) return value.get<double>();
-  if (value.is_string()) {
-    const auto& text = value.get_ref<const std::string&>();
-    if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
-    if (text == "Infinity") return std::numeric_limits<double>::infinity();
-    if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
-  }
+  if (const auto number = util::read_json_number(value)) return *number;
   return fail(ErrorKind::parse, fmt::format("{}: expected a number, got {}", what, value.dump()));
 }
 
@@ -62,10 +51,10 @@ std::string worst_json(const std::vector<check::ElementDiff>& worst) {
   for (const auto& w : worst) {
     list.push_back({{"output", w.output},
                     {"index", w.index},
-                    {"actual", number(w.actual)},
-                    {"expected", number(w.expected)},
-                    {"abs_err", number(w.abs_err)},
-                    {"rel_err", number(w.rel_err)}});
+                    {"actual", util::json_number(w.actual)},
+                    {"expected", util::json_number(w.expected)},
+                    {"abs_err", util::json_number(w.abs_err)},
+                    {"rel_err", util::json_number(w.rel_err)}});
   }
   return util::dump_json(list, -1);
 }

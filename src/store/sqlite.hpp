@@ -13,6 +13,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "util/error.hpp"
@@ -127,6 +129,17 @@ class Statement {
   bool bind_failed_ = false;
   bool returned_rows_ = false;
 };
+
+// Steps `statement` to its end and decodes each row with `read` (const Statement& -> Expected<Row>),
+// in the order SQLite returns them: the select-and-read loop of every list read. The first row that
+// does not decode is the error.
+template <class Read>
+auto read_rows(Statement& statement, Read&& read)
+    -> Expected<std::vector<typename std::invoke_result_t<Read&, const Statement&>::value_type>> {
+  std::vector<typename std::invoke_result_t<Read&, const Statement&>::value_type> rows;
+  while (TRY(statement.step())) rows.push_back(TRY(read(std::as_const(statement))));
+  return rows;
+}
 
 // A write transaction taken with BEGIN IMMEDIATE (so it never has to upgrade a read lock, the
 // one case where SQLite returns SQLITE_BUSY without waiting). Rolls back unless committed.

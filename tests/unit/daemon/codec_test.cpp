@@ -9,6 +9,7 @@
 
 #include "daemon/codec.hpp"
 #include "daemon_test_support.hpp"
+#include "util/json_number.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -41,7 +42,7 @@ TEST(Codec, GoodVectorsDecodeToTheirStatedForm) {
       ASSERT_EQ(values.size(), expected["values"].size());
       for (std::size_t i = 0; i < values.size(); ++i) {
         const auto& e = expected["values"][i];
-        const double want = e.is_boolean() ? (e.get<bool>() ? 1.0 : 0.0) : *wire_float(e);
+        const double want = e.is_boolean() ? (e.get<bool>() ? 1.0 : 0.0) : *util::read_json_number(e);
         EXPECT_TRUE(same_value(want, values[i])) << "element " << i << ": " << values[i] << " != " << e;
       }
     }

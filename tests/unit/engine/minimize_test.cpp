@@ -1,8 +1,11 @@
 // engine::minimize against fake runners: every strategy keeps the failure kind, never grows a dim
-// and replays from its own inputs; the values phase survives accepted edits (it used to iterate
-// the input names of a case it had just replaced); dims bisect to the smallest failing size, then
-// tile edges; a run out of budget says so; inputs that disagree with the schema are not sliced.
+// and replays from its own inputs, and runs only its own phase; the values phase survives accepted edits (it
+// used to iterate the input names of a case it had just replaced); dims bisect to the smallest failing size,
+// then tile edges; a run out of budget says so; inputs that disagree with the schema are not sliced.
 #include "engine/minimize.hpp"
+
+#include <algorithm>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -159,6 +162,39 @@ TEST_F(MinimizeTest, EveryStrategyAndFailureKindKeepsTheKindNeverGrowsAndReplays
       }
     }
   }
+}
+
+TEST_F(MinimizeTest, EachStrategyRunsOnlyItsOwnPhase) {
+  // dims slices the inputs and leaves every value as it was; values edits values at the original
+  // shape. A strategy that ran the other phase too would still keep the kind, so check both sides.
+  const auto config =
+      testing::fake_config(testing::cumsum_op("cumsum", "cumsum_no_carry", "M = [1, 8], N = [1, 300]"));
+  const auto& op = config.ops.front();
+  OpSession session(config, op, runners_.factory());
+  const auto original = make_case(op, {{"M", 5}, {"N", 201}}, 3);
+  const auto before = original.inputs.at("x").to_doubles();
+  const std::set<double> original_values(before.begin(), before.end());
+  ASSERT_FALSE(original_values.contains(0.0));
+
+  MinimizeOptions options;
+  options.max_iters = 200;
+  options.strategy = MinimizeStrategy::dims;
+  const auto dims = minimize(session, original, options);
+  ASSERT_TRUE(dims) << dims.error().message;
+  EXPECT_EQ(dims->minimized.verdict.kind, check::FailureKind::mismatch);
+  EXPECT_EQ(dims->minimized_case.inputs.at("x").shape, (tensor::Shape{1, 33}));
+  for (double v : dims->minimized_case.inputs.at("x").to_doubles()) {
+    EXPECT_TRUE(original_values.contains(v)) << v << " is not a value of the original case";
+  }
+
+  options.strategy = MinimizeStrategy::values;
+  const auto values = minimize(session, original, options);
+  ASSERT_TRUE(values) << values.error().message;
+  EXPECT_EQ(values->minimized.verdict.kind, check::FailureKind::mismatch);
+  EXPECT_EQ(values->minimized_case.inputs.at("x").shape, original.inputs.at("x").shape);
+  EXPECT_EQ(values->minimized_case.dims, original.dims);
+  const auto after = values->minimized_case.inputs.at("x").to_doubles();
+  EXPECT_GT(std::count(after.begin(), after.end(), 0.0), 0) << "the values phase changed nothing";
 }
 
 TEST_F(MinimizeTest, DimsBisectToTheSmallestFailingSize) {
@@ -335,6 +371,14 @@ TEST_F(MinimizeTest, APassingCaseIsAUsageError) {
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, ErrorKind::usage);
   EXPECT_NE(result.error().message.find("passes now"), std::string::npos);
+}
+
+TEST(MinimizeStrategyNames, EveryStrategyHasTheNameTheCliAndDaemonTake) {
+  EXPECT_EQ(parse_minimize_strategy("dims"), MinimizeStrategy::dims);
+  EXPECT_EQ(parse_minimize_strategy("values"), MinimizeStrategy::values);
+  EXPECT_EQ(parse_minimize_strategy("all"), MinimizeStrategy::all);
+  EXPECT_EQ(parse_minimize_strategy("Dims"), std::nullopt);
+  EXPECT_EQ(parse_minimize_strategy(""), std::nullopt);
 }
 
 TEST(SubBlock, RefusesABlockOutsideTheTensor) {

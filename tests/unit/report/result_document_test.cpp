@@ -90,15 +90,6 @@ TEST(ResultDocument, LoadNamesTheFile) {
   EXPECT_EQ(ok->project, "demo-kernels <&>");
 }
 
-TEST(ResultDocument, DecodesNonFiniteNumbers) {
-  EXPECT_TRUE(std::isnan(decode_number("NaN")));
-  EXPECT_EQ(decode_number("Infinity"), INFINITY);
-  EXPECT_EQ(decode_number("-Infinity"), -INFINITY);
-  EXPECT_EQ(decode_number(0.25), 0.25);
-  EXPECT_EQ(decode_number(3), 3.0);
-  EXPECT_TRUE(std::isnan(number_field(nlohmann::json::object(), "max_abs")));
-}
-
 TEST(ResultDocument, ParsesSources) {
   auto with_line = parse_source("kernels/softmax.cu:42");
   EXPECT_EQ(with_line.path, "kernels/softmax.cu");

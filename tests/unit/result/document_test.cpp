@@ -280,6 +280,16 @@ TEST(ResultDocument, CaseRecordsDecodeIncludingPassingOnes) {
       "result.json: ops[2].failures[0].kind names an unknown failure kind \"none\""));
 }
 
+TEST(ResultDocument, DecodesNonFiniteNumbersAndReadsAnythingElseAsNaN) {
+  EXPECT_TRUE(std::isnan(decode_number("NaN")));
+  EXPECT_EQ(decode_number("Infinity"), kInf);
+  EXPECT_EQ(decode_number("-Infinity"), -kInf);
+  EXPECT_EQ(decode_number(0.25), 0.25);
+  EXPECT_EQ(decode_number(3), 3.0);
+  EXPECT_TRUE(std::isnan(decode_number(nullptr)));
+  EXPECT_TRUE(std::isnan(decode_number("inf")));
+}
+
 TEST(ResultDocument, LoadNamesTheFile) {
   testing::TempDir dir;
   auto missing = load_document(dir / "nope.json");
