@@ -12,18 +12,8 @@ JOBS=${GPUEMU_JOBS:-$(nproc)}
 HARNESSES=(fuzz_config fuzz_script_reply fuzz_ipc fuzz_requests fuzz_ptx)
 if [ $# -gt 0 ]; then HARNESSES=("$@"); fi
 
-# libFuzzer ships with clang's runtime libraries; Debian 12's clang-14 cannot compile the
-# project's std::expected against libstdc++ 12, clang-19 (bookworm main) can.
-missing=()
-for p in clang-19 libclang-rt-19-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing Debian packages: ${missing[*]}" >&2
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+# libFuzzer ships with clang's runtime libraries (clang-19: scripts/install-deps.sh --clang).
+scripts/install-deps.sh --clang
 
 echo "fuzz: building ${HARNESSES[*]} in $BUILD (clang-19, libFuzzer, ASan/UBSan)" >&2
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \

@@ -1,8 +1,28 @@
 #!/usr/bin/env bash
 # Installs what gpuemu needs and is missing: Debian packages (apt-get) and Python packages (pip).
-# Idempotent and quick when everything is present; setup.sh and test.sh both call it.
+# Idempotent and quick when everything is present; setup.sh and test.sh both call it. With --clang it
+# also installs clang-19 and its runtimes, which the test build and the libFuzzer harnesses use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--clang" ]; then
+  # Debian 12's clang-14 cannot compile the project's std::expected against libstdc++ 12; clang-19
+  # (bookworm main) can. libclang-rt-19-dev holds ASan, UBSan and libFuzzer.
+  missing=()
+  for p in clang-19 libclang-rt-19-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "install-deps: installing Debian packages: ${missing[*]}" >&2
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+  exit 0
+elif [ $# -gt 0 ]; then
+  echo "install-deps: unknown argument '$1' (the only one is --clang)" >&2
+  exit 2
+fi
 
 APT_PACKAGES=(cmake ninja-build g++ pkg-config libtomlplusplus-dev nlohmann-json3-dev libb2-dev
   libcli11-dev libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev libpugixml-dev libnng-dev

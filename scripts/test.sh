@@ -8,15 +8,19 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 scripts/install-deps.sh
+scripts/install-deps.sh --clang
 
 BUILD=${GPUEMU_TEST_BUILD_DIR:-build-asan}
 JOBS=${GPUEMU_JOBS:-$(nproc)}
-echo "test: building $BUILD with ASan/UBSan" >&2
+echo "test: building $BUILD with ASan/UBSan (clang-19)" >&2
 # Debug (-O0) compiles fastest; the sanitizers, not the optimiser, are what these tests need.
 # Unity batches parse the big headers once per dozen files: a clean build in CI is most of its time.
+# clang-19 compiles this sanitized build in less than half GCC 12's time (unity batches: 12 s
+# against 27 s, 23 s against 44 s); GCC still builds every source file, as a user's Release
+# build, in scripts/test-static.sh, whose warnings are checked below.
 # GPUEMU_WERROR: the tests hold the code to warning-free (a user's build only warns).
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUEMU_SANITIZE=ON -DGPUEMU_UNITY=ON \
-  -DGPUEMU_WERROR=ON >/dev/null
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \
+  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_SANITIZE=ON -DGPUEMU_UNITY=ON -DGPUEMU_WERROR=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
@@ -62,6 +66,16 @@ scripts/test-static.sh 2>&1 | tee "$LOGS/static.log"
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" -eq 0 ] || status=1
+# That build is GCC's look at every source file, so GCC's warnings are held to zero here, but for the
+# two families GCC 12 reports falsely inside libstdc++ at -O3 (-Wrestrict, -Wstringop-overflow: GCC
+# bugs 105329 and 105651, docs/static-build.md); the linker's notes on glibc's NSS calls are not
+# compiler warnings.
+unexpected=$(grep -E "warning: .*\[-W" "$LOGS/static.log" | grep -vE "\[-W(restrict|stringop-overflow=?)\]" || true)
+if [ -n "$unexpected" ]; then
+  echo "test: GCC warns in the Release build (fix them; only GCC 12's -O3 false positives are allowed):" >&2
+  echo "$unexpected" >&2
+  status=1
+fi
 
 if [ -x tests/action/run.sh ]; then
   echo "test: workflow lint (actionlint) and action metadata" >&2
