@@ -5,46 +5,38 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Installs the Debian packages named that are not installed yet (one apt-get run).
+install_debian_packages() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  echo "install-deps: installing Debian packages: ${missing[*]}" >&2
+  local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
 if [ "${1:-}" = "--clang" ]; then
   # Debian 12's clang-14 cannot compile the project's std::expected against libstdc++ 12; clang-19
   # (bookworm main) can. libclang-rt-19-dev holds ASan, UBSan and libFuzzer.
-  missing=()
-  for p in clang-19 libclang-rt-19-dev; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    echo "install-deps: installing Debian packages: ${missing[*]}" >&2
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
+  install_debian_packages clang-19 libclang-rt-19-dev
   exit 0
 elif [ $# -gt 0 ]; then
   echo "install-deps: unknown argument '$1' (the only one is --clang)" >&2
   exit 2
 fi
 
-APT_PACKAGES=(cmake ninja-build g++ pkg-config libtomlplusplus-dev nlohmann-json3-dev libb2-dev
-  libcli11-dev libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev libpugixml-dev libnng-dev
-  libmbedtls-dev libxml2-utils clang-format nginx libnginx-mod-http-dav-ext python3 python3-pip shellcheck)
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "install-deps: installing Debian packages: ${missing[*]}" >&2
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+install_debian_packages cmake ninja-build g++ pkg-config libtomlplusplus-dev nlohmann-json3-dev libb2-dev \
+  libcli11-dev libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev libpugixml-dev libnng-dev \
+  libmbedtls-dev libxml2-utils clang-format nginx libnginx-mod-http-dav-ext python3 python3-pip shellcheck
 
 # Node.js and npm: the VS Code extension's build and tests (vscode/, node --test). Machines that
 # already have a Node (e.g. from nodesource or nvm) keep it; Debian 12's nodejs 18 is enough.
 if [ -f vscode/package.json ] && ! command -v npm >/dev/null; then
   echo "install-deps: installing Node.js and npm (Debian packages) for the VS Code extension" >&2
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+  install_debian_packages nodejs npm
 fi
 
 PY=${GPUEMU_PYTHON:-python3}
