@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 
+#include "run/input_file.hpp"
+
 namespace gpuemu::run {
 
 namespace {
@@ -111,7 +113,7 @@ std::size_t OutgoingFrame::size() const {
 
 OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
                                 const std::vector<std::string>& order, const json& kwargs,
-                                const std::vector<std::string>* released) {
+                                const std::vector<std::string>* released, InputFiles input_files) {
   std::vector<const std::pair<const std::string, tensor::Tensor>*> items;
   for (const auto& name : order) {
     auto it = inputs.find(name);
@@ -133,8 +135,13 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
         {"strides", t.strides.size() == t.shape.size() ? t.strides : tensor::contiguous_strides(t.shape)},
         {"offset", offset},
         {"nbytes", t.data.size()}};
-    if (!t.data.segment().empty()) {
-      // Already in a shared-memory segment (a client's): the worker maps it instead of reading a copy.
+    const bool in_input_file = names_input_file(t.data.segment());
+    if (in_input_file && input_files == InputFiles::name_file) {
+      // In our own input file (docs/worker-protocol.md "Inputs in gpuemu's file"): the worker maps it.
+      entry["file"] = std::string(t.data.segment());
+      entry["offset"] = t.data.segment_offset();
+    } else if (!t.data.segment().empty() && !in_input_file) {
+      // Already in a shared-memory segment (a client's): the worker reads a copy of it from there.
       entry["segment"] = std::string(t.data.segment());
       entry["offset"] = t.data.segment_offset();
     } else {

@@ -48,13 +48,20 @@ struct IncomingFrame {
   std::shared_ptr<std::vector<std::byte>> payload = std::make_shared<std::vector<std::byte>>();
 };
 
+// What encode_call_frame does with an input that lies in one of our input files (input_file.hpp).
+enum class InputFiles {
+  send_bytes,  // put its bytes in the payload (a worker that does not map input files)
+  name_file,   // name the file ("file": path, "offset"): the worker maps it
+};
+
 // {"type": "call", "op", "dtype", "kwargs", "tensors": [{name, dtype, shape, strides, offset,
 // nbytes}]} with the tensors' storage buffers as payload, inputs in `order` first.
 // With `released`, the call says it accepts outputs in lent segments ("segments": true) and hands
 // back the segments listed ("released").
 OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
                                 const std::vector<std::string>& order, const nlohmann::json& kwargs,
-                                const std::vector<std::string>* released = nullptr);
+                                const std::vector<std::string>* released = nullptr,
+                                InputFiles input_files = InputFiles::send_bytes);
 
 // Where decoded tensors' bytes come from. With a `keeper` (something that keeps `payload` alive)
 // tensors are views into the payload, else copies. An entry with "segment": PATH indexes that

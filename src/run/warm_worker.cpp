@@ -107,6 +107,9 @@ bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
       pending_load_ = std::chrono::nanoseconds(it->get<std::uint64_t>());
     }
     runtime_ = runtime_of(hello.header);
+    const auto mapped = hello.header.find("mapped_inputs");
+    maps_inputs_ =
+        !input_files_refused_ && mapped != hello.header.end() && mapped->is_boolean() && mapped->get<bool>();
     return true;
   }
 
@@ -170,14 +173,25 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
   static const std::vector<std::string> kNoOrder;
   static const nlohmann::json kNoKwargs = nlohmann::json::object();
   const std::vector<std::string> released = releases_->take();
-  OutgoingFrame call =
-      encode_call_frame(request.op, request.case_dtype, request.inputs ? *request.inputs : kNoInputs,
-                        request.input_order ? *request.input_order : kNoOrder,
-                        request.kwargs ? *request.kwargs : kNoKwargs, &released);
   IncomingFrame reply;
   const auto case_start = Clock::now();
   const CaseDeadline deadline = case_deadline(case_start, settings_.timeout, request.stop_at);
-  auto status = worker_->exchange(&call, reply, deadline.at, settings_.max_output_bytes);
+  auto call_worker = [&](InputFiles input_files) {
+    OutgoingFrame call =
+        encode_call_frame(request.op, request.case_dtype, request.inputs ? *request.inputs : kNoInputs,
+                          request.input_order ? *request.input_order : kNoOrder,
+                          request.kwargs ? *request.kwargs : kNoKwargs, &released, input_files);
+    return worker_->exchange(&call, reply, deadline.at, settings_.max_output_bytes);
+  };
+  auto status = call_worker(maps_inputs_ ? InputFiles::name_file : InputFiles::send_bytes);
+  if (maps_inputs_ && status == WorkerChannel::Status::ok && string_field(reply.header, "type") == "error" &&
+      string_field(reply.header, "kind") == "input_file") {
+    // The worker cannot open our input file (docs/worker-protocol.md "Inputs in gpuemu's file"):
+    // the same call again with the bytes in the payload, and so from now on for this runner.
+    input_files_refused_ = true;
+    maps_inputs_ = false;
+    status = call_worker(InputFiles::send_bytes);
+  }
   auto stderr_text = [&] {
     return shown_stderr(worker_->stderr_tail().str(), worker_->stderr_tail().total());
   };

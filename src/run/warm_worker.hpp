@@ -49,6 +49,11 @@ class WarmWorkerRunner final : public Runner {
   // to the inside time of its first case; and the latest "runtime" it reported.
   std::chrono::nanoseconds pending_load_{0};
   nlohmann::json runtime_;
+  // Whether calls name inputs that lie in an input file (input_file.hpp) instead of sending their
+  // bytes: the worker said it maps them ("mapped_inputs" in its ready frame), and no worker of this
+  // runner has failed to open one.
+  bool maps_inputs_ = false;
+  bool input_files_refused_ = false;
 };
 
 }  // namespace gpuemu::run
