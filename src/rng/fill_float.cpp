@@ -209,6 +209,109 @@ class FloatFill {
   std::vector<std::vector<double>> categories_;
 };
 
+// The regular distribution in whole blocks (docs/rng.md 4.3, 4.4): the streams of a block first,
+// then the arithmetic over the block, in loops the compiler vectorises (64-bit multiplies in
+// mix64). Every operation is the scalar one's, in the same order, on the same integers and doubles,
+// so the values are bit-identical to FloatFill::value (tests/unit/rng/fill_float_test.cpp checks it).
+constexpr std::size_t kBlock = 256;
+
+struct RegularBlock {
+  RegularMode mode;
+  std::uint64_t a, b, c, d;  // stream seeds
+  double lo, hi, mid, half;
+};
+
+// mulhi(u, n) for n < 2^32 with 64-bit operations only: u*n = 2^32 (uh*n + (ul*n >> 32)) + low bits.
+[[gnu::always_inline]] inline std::uint64_t mulhi_small(std::uint64_t u, std::uint64_t n) {
+  return ((u >> 32) * n + (((u & 0xFFFFFFFFu) * n) >> 32)) >> 32;
+}
+
+[[gnu::always_inline]] inline void streams_body(std::uint64_t seed, std::uint64_t first, std::size_t n,
+                                                std::uint64_t* out) {
+  for (std::size_t k = 0; k < n; ++k) out[k] = mix64(seed + (first + k + 1) * kGoldenGamma);
+}
+
+[[gnu::always_inline]] inline void regular_body(const RegularBlock& r, std::uint64_t first, std::size_t n,
+                                                double* out) {
+  alignas(64) std::uint64_t s0[kBlock];
+  alignas(64) std::uint64_t s1[kBlock];
+  if (r.mode == RegularMode::uniform) {
+    streams_body(r.c, first, n, s0);
+    for (std::size_t k = 0; k < n; ++k) {
+      const double u = static_cast<double>(s0[k] >> 11) * 0x1p-53;
+      out[k] = r.lo * (1.0 - u) + r.hi * u;
+    }
+    return;
+  }
+  streams_body(r.a, first, n, s0);
+  streams_body(r.b, first, n, s1);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t total = (s0[k] >> 32) + (s0[k] & 0xFFFFFFFFu) + (s1[k] >> 32) + (s1[k] & 0xFFFFFFFFu);
+    out[k] = static_cast<double>(total) * 0x1p-33 - 1.0;
+  }
+  if (r.mode == RegularMode::bell) {
+    for (std::size_t k = 0; k < n; ++k) out[k] = r.mid + out[k] * r.half;
+    return;
+  }
+  streams_body(r.d, first, n, s0);
+  for (std::size_t k = 0; k < n; ++k) {
+    // 2^mulhi(d, 9), built from its exponent bits: the same double as the scalar path's table.
+    out[k] = out[k] * std::bit_cast<double>((1023 + mulhi_small(s0[k], 9)) << 52);
+  }
+}
+
+// clamp_to, then the dtype's rounding for the two types the hardware rounds (float32, float64).
+template <class T>
+[[gnu::always_inline]] inline void clamp_store_body(const double* x, std::size_t n, double lo, double hi,
+                                                    T* out) {
+  for (std::size_t k = 0; k < n; ++k) {
+    const double v = x[k] < lo ? lo : (x[k] > hi ? hi : x[k]);
+    out[k] = static_cast<T>(v);
+  }
+}
+
+#define GPUEMU_FILL_KERNELS(suffix, attributes)                                                              \
+  attributes void regular_##suffix(const RegularBlock& r, std::uint64_t first, std::size_t n, double* out) { \
+    regular_body(r, first, n, out);                                                                          \
+  }                                                                                                          \
+  attributes void clamp_f32_##suffix(const double* x, std::size_t n, double lo, double hi, float* out) {     \
+    clamp_store_body(x, n, lo, hi, out);                                                                     \
+  }                                                                                                          \
+  attributes void clamp_f64_##suffix(const double* x, std::size_t n, double lo, double hi, double* out) {    \
+    clamp_store_body(x, n, lo, hi, out);                                                                     \
+  }
+
+GPUEMU_FILL_KERNELS(base, )
+#if defined(__x86_64__) && defined(__GNUC__)
+GPUEMU_FILL_KERNELS(avx2, [[gnu::target("avx2")]])
+GPUEMU_FILL_KERNELS(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq")]])
+#endif
+#undef GPUEMU_FILL_KERNELS
+
+// The block kernels of the best instruction set this CPU has, chosen once per process.
+struct FillKernels {
+  void (*regular)(const RegularBlock&, std::uint64_t, std::size_t, double*) = regular_base;
+  void (*clamp_f32)(const double*, std::size_t, double, double, float*) = clamp_f32_base;
+  void (*clamp_f64)(const double*, std::size_t, double, double, double*) = clamp_f64_base;
+};
+
+const FillKernels& fill_kernels() {
+  static const FillKernels kernels = [] {
+    FillKernels k;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq")) {
+      k = {regular_avx512, clamp_f32_avx512, clamp_f64_avx512};
+    } else if (__builtin_cpu_supports("avx2")) {
+      k = {regular_avx2, clamp_f32_avx2, clamp_f64_avx2};
+    }
+#endif
+    return k;
+  }();
+  return kernels;
+}
+
 template <class T>
 void store(std::byte* out, std::uint64_t i, T v) {
   std::memcpy(out + i * sizeof(T), &v, sizeof(T));
@@ -220,21 +323,46 @@ void fill_float(const ValuePlan& plan, std::uint64_t seed, DType dtype, const Re
                 std::uint64_t numel, std::uint64_t row_len, std::byte* out) {
   static_assert(std::endian::native == std::endian::little, "tensor storage is little-endian");
   const FloatFill fill(plan, seed, dtype, domain, row_len);
-  for (std::uint64_t i = 0; i < numel; ++i) {
-    const double x = clamp_to(fill.value(i), domain.lo, domain.hi);
+  const FillKernels& kernels = fill_kernels();
+  const bool regular = plan.distribution == ValueDistribution::regular;
+  const RegularBlock block{regular ? plan.mode : RegularMode::uniform,
+                           derive_seed(seed, "values/a"),
+                           derive_seed(seed, "values/b"),
+                           derive_seed(seed, "values/c"),
+                           derive_seed(seed, "values/d"),
+                           domain.lo,
+                           domain.hi,
+                           0.5 * domain.lo + 0.5 * domain.hi,
+                           0.5 * domain.hi - 0.5 * domain.lo};
+  alignas(64) double values[kBlock];
+  for (std::uint64_t first = 0; first < numel; first += kBlock) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, numel - first));
+    if (regular) {
+      kernels.regular(block, first, n, values);
+    } else {
+      for (std::size_t k = 0; k < n; ++k) values[k] = fill.value(first + k);
+    }
     switch (dtype) {
       case DType::float16:
-        store(out, i, tensor::double_to_f16(x));
+        for (std::size_t k = 0; k < n; ++k)
+          store(out, first + k, tensor::double_to_f16(clamp_to(values[k], domain.lo, domain.hi)));
         break;
       case DType::bfloat16:
-        store(out, i, tensor::double_to_bf16(x));
+        for (std::size_t k = 0; k < n; ++k)
+          store(out, first + k, tensor::double_to_bf16(clamp_to(values[k], domain.lo, domain.hi)));
         break;
-      case DType::float32:
-        store(out, i, static_cast<float>(x));
+      case DType::float32: {
+        alignas(64) float narrow[kBlock];
+        kernels.clamp_f32(values, n, domain.lo, domain.hi, narrow);
+        std::memcpy(out + first * sizeof(float), narrow, n * sizeof(float));
         break;
-      default:
-        store(out, i, x);
+      }
+      default: {
+        alignas(64) double wide[kBlock];
+        kernels.clamp_f64(values, n, domain.lo, domain.hi, wide);
+        std::memcpy(out + first * sizeof(double), wide, n * sizeof(double));
         break;
+      }
     }
   }
 }
