@@ -2,6 +2,7 @@
 // for every worker of the session to map, instead of a copy through each worker's pipe.
 #include "run/input_file.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -26,9 +27,11 @@ std::uint64_t align_up(std::uint64_t n) {
 }  // namespace
 
 Expected<std::shared_ptr<InputFile>> InputFile::create(std::uint64_t size) {
-  const int fd = ::memfd_create("gpuemu-inputs", MFD_CLOEXEC);
+  const int fd = ::memfd_create("gpuemu-inputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return fail(ErrorKind::io, fmt::format("memfd_create failed: {}", std::strerror(errno)));
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+  // Sealed against shrinking: a worker can open the file by its /proc name, and one that truncated
+  // it would make our next write through the mapping a SIGBUS.
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
     const int err = errno;
     ::close(fd);
     return fail(ErrorKind::io,

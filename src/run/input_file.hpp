@@ -15,8 +15,8 @@ namespace gpuemu::run {
 
 // One anonymous shared-memory file (memfd_create), mapped read-write here. Workers open it by the
 // name /proc/<our pid>/fd/<fd> and map it privately (copy-on-write), so an op that writes into its
-// inputs changes neither the reference's nor ours. The file never shrinks while it exists, so a
-// worker's mapping can never fault past its end.
+// inputs changes neither the reference's nor ours. The file is sealed against shrinking
+// (F_SEAL_SHRINK), so neither a worker's mapping nor ours can ever fault past its end.
 class InputFile {
  public:
   static Expected<std::shared_ptr<InputFile>> create(std::uint64_t size);

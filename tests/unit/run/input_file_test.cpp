@@ -2,6 +2,10 @@
 // values reach the worker, an op's writes stay its own, and a worker that cannot open it gets the bytes.
 #include "run/input_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -58,6 +62,19 @@ TEST(InputArena, ReusesItsFileOnlyWhenNoTensorViewsIt) {
   ASSERT_TRUE(third.has_value());
   EXPECT_EQ(std::string(third->at("x").data.segment()), second_file);
   EXPECT_EQ(third->at("x").to_doubles(), (std::vector<double>{5}));
+}
+
+TEST(InputArena, NoOneCanShrinkTheFileUnderTheMappings) {
+  InputArena arena;
+  auto placed = arena.place(two_inputs());
+  ASSERT_TRUE(placed.has_value());
+  const std::string path(placed->at("x").data.segment());
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);  // as a worker could, by the name it is given
+  ASSERT_GE(fd, 0) << path;
+  EXPECT_NE(::ftruncate(fd, 0), 0);
+  EXPECT_EQ(errno, EPERM);
+  ::close(fd);
+  EXPECT_EQ(placed->at("x").to_doubles(), (std::vector<double>{1, 2, 3}));
 }
 
 TEST(InputArena, GrowsForALargerCase) {
