@@ -48,6 +48,11 @@ double clamp_to(double x, double lo, double hi) {
   return x < lo ? lo : (x > hi ? hi : x);
 }
 
+// One element's values of the four streams.
+struct Draws {
+  std::uint64_t a, b, c, d;
+};
+
 // Everything an element needs, computed once per tensor.
 class FloatFill {
  public:
@@ -76,67 +81,71 @@ class FloatFill {
     }
   }
 
-  double value(std::uint64_t i) const {
+  // Element i's values of the streams a, b, c, d (docs/rng.md section 4), computed alone.
+  Draws draws(std::uint64_t i) const {
+    return {counter_u64(a_, i), counter_u64(b_, i), counter_u64(c_, i), counter_u64(d_, i)};
+  }
+
+  // Element i, given its draws (from draws(i), or from a block of them computed at once).
+  double value(std::uint64_t i, const Draws& u) const {
     switch (plan_.distribution) {
       case ValueDistribution::regular:
-        return plan_.mode == RegularMode::uniform ? uniform(i) : base(i);
+        return plan_.mode == RegularMode::uniform ? uniform(u) : base(u);
       case ValueDistribution::boundary: {
-        const auto& cat = categories_[mulhi(counter_u64(a_, i), categories_.size())];
-        return cat[mulhi(counter_u64(b_, i), cat.size())];
+        const auto& cat = categories_[mulhi(u.a, categories_.size())];
+        return cat[mulhi(u.b, cat.size())];
       }
       default:
-        return adversarial(i);
+        return adversarial(i, u);
     }
   }
 
  private:
-  double uni(std::uint64_t i) const { return static_cast<double>(counter_u64(c_, i) >> 11) * 0x1p-53; }
+  static double uni(const Draws& u) { return static_cast<double>(u.c >> 11) * 0x1p-53; }
 
-  double bell(std::uint64_t i) const {
-    const std::uint64_t a = counter_u64(a_, i);
-    const std::uint64_t b = counter_u64(b_, i);
-    const std::uint64_t total = (a >> 32) + (a & 0xFFFFFFFFu) + (b >> 32) + (b & 0xFFFFFFFFu);
+  static double bell(const Draws& u) {
+    const std::uint64_t total = (u.a >> 32) + (u.a & 0xFFFFFFFFu) + (u.b >> 32) + (u.b & 0xFFFFFFFFu);
     return static_cast<double>(total) * 0x1p-33 - 1.0;
   }
 
-  double base(std::uint64_t i) const {
+  double base(const Draws& u) const {
     if (any_) {
       static constexpr std::array<double, 9> kScale{1, 2, 4, 8, 16, 32, 64, 128, 256};  // 2^0..2^8
-      return bell(i) * kScale[mulhi(counter_u64(d_, i), 9)];
+      return bell(u) * kScale[mulhi(u.d, 9)];
     }
-    return mid_ + bell(i) * half_;
+    return mid_ + bell(u) * half_;
   }
 
-  double uniform(std::uint64_t i) const {
-    const double u = uni(i);
-    return lo_ * (1.0 - u) + hi_ * u;
+  double uniform(const Draws& u) const {
+    const double x = uni(u);
+    return lo_ * (1.0 - x) + hi_ * x;
   }
 
   std::uint64_t row_u64(std::uint64_t i) const { return counter_u64(row_, i / row_len_); }
 
-  double adversarial(std::uint64_t i) const {
+  double adversarial(std::uint64_t i, const Draws& u) const {
     switch (plan_.float_pattern) {
       case FloatPattern::dynamic_range: {
         const auto span = static_cast<std::uint64_t>(e_hi_ - e_lo_ + 1);
-        const int e = static_cast<int>(mulhi(counter_u64(d_, i), span)) + e_lo_;
-        const double mag = (1.0 + uni(i)) * std::ldexp(1.0, e);
+        const int e = static_cast<int>(mulhi(u.d, span)) + e_lo_;
+        const double mag = (1.0 + uni(u)) * std::ldexp(1.0, e);
         if (lo_ >= 0.0) {
           return mag;
         }
         if (hi_ <= 0.0) {
           return -mag;
         }
-        return (counter_u64(b_, i) >> 63) == 1 ? -mag : mag;
+        return (u.b >> 63) == 1 ? -mag : mag;
       }
       case FloatPattern::huge_logits: {
-        if (mulhi(counter_u64(d_, i), 8) != 0) {
-          return base(i);
+        if (mulhi(u.d, 8) != 0) {
+          return base(u);
         }
-        const double u = uni(i);
-        return (counter_u64(b_, i) >> 63) == 0 ? hi_ - half_ * u * 0.0625 : lo_ + half_ * u * 0.0625;
+        const double x = uni(u);
+        return (u.b >> 63) == 0 ? hi_ - half_ * x * 0.0625 : lo_ + half_ * x * 0.0625;
       }
       case FloatPattern::near_cancellation: {
-        const double v = base(i >> 1);
+        const double v = base(draws(i >> 1));  // the base value at the pair index
         if ((i & 1) == 0) {
           return v;
         }
@@ -144,15 +153,15 @@ class FloatFill {
         return (w < lo_ || w > hi_) ? v - v * eps_ : w;
       }
       case FloatPattern::ties:
-        return pool_[mulhi(counter_u64(a_, i), pool_.size())];
+        return pool_[mulhi(u.a, pool_.size())];
       case FloatPattern::zero_rows:
-        return (row_u64(i) >> 63) == 1 ? zero_ : base(i);
+        return (row_u64(i) >> 63) == 1 ? zero_ : base(u);
       case FloatPattern::one_hot: {
         const double spike = hi_ != zero_ ? hi_ : lo_;
         return i % row_len_ == mulhi(row_u64(i), row_len_) ? spike : zero_;
       }
       case FloatPattern::alternating_signs: {
-        const double m = std::fabs(base(i));
+        const double m = std::fabs(base(u));
         return (i & 1) == 0 ? m : -m;
       }
     }
@@ -209,10 +218,12 @@ class FloatFill {
   std::vector<std::vector<double>> categories_;
 };
 
-// The regular distribution in whole blocks (docs/rng.md 4.3, 4.4): the streams of a block first,
-// then the arithmetic over the block, in loops the compiler vectorises (64-bit multiplies in
-// mix64). Every operation is the scalar one's, in the same order, on the same integers and doubles,
-// so the values are bit-identical to FloatFill::value (tests/unit/rng/fill_float_test.cpp checks it).
+// Values a block at a time (docs/rng.md 4.3, 4.4): the streams of a block first, in loops the
+// compiler vectorises (64-bit multiplies in mix64), then, for the regular distribution, the
+// arithmetic over the block the same way; other distributions take each element from its draws.
+// Every operation is the scalar one's, in the same order, on the same integers and doubles, so the
+// values are bit-identical to the spec's formulas (tests/unit/rng/fill_float_test.cpp checks the
+// regular blocks against them, tests/vectors every distribution and pattern).
 constexpr std::size_t kBlock = 256;
 
 struct RegularBlock {
@@ -271,6 +282,10 @@ template <class T>
 }
 
 #define GPUEMU_FILL_KERNELS(suffix, attributes)                                                              \
+  attributes void streams_##suffix(std::uint64_t seed, std::uint64_t first, std::size_t n,                   \
+                                   std::uint64_t* out) {                                                     \
+    streams_body(seed, first, n, out);                                                                       \
+  }                                                                                                          \
   attributes void regular_##suffix(const RegularBlock& r, std::uint64_t first, std::size_t n, double* out) { \
     regular_body(r, first, n, out);                                                                          \
   }                                                                                                          \
@@ -290,6 +305,7 @@ GPUEMU_FILL_KERNELS(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq")]])
 
 // The block kernels of the best instruction set this CPU has, chosen once per process.
 struct FillKernels {
+  void (*streams)(std::uint64_t, std::uint64_t, std::size_t, std::uint64_t*) = streams_base;
   void (*regular)(const RegularBlock&, std::uint64_t, std::size_t, double*) = regular_base;
   void (*clamp_f32)(const double*, std::size_t, double, double, float*) = clamp_f32_base;
   void (*clamp_f64)(const double*, std::size_t, double, double, double*) = clamp_f64_base;
@@ -302,9 +318,9 @@ const FillKernels& fill_kernels() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq")) {
-      k = {regular_avx512, clamp_f32_avx512, clamp_f64_avx512};
+      k = {streams_avx512, regular_avx512, clamp_f32_avx512, clamp_f64_avx512};
     } else if (__builtin_cpu_supports("avx2")) {
-      k = {regular_avx2, clamp_f32_avx2, clamp_f64_avx2};
+      k = {streams_avx2, regular_avx2, clamp_f32_avx2, clamp_f64_avx2};
     }
 #endif
     return k;
@@ -335,12 +351,20 @@ void fill_float(const ValuePlan& plan, std::uint64_t seed, DType dtype, const Re
                            0.5 * domain.lo + 0.5 * domain.hi,
                            0.5 * domain.hi - 0.5 * domain.lo};
   alignas(64) double values[kBlock];
+  alignas(64) std::uint64_t draws[4][kBlock];
   for (std::uint64_t first = 0; first < numel; first += kBlock) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, numel - first));
     if (regular) {
       kernels.regular(block, first, n, values);
     } else {
-      for (std::size_t k = 0; k < n; ++k) values[k] = fill.value(first + k);
+      // The other distributions: the block's draws at once, then each element from its draws.
+      kernels.streams(block.a, first, n, draws[0]);
+      kernels.streams(block.b, first, n, draws[1]);
+      kernels.streams(block.c, first, n, draws[2]);
+      kernels.streams(block.d, first, n, draws[3]);
+      for (std::size_t k = 0; k < n; ++k) {
+        values[k] = fill.value(first + k, {draws[0][k], draws[1][k], draws[2][k], draws[3][k]});
+      }
     }
     switch (dtype) {
       case DType::float16:
