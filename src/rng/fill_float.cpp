@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <bitset>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -328,6 +329,28 @@ const FillKernels& fill_kernels() {
   return kernels;
 }
 
+// Which of the streams a, b, c, d (bits 0-3) FloatFill::value reads for a boundary or adversarial
+// plan, so a block computes only those (near_cancellation reads its draws at the pair index, alone).
+std::bitset<4> streams_read(const ValuePlan& plan, bool any) {
+  const unsigned d = any ? 8u : 0u;  // base() reads d only for the domain "any"
+  if (plan.distribution == ValueDistribution::boundary) return 0b0011;
+  switch (plan.float_pattern) {
+    case FloatPattern::dynamic_range:
+      return 0b1110;
+    case FloatPattern::huge_logits:
+      return 0b1111;
+    case FloatPattern::near_cancellation:
+    case FloatPattern::one_hot:
+      return 0;
+    case FloatPattern::ties:
+      return 0b0001;
+    case FloatPattern::zero_rows:
+    case FloatPattern::alternating_signs:
+      return 0b0011 | d;
+  }
+  return 0b1111;
+}
+
 template <class T>
 void store(std::byte* out, std::uint64_t i, T v) {
   std::memcpy(out + i * sizeof(T), &v, sizeof(T));
@@ -351,17 +374,18 @@ void fill_float(const ValuePlan& plan, std::uint64_t seed, DType dtype, const Re
                            0.5 * domain.lo + 0.5 * domain.hi,
                            0.5 * domain.hi - 0.5 * domain.lo};
   alignas(64) double values[kBlock];
-  alignas(64) std::uint64_t draws[4][kBlock];
+  alignas(64) std::uint64_t draws[4][kBlock] = {};  // a stream the plan does not read stays 0
+  const std::bitset<4> used = streams_read(plan, domain.any);
+  const std::array<std::uint64_t, 4> stream_seeds = {block.a, block.b, block.c, block.d};
   for (std::uint64_t first = 0; first < numel; first += kBlock) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, numel - first));
     if (regular) {
       kernels.regular(block, first, n, values);
     } else {
       // The other distributions: the block's draws at once, then each element from its draws.
-      kernels.streams(block.a, first, n, draws[0]);
-      kernels.streams(block.b, first, n, draws[1]);
-      kernels.streams(block.c, first, n, draws[2]);
-      kernels.streams(block.d, first, n, draws[3]);
+      for (int k = 0; k < 4; ++k) {
+        if (used.test(k)) kernels.streams(stream_seeds[k], first, n, draws[k]);
+      }
       for (std::size_t k = 0; k < n; ++k) {
         values[k] = fill.value(first + k, {draws[0][k], draws[1][k], draws[2][k], draws[3][k]});
       }
