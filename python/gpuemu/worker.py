@@ -35,7 +35,7 @@ from gpuemu import frameworks, runtime
 from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
 from gpuemu.errors import FrameError
 from gpuemu.loading import install_hint, load_callable, load_script, source_of
-from gpuemu.wire import frames, input_files, segments, tensors
+from gpuemu.wire import frames, input_files, output_file, segments, tensors
 
 Fn = Callable[..., Any]
 
@@ -166,14 +166,16 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any =
     if converter is None:
         converter = frameworks.Converter(frameworks.AdapterSettings(role=role))
     lent = segments.LentSegments() if segments.available() else None
+    out_file = output_file.OutputFile()
     try:
-        return _serve(fn, frames_in, frames_out, _Converters(converter), lent)
+        return _serve(fn, frames_in, frames_out, _Converters(converter), lent, out_file)
     finally:
+        out_file.close()
         if lent is not None:
             lent.close()
 
 
-def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any) -> int:
+def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any, out_file: Any) -> int:
     while True:
         try:
             frame = frames.read_frame(frames_in)
@@ -207,7 +209,10 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             entries, buffers = encode_items(converter.outputs(out, op), dtype, converter)
             convert += time.perf_counter_ns() - returned
             del inputs, out  # framework tensors over the payload: nothing of ours keeps them past the call
-            buffers = _move_to_segment(entries, buffers, lent if header.get("segments") else None)
+            if out_file.place(header, entries, buffers):  # gpuemu's own file, which it reads in place
+                buffers = []
+            else:
+                buffers = _move_to_segment(entries, buffers, lent if header.get("segments") else None)
         except input_files.InputFileUnavailable as exc:  # gpuemu sends this call again with the bytes
             frames.write_frame(frames_out, {"type": "error", "kind": "input_file", "error": _error_text(exc),
                                              "traceback": "", "elapsed_ns": 0})
@@ -286,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     _flush_user_output()
     load_ns = time.perf_counter_ns() - load_started
     frames.write_frame(frames_out, {"type": "ready", "protocol": frames.VERSION, "pid": os.getpid(),
-                                     "python": sys.version.split()[0], "load_ns": load_ns, "mapped_inputs": True,
+                                     "python": sys.version.split()[0], "load_ns": load_ns,
+                                     "mapped_inputs": True, "mapped_outputs": True,
                                      **converter.describe(), **runtime.kernels()})
     return serve_frames(fn, frames_in, frames_out, role, converter)
 

@@ -144,7 +144,7 @@ Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
                             "set op_script, or drive it from the Python client",
                             op_.name, config::execution_mode_name(op_.execution_mode)));
   }
-  // The inputs once in the session's input file, which both workers map (run/input_file.hpp);
+  // The inputs once in the session's input file, which both workers map (run/shared_file.hpp);
   // without one, each worker gets the bytes through its pipe.
   const std::optional<tensor::NamedTensors> placed = input_arena_.place(c.inputs);
   const tensor::NamedTensors& inputs = placed ? *placed : c.inputs;

@@ -11,7 +11,7 @@
 #include "config/config.hpp"
 #include "fuzz/case.hpp"
 #include "result/run_result.hpp"
-#include "run/input_file.hpp"
+#include "run/shared_file.hpp"
 #include "run/runner.hpp"
 #include "util/error.hpp"
 

@@ -1,6 +1,6 @@
-// InputFile and InputArena (input_file.hpp): a memfd per session that holds a case's inputs once,
-// for every worker of the session to map, instead of a copy through each worker's pipe.
-#include "run/input_file.hpp"
+// SharedFile, InputArena and OutputFiles (shared_file.hpp): memfds that hold a case's inputs once for
+// every worker of the session to map, and a worker's outputs for us to read in place.
+#include "run/shared_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -26,7 +26,7 @@ std::uint64_t align_up(std::uint64_t n) {
 
 }  // namespace
 
-Expected<std::shared_ptr<InputFile>> InputFile::create(std::uint64_t size) {
+Expected<std::shared_ptr<SharedFile>> SharedFile::create(std::uint64_t size) {
   const int fd = ::memfd_create("gpuemu-inputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return fail(ErrorKind::io, fmt::format("memfd_create failed: {}", std::strerror(errno)));
   // Sealed against shrinking: a worker can open the file by its /proc name, and one that truncated
@@ -44,13 +44,13 @@ Expected<std::shared_ptr<InputFile>> InputFile::create(std::uint64_t size) {
     return fail(ErrorKind::io,
                 fmt::format("cannot map an input file of {} bytes: {}", size, std::strerror(err)));
   }
-  return std::shared_ptr<InputFile>(new InputFile(fd, static_cast<std::byte*>(at), size));
+  return std::shared_ptr<SharedFile>(new SharedFile(fd, static_cast<std::byte*>(at), size));
 }
 
-InputFile::InputFile(int fd, std::byte* data, std::uint64_t size)
+SharedFile::SharedFile(int fd, std::byte* data, std::uint64_t size)
     : fd_(fd), data_(data), size_(size), path_(fmt::format("/proc/{}/fd/{}", ::getpid(), fd)) {}
 
-InputFile::~InputFile() {
+SharedFile::~SharedFile() {
   ::munmap(data_, size_);
   ::close(fd_);
 }
@@ -59,9 +59,33 @@ bool names_input_file(std::string_view segment) {
   return segment.starts_with("/proc/");
 }
 
-InputArena::InputArena() {
+namespace {
+
+bool shared_files_enabled() {
   const char* flag = std::getenv("GPUEMU_MAPPED_INPUTS");
-  enabled_ = flag == nullptr || std::string_view(flag) != "0";
+  return flag == nullptr || std::string_view(flag) != "0";
+}
+
+}  // namespace
+
+InputArena::InputArena() : enabled_(shared_files_enabled()) {}
+
+OutputFiles::OutputFiles() : enabled_(shared_files_enabled()) {}
+
+std::shared_ptr<SharedFile> OutputFiles::offer() {
+  if (!enabled_) return nullptr;
+  // A file an earlier case's outputs still view is left alone: those bytes must not change.
+  if (!file_ || file_.use_count() > 1 || file_->size() < want_) {
+    const std::uint64_t size = std::max(kMinFile, want_);
+    file_.reset();
+    auto made = SharedFile::create(size + size / 4);
+    if (!made) {
+      enabled_ = false;
+      return nullptr;
+    }
+    file_ = std::move(*made);
+  }
+  return file_;
 }
 
 std::optional<tensor::NamedTensors> InputArena::place(const tensor::NamedTensors& inputs) {
@@ -73,7 +97,7 @@ std::optional<tensor::NamedTensors> InputArena::place(const tensor::NamedTensors
     const std::uint64_t size =
         std::max({kMinFile, need, file_ && file_.use_count() == 1 ? file_->size() : 0});
     file_.reset();
-    auto made = InputFile::create(size + size / 4);  // room to grow a little before the next file
+    auto made = SharedFile::create(size + size / 4);  // room to grow a little before the next file
     if (!made) {
       enabled_ = false;
       return std::nullopt;

@@ -1,12 +1,14 @@
-// Tests for the inputs' shared file (run/input_file.hpp) and warm workers that map it: the same
-// values reach the worker, an op's writes stay its own, and a worker that cannot open it gets the bytes.
-#include "run/input_file.hpp"
+// Tests for gpuemu's shared files (run/shared_file.hpp) and warm workers that use them: the same input
+// values reach the worker, an op's writes stay its own, a worker that cannot open a file gets the
+// bytes, and outputs written into the offered file are read in place.
+#include "run/shared_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -153,6 +155,89 @@ TEST(InputFiles, AWorkerThatCannotOpenTheFileGetsTheBytes) {
     RunOutcome out = runner.run(RunRequest{"testop", tensor::DType::float32, &inputs, &order, &kwargs});
     ASSERT_TRUE(out.ok()) << out.message << "\n" << out.stderr_tail;
     EXPECT_EQ(out.outputs.at("out").to_doubles(), (std::vector<double>{2, 4, 6}));
+  }
+  EXPECT_EQ(runner.workers_started(), 1);
+}
+
+TEST(OutputFiles, OffersAFileNoTensorViewsAndGrowsToWhatTheLastOutputsNeeded) {
+  OutputFiles files;
+  std::shared_ptr<SharedFile> first = files.offer();
+  ASSERT_NE(first, nullptr);
+  EXPECT_TRUE(names_input_file(first->path()));
+  const SharedFile* seen = first.get();
+  first.reset();
+  EXPECT_EQ(files.offer().get(), seen) << "nothing views it: the same file (its pages are there)";
+  std::shared_ptr<SharedFile> held = files.offer();
+  EXPECT_NE(files.offer().get(), held.get()) << "an earlier case's outputs still view it";
+  held.reset();
+  files.needed(8u << 20);
+  std::shared_ptr<SharedFile> big = files.offer();
+  ASSERT_NE(big, nullptr);
+  EXPECT_GE(big->size(), 8u << 20);
+}
+
+IncomingFrame result_naming(const std::string& file, std::uint64_t offset, std::uint64_t nbytes) {
+  IncomingFrame frame;
+  frame.header = {{"type", "result"},
+                  {"tensors",
+                   {{{"name", "out"},
+                     {"dtype", "float32"},
+                     {"shape", {static_cast<std::int64_t>(nbytes / 4)}},
+                     {"file", file},
+                     {"offset", offset},
+                     {"nbytes", nbytes}}}}};
+  return frame;
+}
+
+TEST(OutputFiles, ResultEntriesInTheOfferedFileAreViewsOfIt) {
+  OutputFiles files;
+  std::shared_ptr<SharedFile> file = files.offer();
+  ASSERT_NE(file, nullptr);
+  const float values[3] = {1.5f, -2.0f, 3.25f};
+  std::memcpy(file->data() + 64, values, sizeof values);
+  auto outputs = decode_result_frame(result_naming(file->path(), 64, 12), "reference m:f", nullptr, file);
+  ASSERT_TRUE(outputs.has_value()) << outputs.error().message;
+  EXPECT_EQ(outputs->at("out").to_doubles(), (std::vector<double>{1.5, -2.0, 3.25}));
+  EXPECT_EQ(std::as_const(*outputs).at("out").data.data(), file->data() + 64) << "read in place, not copied";
+}
+
+TEST(OutputFiles, ResultEntriesOutsideTheOfferedFileAreRefused) {
+  OutputFiles files;
+  std::shared_ptr<SharedFile> file = files.offer();
+  ASSERT_NE(file, nullptr);
+  auto other = decode_result_frame(result_naming("/proc/1/fd/3", 0, 12), "reference m:f", nullptr, file);
+  ASSERT_FALSE(other.has_value());
+  EXPECT_EQ(other.error().message,
+            "output 'out' of reference m:f names file \"/proc/1/fd/3\", which is not the output file its "
+            "call offered");
+  auto none = decode_result_frame(result_naming(file->path(), 0, 12), "reference m:f", nullptr, nullptr);
+  EXPECT_FALSE(none.has_value());
+  auto past =
+      decode_result_frame(result_naming(file->path(), file->size() - 8, 12), "reference m:f", nullptr, file);
+  ASSERT_FALSE(past.has_value());
+  EXPECT_NE(past.error().message.find("lies outside its output file"), std::string::npos)
+      << past.error().message;
+}
+
+TEST(OutputFiles, AWorkerWritesLargeAndSmallOutputsIntoTheFile) {
+  // Outputs of 8 MiB (over the first file's size: the first call uses the worker's own segment, the
+  // next ones the grown file) and of 3 elements, many cases on one worker, always the right values.
+  WarmWorkerRunner runner(callable("warm_mod", "double"), testing::settings());
+  std::vector<double> big(1 << 20, 0.5);
+  for (int i = 0; i < 4; ++i) {
+    big[7] = i;
+    testing::Case c = testing::case_x(
+        vector_of(tensor::DType::float32, i % 2 == 0 ? big : std::vector<double>{1.0 * i, 2, 3}));
+    RunOutcome out = runner.run(c.request());
+    ASSERT_TRUE(out.ok()) << out.message << "\n" << out.stderr_tail;
+    const std::vector<double> got = out.outputs.at("out").to_doubles();
+    if (i % 2 == 0) {
+      ASSERT_EQ(got.size(), big.size());
+      EXPECT_EQ(got[7], 2.0 * i);
+      EXPECT_EQ(got[8], 1.0);
+    } else {
+      EXPECT_EQ(got, (std::vector<double>{2.0 * i, 4, 6}));
+    }
   }
   EXPECT_EQ(runner.workers_started(), 1);
 }

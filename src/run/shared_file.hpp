@@ -1,7 +1,8 @@
-// Inputs that warm workers map instead of reading from their pipe (docs/worker-protocol.md,
-// "Inputs in gpuemu's file"): a memfd gpuemu owns, filled once per case and shared by op and reference.
+// Shared-memory files gpuemu owns for its warm workers (docs/worker-protocol.md, "Inputs in gpuemu's
+// file" and "Outputs in gpuemu's file"): inputs they map instead of reading a pipe, outputs they write.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -14,15 +15,16 @@
 namespace gpuemu::run {
 
 // One anonymous shared-memory file (memfd_create), mapped read-write here. Workers open it by the
-// name /proc/<our pid>/fd/<fd> and map it privately (copy-on-write), so an op that writes into its
-// inputs changes neither the reference's nor ours. The file is sealed against shrinking
+// name /proc/<our pid>/fd/<fd>: an input file they map privately (copy-on-write), so an op that
+// writes into its inputs changes neither the reference's nor ours; an output file they map shared and
+// write their outputs into, which we then read in place. The file is sealed against shrinking
 // (F_SEAL_SHRINK), so neither a worker's mapping nor ours can ever fault past its end.
-class InputFile {
+class SharedFile {
  public:
-  static Expected<std::shared_ptr<InputFile>> create(std::uint64_t size);
-  InputFile(const InputFile&) = delete;
-  InputFile& operator=(const InputFile&) = delete;
-  ~InputFile();
+  static Expected<std::shared_ptr<SharedFile>> create(std::uint64_t size);
+  SharedFile(const SharedFile&) = delete;
+  SharedFile& operator=(const SharedFile&) = delete;
+  ~SharedFile();
 
   // What a worker opens: /proc/<pid>/fd/<fd>.
   const std::string& path() const { return path_; }
@@ -30,14 +32,14 @@ class InputFile {
   std::uint64_t size() const { return size_; }
 
  private:
-  InputFile(int fd, std::byte* data, std::uint64_t size);
+  SharedFile(int fd, std::byte* data, std::uint64_t size);
   int fd_ = -1;
   std::byte* data_ = nullptr;
   std::uint64_t size_ = 0;
   std::string path_;
 };
 
-// True when a storage's segment name is one of our input files (a tensor placed by InputArena),
+// True when a storage's segment name is one of our shared files (a tensor placed by InputArena),
 // as opposed to a client's /dev/shm segment.
 bool names_input_file(std::string_view segment);
 
@@ -59,7 +61,24 @@ class InputArena {
 
  private:
   bool enabled_ = true;
-  std::shared_ptr<InputFile> file_;
+  std::shared_ptr<SharedFile> file_;
+};
+
+// The output file of one warm runner: offer() returns a file of at least the bytes the worker's
+// last outputs needed, which no tensor views any more (a new one while an earlier case's outputs
+// still view it). Off, like InputArena, with GPUEMU_MAPPED_INPUTS=0 or without memfd_create.
+class OutputFiles {
+ public:
+  OutputFiles();
+  // Nothing when off or when no file can be made (the worker then lends its own segments).
+  std::shared_ptr<SharedFile> offer();
+  // The outputs of the last call took `bytes` (64-byte aligned each): the next offer holds them.
+  void needed(std::uint64_t bytes) { want_ = std::max(want_, bytes); }
+
+ private:
+  bool enabled_ = true;
+  std::uint64_t want_ = 0;
+  std::shared_ptr<SharedFile> file_;
 };
 
 }  // namespace gpuemu::run
