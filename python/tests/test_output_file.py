@@ -82,7 +82,8 @@ def test_a_worker_writes_its_outputs_into_the_offered_file(tmp_path, memfd):
     """))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.Popen([sys.executable, "-m", "gpuemu.worker", "--path", str(tmp_path), "--callable", "mod:grow"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                            env=env)
     try:
         ready, _ = _frames.read_frame(proc.stdout)
         assert ready["mapped_outputs"] is True
