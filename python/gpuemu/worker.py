@@ -31,11 +31,13 @@ import time
 import traceback
 from typing import Any, Callable
 
+import numpy as np
+
 from gpuemu import frameworks, runtime
 from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
 from gpuemu.errors import FrameError
 from gpuemu.loading import install_hint, load_callable, load_script, source_of
-from gpuemu.wire import frames, segments, tensors
+from gpuemu.wire import frames, input_files, output_file, segments, tensors
 
 Fn = Callable[..., Any]
 
@@ -74,16 +76,31 @@ def decode_inputs(header: dict, payload: bytearray) -> dict:
             for name, (np_view, dtype) in decode_storages(header, payload).items()}
 
 
+def _read_every_line(raw: memoryview) -> None:
+    """Reads one byte of every 64-byte line of a mapped input, in gpuemu's time: its bytes were written
+    by gpuemu, maybe on another core, and a pipe read used to bring them to this one before the call.
+    Without this the op's or reference's first pass over its inputs would pay for that transfer in the
+    time counted as theirs (docs/worker-protocol.md, "Inputs in gpuemu's file")."""
+    if raw.nbytes:
+        np.frombuffer(raw, dtype=np.uint8)[::64].max()
+
+
 def decode_storages(header: dict, payload: bytearray) -> dict:
     """{name: (storage view, dtype)} for a call frame's "tensors": writable views into the payload,
-    or into a private copy of the bytes an entry names in a shared-memory segment
-    (segments.read_segment: never a mapping its sender could shrink under us). bfloat16 stays
-    uint16 bits."""
+    into a private (copy-on-write) mapping of gpuemu's input file for an entry with "file"
+    (input_files.map_input_files), or into a private copy of the bytes an entry names in a
+    shared-memory segment (segments.read_segment: never a mapping its sender could shrink under us).
+    bfloat16 stays uint16 bits."""
     view = memoryview(payload)
+    entries = header.get("tensors", [])
+    files = input_files.map_input_files(entries)  # inputs in gpuemu's own file: mapped, not copied
     inputs = {}
-    for entry in header.get("tensors", []):
+    for entry in entries:
         offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
-        if entry.get("segment") is not None:
+        if entry.get("file") is not None:
+            raw = files[str(entry["file"])][offset : offset + nbytes]
+            _read_every_line(raw)
+        elif entry.get("segment") is not None:
             raw = segments.read_segment(str(entry["segment"]), offset, nbytes)
         elif offset < 0 or nbytes < 0 or offset + nbytes > view.nbytes:
             raise FrameError(f"tensor {entry.get('name')!r} lies outside the frame payload")
@@ -161,14 +178,16 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any =
     if converter is None:
         converter = frameworks.Converter(frameworks.AdapterSettings(role=role))
     lent = segments.LentSegments() if segments.available() else None
+    out_file = output_file.OutputFile()
     try:
-        return _serve(fn, frames_in, frames_out, _Converters(converter), lent)
+        return _serve(fn, frames_in, frames_out, _Converters(converter), lent, out_file)
     finally:
+        out_file.close()
         if lent is not None:
             lent.close()
 
 
-def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any) -> int:
+def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any, out_file: Any) -> int:
     while True:
         try:
             frame = frames.read_frame(frames_in)
@@ -202,7 +221,14 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             entries, buffers = encode_items(converter.outputs(out, op), dtype, converter)
             convert += time.perf_counter_ns() - returned
             del inputs, out  # framework tensors over the payload: nothing of ours keeps them past the call
-            buffers = _move_to_segment(entries, buffers, lent if header.get("segments") else None)
+            if out_file.place(header, entries, buffers):  # gpuemu's own file, which it reads in place
+                buffers = []
+            else:
+                buffers = _move_to_segment(entries, buffers, lent if header.get("segments") else None)
+        except input_files.InputFileUnavailable as exc:  # gpuemu sends this call again with the bytes
+            frames.write_frame(frames_out, {"type": "error", "kind": "input_file", "error": _error_text(exc),
+                                             "traceback": "", "elapsed_ns": 0})
+            continue
         except Exception as exc:  # the case fails, the worker lives on
             tb = traceback.format_exc()
             _flush_user_output()
@@ -277,7 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     _flush_user_output()
     load_ns = time.perf_counter_ns() - load_started
     frames.write_frame(frames_out, {"type": "ready", "protocol": frames.VERSION, "pid": os.getpid(),
-                                     "python": sys.version.split()[0], "load_ns": load_ns, **converter.describe(), **runtime.kernels()})
+                                     "python": sys.version.split()[0], "load_ns": load_ns,
+                                     "mapped_inputs": True, "mapped_outputs": True,
+                                     **converter.describe(), **runtime.kernels()})
     return serve_frames(fn, frames_in, frames_out, role, converter)
 
 

@@ -116,7 +116,8 @@ Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed) {
   return record;
 }
 
-run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::json* kwargs) {
+run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
+                                         const tensor::NamedTensors* placed) {
   // The reference gets plain row-major inputs; the case's own tensors already are in the common
   // case, and copying a 64 MiB input only to hand it on would double the daemon's work.
   const bool plain = std::ranges::all_of(c.inputs, [](const auto& entry) {
@@ -129,7 +130,7 @@ run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::js
   }
   run::RunRequest ref_request{op_.name,
                               c.params.dtype,
-                              plain ? &c.inputs : &reference_inputs,
+                              plain ? (placed ? placed : &c.inputs) : &reference_inputs,
                               &c.input_order,
                               kwargs ? kwargs : &op_.kwargs,
                               stop_at_};
@@ -143,9 +144,13 @@ Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
                             "set op_script, or drive it from the Python client",
                             op_.name, config::execution_mode_name(op_.execution_mode)));
   }
-  run::RunRequest op_request{op_.name, c.params.dtype, &c.inputs, &c.input_order, &op_.kwargs, stop_at_};
+  // The inputs once in the session's input file, which both workers map (run/shared_file.hpp);
+  // without one, each worker gets the bytes through its pipe.
+  const std::optional<tensor::NamedTensors> placed = input_arena_.place(c.inputs);
+  const tensor::NamedTensors& inputs = placed ? *placed : c.inputs;
+  run::RunRequest op_request{op_.name, c.params.dtype, &inputs, &c.input_order, &op_.kwargs, stop_at_};
   RawOutputs raw;
-  raw.reference = run_reference(c, nullptr);
+  raw.reference = run_reference(c, nullptr, placed ? &*placed : nullptr);
   TRY(fatal_if_unstartable(raw.reference));
   if (raw.reference.failure == run::RunFailure::cut) {
     raw.op = raw.reference;  // the budget is spent: the op is not started

@@ -11,6 +11,7 @@
 #include "config/config.hpp"
 #include "fuzz/case.hpp"
 #include "result/run_result.hpp"
+#include "run/shared_file.hpp"
 #include "run/runner.hpp"
 #include "util/error.hpp"
 
@@ -57,13 +58,16 @@ class OpSession {
   // Fills record.verdict from the reference's and the op's answers.
   void judge(result::CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref,
              const run::RunOutcome& out, bool expect_case_dtype) const;
-  run::RunOutcome run_reference(const fuzz::Case& c, const nlohmann::json* kwargs);
+  // `placed`: c's inputs as views in the input file (same values), sent when the layout is plain.
+  run::RunOutcome run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
+                                const tensor::NamedTensors* placed = nullptr);
   void declare_output_shape(check::CompareOptions& options, const fuzz::Case& c) const;
 
   const config::Config& config_;
   const config::OpConfig& op_;
   std::unique_ptr<run::Runner> op_runner_;
   std::unique_ptr<run::Runner> reference_runner_;
+  run::InputArena input_arena_;
   std::optional<std::chrono::steady_clock::time_point> stop_at_;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <bitset>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -48,6 +49,11 @@ double clamp_to(double x, double lo, double hi) {
   return x < lo ? lo : (x > hi ? hi : x);
 }
 
+// One element's values of the four streams.
+struct Draws {
+  std::uint64_t a, b, c, d;
+};
+
 // Everything an element needs, computed once per tensor.
 class FloatFill {
  public:
@@ -76,67 +82,71 @@ class FloatFill {
     }
   }
 
-  double value(std::uint64_t i) const {
+  // Element i's values of the streams a, b, c, d (docs/rng.md section 4), computed alone.
+  Draws draws(std::uint64_t i) const {
+    return {counter_u64(a_, i), counter_u64(b_, i), counter_u64(c_, i), counter_u64(d_, i)};
+  }
+
+  // Element i, given its draws (from draws(i), or from a block of them computed at once).
+  double value(std::uint64_t i, const Draws& u) const {
     switch (plan_.distribution) {
       case ValueDistribution::regular:
-        return plan_.mode == RegularMode::uniform ? uniform(i) : base(i);
+        return plan_.mode == RegularMode::uniform ? uniform(u) : base(u);
       case ValueDistribution::boundary: {
-        const auto& cat = categories_[mulhi(counter_u64(a_, i), categories_.size())];
-        return cat[mulhi(counter_u64(b_, i), cat.size())];
+        const auto& cat = categories_[mulhi(u.a, categories_.size())];
+        return cat[mulhi(u.b, cat.size())];
       }
       default:
-        return adversarial(i);
+        return adversarial(i, u);
     }
   }
 
  private:
-  double uni(std::uint64_t i) const { return static_cast<double>(counter_u64(c_, i) >> 11) * 0x1p-53; }
+  static double uni(const Draws& u) { return static_cast<double>(u.c >> 11) * 0x1p-53; }
 
-  double bell(std::uint64_t i) const {
-    const std::uint64_t a = counter_u64(a_, i);
-    const std::uint64_t b = counter_u64(b_, i);
-    const std::uint64_t total = (a >> 32) + (a & 0xFFFFFFFFu) + (b >> 32) + (b & 0xFFFFFFFFu);
+  static double bell(const Draws& u) {
+    const std::uint64_t total = (u.a >> 32) + (u.a & 0xFFFFFFFFu) + (u.b >> 32) + (u.b & 0xFFFFFFFFu);
     return static_cast<double>(total) * 0x1p-33 - 1.0;
   }
 
-  double base(std::uint64_t i) const {
+  double base(const Draws& u) const {
     if (any_) {
       static constexpr std::array<double, 9> kScale{1, 2, 4, 8, 16, 32, 64, 128, 256};  // 2^0..2^8
-      return bell(i) * kScale[mulhi(counter_u64(d_, i), 9)];
+      return bell(u) * kScale[mulhi(u.d, 9)];
     }
-    return mid_ + bell(i) * half_;
+    return mid_ + bell(u) * half_;
   }
 
-  double uniform(std::uint64_t i) const {
-    const double u = uni(i);
-    return lo_ * (1.0 - u) + hi_ * u;
+  double uniform(const Draws& u) const {
+    const double x = uni(u);
+    return lo_ * (1.0 - x) + hi_ * x;
   }
 
   std::uint64_t row_u64(std::uint64_t i) const { return counter_u64(row_, i / row_len_); }
 
-  double adversarial(std::uint64_t i) const {
+  double adversarial(std::uint64_t i, const Draws& u) const {
     switch (plan_.float_pattern) {
       case FloatPattern::dynamic_range: {
         const auto span = static_cast<std::uint64_t>(e_hi_ - e_lo_ + 1);
-        const int e = static_cast<int>(mulhi(counter_u64(d_, i), span)) + e_lo_;
-        const double mag = (1.0 + uni(i)) * std::ldexp(1.0, e);
+        const int e = static_cast<int>(mulhi(u.d, span)) + e_lo_;
+        const double mag = (1.0 + uni(u)) * std::ldexp(1.0, e);
         if (lo_ >= 0.0) {
           return mag;
         }
         if (hi_ <= 0.0) {
           return -mag;
         }
-        return (counter_u64(b_, i) >> 63) == 1 ? -mag : mag;
+        return (u.b >> 63) == 1 ? -mag : mag;
       }
       case FloatPattern::huge_logits: {
-        if (mulhi(counter_u64(d_, i), 8) != 0) {
-          return base(i);
+        if (mulhi(u.d, 8) != 0) {
+          return base(u);
         }
-        const double u = uni(i);
-        return (counter_u64(b_, i) >> 63) == 0 ? hi_ - half_ * u * 0.0625 : lo_ + half_ * u * 0.0625;
+        const double x = uni(u);
+        return (u.b >> 63) == 0 ? hi_ - half_ * x * 0.0625 : lo_ + half_ * x * 0.0625;
       }
       case FloatPattern::near_cancellation: {
-        const double v = base(i >> 1);
+        const double v = base(draws(i >> 1));  // the base value at the pair index
         if ((i & 1) == 0) {
           return v;
         }
@@ -144,15 +154,15 @@ class FloatFill {
         return (w < lo_ || w > hi_) ? v - v * eps_ : w;
       }
       case FloatPattern::ties:
-        return pool_[mulhi(counter_u64(a_, i), pool_.size())];
+        return pool_[mulhi(u.a, pool_.size())];
       case FloatPattern::zero_rows:
-        return (row_u64(i) >> 63) == 1 ? zero_ : base(i);
+        return (row_u64(i) >> 63) == 1 ? zero_ : base(u);
       case FloatPattern::one_hot: {
         const double spike = hi_ != zero_ ? hi_ : lo_;
         return i % row_len_ == mulhi(row_u64(i), row_len_) ? spike : zero_;
       }
       case FloatPattern::alternating_signs: {
-        const double m = std::fabs(base(i));
+        const double m = std::fabs(base(u));
         return (i & 1) == 0 ? m : -m;
       }
     }
@@ -209,6 +219,138 @@ class FloatFill {
   std::vector<std::vector<double>> categories_;
 };
 
+// Values a block at a time (docs/rng.md 4.3, 4.4): the streams of a block first, in loops the
+// compiler vectorises (64-bit multiplies in mix64), then, for the regular distribution, the
+// arithmetic over the block the same way; other distributions take each element from its draws.
+// Every operation is the scalar one's, in the same order, on the same integers and doubles, so the
+// values are bit-identical to the spec's formulas (tests/unit/rng/fill_float_test.cpp checks the
+// regular blocks against them, tests/vectors every distribution and pattern).
+constexpr std::size_t kBlock = 256;
+
+struct RegularBlock {
+  RegularMode mode;
+  std::uint64_t a, b, c, d;  // stream seeds
+  double lo, hi, mid, half;
+};
+
+// mulhi(u, n) for n < 2^32 with 64-bit operations only: u*n = 2^32 (uh*n + (ul*n >> 32)) + low bits.
+[[gnu::always_inline]] inline std::uint64_t mulhi_small(std::uint64_t u, std::uint64_t n) {
+  return ((u >> 32) * n + (((u & 0xFFFFFFFFu) * n) >> 32)) >> 32;
+}
+
+[[gnu::always_inline]] inline void streams_body(std::uint64_t seed, std::uint64_t first, std::size_t n,
+                                                std::uint64_t* out) {
+  for (std::size_t k = 0; k < n; ++k) out[k] = mix64(seed + (first + k + 1) * kGoldenGamma);
+}
+
+[[gnu::always_inline]] inline void regular_body(const RegularBlock& r, std::uint64_t first, std::size_t n,
+                                                double* out) {
+  alignas(64) std::uint64_t s0[kBlock];
+  alignas(64) std::uint64_t s1[kBlock];
+  if (r.mode == RegularMode::uniform) {
+    streams_body(r.c, first, n, s0);
+    for (std::size_t k = 0; k < n; ++k) {
+      const double u = static_cast<double>(s0[k] >> 11) * 0x1p-53;
+      out[k] = r.lo * (1.0 - u) + r.hi * u;
+    }
+    return;
+  }
+  streams_body(r.a, first, n, s0);
+  streams_body(r.b, first, n, s1);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t total = (s0[k] >> 32) + (s0[k] & 0xFFFFFFFFu) + (s1[k] >> 32) + (s1[k] & 0xFFFFFFFFu);
+    out[k] = static_cast<double>(total) * 0x1p-33 - 1.0;
+  }
+  if (r.mode == RegularMode::bell) {
+    for (std::size_t k = 0; k < n; ++k) out[k] = r.mid + out[k] * r.half;
+    return;
+  }
+  streams_body(r.d, first, n, s0);
+  for (std::size_t k = 0; k < n; ++k) {
+    // 2^mulhi(d, 9), built from its exponent bits: the same double as the scalar path's table.
+    out[k] = out[k] * std::bit_cast<double>((1023 + mulhi_small(s0[k], 9)) << 52);
+  }
+}
+
+// clamp_to, then the dtype's rounding for the two types the hardware rounds (float32, float64).
+template <class T>
+[[gnu::always_inline]] inline void clamp_store_body(const double* x, std::size_t n, double lo, double hi,
+                                                    T* out) {
+  for (std::size_t k = 0; k < n; ++k) {
+    const double v = x[k] < lo ? lo : (x[k] > hi ? hi : x[k]);
+    out[k] = static_cast<T>(v);
+  }
+}
+
+#define GPUEMU_FILL_KERNELS(suffix, attributes)                                                              \
+  attributes void streams_##suffix(std::uint64_t seed, std::uint64_t first, std::size_t n,                   \
+                                   std::uint64_t* out) {                                                     \
+    streams_body(seed, first, n, out);                                                                       \
+  }                                                                                                          \
+  attributes void regular_##suffix(const RegularBlock& r, std::uint64_t first, std::size_t n, double* out) { \
+    regular_body(r, first, n, out);                                                                          \
+  }                                                                                                          \
+  attributes void clamp_f32_##suffix(const double* x, std::size_t n, double lo, double hi, float* out) {     \
+    clamp_store_body(x, n, lo, hi, out);                                                                     \
+  }                                                                                                          \
+  attributes void clamp_f64_##suffix(const double* x, std::size_t n, double lo, double hi, double* out) {    \
+    clamp_store_body(x, n, lo, hi, out);                                                                     \
+  }
+
+GPUEMU_FILL_KERNELS(base, )
+#if defined(__x86_64__) && defined(__GNUC__)
+GPUEMU_FILL_KERNELS(avx2, [[gnu::target("avx2")]])
+GPUEMU_FILL_KERNELS(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq")]])
+#endif
+#undef GPUEMU_FILL_KERNELS
+
+// The block kernels of the best instruction set this CPU has, chosen once per process.
+struct FillKernels {
+  void (*streams)(std::uint64_t, std::uint64_t, std::size_t, std::uint64_t*) = streams_base;
+  void (*regular)(const RegularBlock&, std::uint64_t, std::size_t, double*) = regular_base;
+  void (*clamp_f32)(const double*, std::size_t, double, double, float*) = clamp_f32_base;
+  void (*clamp_f64)(const double*, std::size_t, double, double, double*) = clamp_f64_base;
+};
+
+const FillKernels& fill_kernels() {
+  static const FillKernels kernels = [] {
+    FillKernels k;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq")) {
+      k = {streams_avx512, regular_avx512, clamp_f32_avx512, clamp_f64_avx512};
+    } else if (__builtin_cpu_supports("avx2")) {
+      k = {streams_avx2, regular_avx2, clamp_f32_avx2, clamp_f64_avx2};
+    }
+#endif
+    return k;
+  }();
+  return kernels;
+}
+
+// Which of the streams a, b, c, d (bits 0-3) FloatFill::value reads for a boundary or adversarial
+// plan, so a block computes only those (near_cancellation reads its draws at the pair index, alone).
+std::bitset<4> streams_read(const ValuePlan& plan, bool any) {
+  const unsigned d = any ? 8u : 0u;  // base() reads d only for the domain "any"
+  if (plan.distribution == ValueDistribution::boundary) return 0b0011;
+  switch (plan.float_pattern) {
+    case FloatPattern::dynamic_range:
+      return 0b1110;
+    case FloatPattern::huge_logits:
+      return 0b1111;
+    case FloatPattern::near_cancellation:
+    case FloatPattern::one_hot:
+      return 0;
+    case FloatPattern::ties:
+      return 0b0001;
+    case FloatPattern::zero_rows:
+    case FloatPattern::alternating_signs:
+      return 0b0011 | d;
+  }
+  return 0b1111;
+}
+
 template <class T>
 void store(std::byte* out, std::uint64_t i, T v) {
   std::memcpy(out + i * sizeof(T), &v, sizeof(T));
@@ -220,21 +362,55 @@ void fill_float(const ValuePlan& plan, std::uint64_t seed, DType dtype, const Re
                 std::uint64_t numel, std::uint64_t row_len, std::byte* out) {
   static_assert(std::endian::native == std::endian::little, "tensor storage is little-endian");
   const FloatFill fill(plan, seed, dtype, domain, row_len);
-  for (std::uint64_t i = 0; i < numel; ++i) {
-    const double x = clamp_to(fill.value(i), domain.lo, domain.hi);
+  const FillKernels& kernels = fill_kernels();
+  const bool regular = plan.distribution == ValueDistribution::regular;
+  const RegularBlock block{regular ? plan.mode : RegularMode::uniform,
+                           derive_seed(seed, "values/a"),
+                           derive_seed(seed, "values/b"),
+                           derive_seed(seed, "values/c"),
+                           derive_seed(seed, "values/d"),
+                           domain.lo,
+                           domain.hi,
+                           0.5 * domain.lo + 0.5 * domain.hi,
+                           0.5 * domain.hi - 0.5 * domain.lo};
+  alignas(64) double values[kBlock];
+  alignas(64) std::uint64_t draws[4][kBlock] = {};  // a stream the plan does not read stays 0
+  const std::bitset<4> used = streams_read(plan, domain.any);
+  const std::array<std::uint64_t, 4> stream_seeds = {block.a, block.b, block.c, block.d};
+  for (std::uint64_t first = 0; first < numel; first += kBlock) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, numel - first));
+    if (regular) {
+      kernels.regular(block, first, n, values);
+    } else {
+      // The other distributions: the block's draws at once, then each element from its draws.
+      for (int k = 0; k < 4; ++k) {
+        if (used.test(k)) kernels.streams(stream_seeds[k], first, n, draws[k]);
+      }
+      for (std::size_t k = 0; k < n; ++k) {
+        values[k] = fill.value(first + k, {draws[0][k], draws[1][k], draws[2][k], draws[3][k]});
+      }
+    }
     switch (dtype) {
       case DType::float16:
-        store(out, i, tensor::double_to_f16(x));
+        for (std::size_t k = 0; k < n; ++k)
+          store(out, first + k, tensor::double_to_f16(clamp_to(values[k], domain.lo, domain.hi)));
         break;
       case DType::bfloat16:
-        store(out, i, tensor::double_to_bf16(x));
+        for (std::size_t k = 0; k < n; ++k)
+          store(out, first + k, tensor::double_to_bf16(clamp_to(values[k], domain.lo, domain.hi)));
         break;
-      case DType::float32:
-        store(out, i, static_cast<float>(x));
+      case DType::float32: {
+        alignas(64) float narrow[kBlock];
+        kernels.clamp_f32(values, n, domain.lo, domain.hi, narrow);
+        std::memcpy(out + first * sizeof(float), narrow, n * sizeof(float));
         break;
-      default:
-        store(out, i, x);
+      }
+      default: {
+        alignas(64) double wide[kBlock];
+        kernels.clamp_f64(values, n, domain.lo, domain.hi, wide);
+        std::memcpy(out + first * sizeof(double), wide, n * sizeof(double));
         break;
+      }
     }
   }
 }

@@ -111,7 +111,8 @@ std::size_t OutgoingFrame::size() const {
 
 OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
                                 const std::vector<std::string>& order, const json& kwargs,
-                                const std::vector<std::string>* released) {
+                                const std::vector<std::string>* released, InputFiles input_files,
+                                const SharedFile* output_file) {
   std::vector<const std::pair<const std::string, tensor::Tensor>*> items;
   for (const auto& name : order) {
     auto it = inputs.find(name);
@@ -133,8 +134,13 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
         {"strides", t.strides.size() == t.shape.size() ? t.strides : tensor::contiguous_strides(t.shape)},
         {"offset", offset},
         {"nbytes", t.data.size()}};
-    if (!t.data.segment().empty()) {
-      // Already in a shared-memory segment (a client's): the worker maps it instead of reading a copy.
+    const bool in_input_file = names_input_file(t.data.segment());
+    if (in_input_file && input_files == InputFiles::name_file) {
+      // In our own input file (docs/worker-protocol.md "Inputs in gpuemu's file"): the worker maps it.
+      entry["file"] = std::string(t.data.segment());
+      entry["offset"] = t.data.segment_offset();
+    } else if (!t.data.segment().empty() && !in_input_file) {
+      // Already in a shared-memory segment (a client's): the worker reads a copy of it from there.
       entry["segment"] = std::string(t.data.segment());
       entry["offset"] = t.data.segment_offset();
     } else {
@@ -151,6 +157,10 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
   if (released != nullptr) {
     header["segments"] = true;  // large outputs may come back in a lent shared-memory segment
     header["released"] = *released;
+  }
+  if (output_file != nullptr) {  // docs/worker-protocol.md "Outputs in gpuemu's file"
+    header["output_file"] = output_file->path();
+    header["output_file_bytes"] = output_file->size();
   }
   std::string text = header.dump(-1, ' ', false, json::error_handler_t::replace);
   auto prefix = encode_frame_prefix({static_cast<std::uint32_t>(text.size()), offset});
@@ -195,7 +205,23 @@ Expected<Tensors> decode_tensor_entries(const json& header, const TensorSource& 
     auto nbytes = entry["nbytes"].get<std::uint64_t>();
     std::span<const std::byte> bytes = source.payload;
     std::shared_ptr<const void> keeper = source.keeper;
-    if (entry.contains("segment")) {
+    if (entry.contains("file")) {
+      // In the output file this call offered: read in place (docs/worker-protocol.md "Outputs in
+      // gpuemu's file"). The file is ours and sealed against shrinking, so the view cannot fault.
+      const SharedFile* file = source.output_file.get();
+      if (file == nullptr || !entry["file"].is_string() || entry["file"].get<std::string>() != file->path()) {
+        return fail(ErrorKind::parse,
+                    fmt::format("{} names file {}, which is not the output file its call offered",
+                                tensor_what, entry["file"].dump()));
+      }
+      if (offset > file->size() || nbytes > file->size() - offset) {
+        return fail(ErrorKind::parse,
+                    fmt::format("{} lies outside its output file's {} bytes (offset {}, nbytes {})",
+                                tensor_what, file->size(), offset, nbytes));
+      }
+      t.data = tensor::Storage::view(source.output_file,
+                                     {file->data() + offset, static_cast<std::size_t>(nbytes)});
+    } else if (entry.contains("segment")) {
       if (!entry["segment"].is_string()) {
         return fail(ErrorKind::parse, fmt::format("{}: \"segment\" must be a file path", tensor_what));
       }
@@ -234,15 +260,17 @@ Expected<Tensors> decode_tensor_entries(const json& header, const TensorSource& 
 }
 
 Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what,
-                                      std::shared_ptr<SegmentReleases> releases) {
+                                      std::shared_ptr<SegmentReleases> releases,
+                                      std::shared_ptr<SharedFile> output_file) {
   const json& list = frame.header.contains("tensors") ? frame.header["tensors"] : json();
   if (!list.is_array() || list.empty()) {
     return fail(ErrorKind::parse, fmt::format("{} sent a result frame without tensors", what));
   }
   const SegmentUse segments = releases ? SegmentUse::lend : SegmentUse::refuse;
-  return decode_tensor_entries(frame.header,
-                               TensorSource{*frame.payload, frame.payload, segments, std::move(releases)},
-                               what, "output");
+  return decode_tensor_entries(
+      frame.header,
+      TensorSource{*frame.payload, frame.payload, segments, std::move(releases), std::move(output_file)},
+      what, "output");
 }
 
 }  // namespace gpuemu::run

@@ -15,6 +15,7 @@
 
 #include "run/script_protocol.hpp"
 #include "run/segment.hpp"
+#include "run/shared_file.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::run {
@@ -48,13 +49,22 @@ struct IncomingFrame {
   std::shared_ptr<std::vector<std::byte>> payload = std::make_shared<std::vector<std::byte>>();
 };
 
+// What encode_call_frame does with an input that lies in one of our input files (shared_file.hpp).
+enum class InputFiles {
+  send_bytes,  // put its bytes in the payload (a worker that does not map input files)
+  name_file,   // name the file ("file": path, "offset"): the worker maps it
+};
+
 // {"type": "call", "op", "dtype", "kwargs", "tensors": [{name, dtype, shape, strides, offset,
 // nbytes}]} with the tensors' storage buffers as payload, inputs in `order` first.
 // With `released`, the call says it accepts outputs in lent segments ("segments": true) and hands
 // back the segments listed ("released").
+// With `output_file`, the call offers it for the outputs ("output_file", "output_file_bytes").
 OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
                                 const std::vector<std::string>& order, const nlohmann::json& kwargs,
-                                const std::vector<std::string>* released = nullptr);
+                                const std::vector<std::string>* released = nullptr,
+                                InputFiles input_files = InputFiles::send_bytes,
+                                const SharedFile* output_file = nullptr);
 
 // Where decoded tensors' bytes come from. With a `keeper` (something that keeps `payload` alive)
 // tensors are views into the payload, else copies. An entry with "segment": PATH indexes that
@@ -64,6 +74,8 @@ struct TensorSource {
   std::shared_ptr<const void> keeper;
   SegmentUse segments = SegmentUse::refuse;
   std::shared_ptr<SegmentReleases> releases;  // for SegmentUse::lend: where a segment goes when unused
+  // The output file the call offered: an entry with "file" (its path) is a view of its bytes here.
+  std::shared_ptr<SharedFile> output_file;
 };
 
 // The tensors a frame header lists ({"name", "dtype", "shape", "strides", "offset", "nbytes"},
@@ -74,7 +86,9 @@ Expected<Tensors> decode_tensor_entries(const nlohmann::json& header, const Tens
 
 // The tensors of a "result" frame, each validated like a script's output. Outputs the worker
 // lent in segments are handed back through `releases` once unused; without it segments are refused.
+// Outputs in `output_file` (the file the call offered) are views of it, not copies.
 Expected<Tensors> decode_result_frame(const IncomingFrame& frame, const std::string& what,
-                                      std::shared_ptr<SegmentReleases> releases = nullptr);
+                                      std::shared_ptr<SegmentReleases> releases = nullptr,
+                                      std::shared_ptr<SharedFile> output_file = nullptr);
 
 }  // namespace gpuemu::run

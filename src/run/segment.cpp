@@ -31,11 +31,13 @@ std::vector<std::string> SegmentReleases::take() {
 
 namespace {
 
-// Memory for a copy, never value-initialised (every byte is overwritten by the read). Large
-// copies get their pages in one go (MAP_POPULATE) instead of one fault per page during the read,
-// which costs as much as the copy itself; they are unmapped when the last tensor lets go.
+// Memory for a copy, never value-initialised (every byte is overwritten by the read). Copies below
+// malloc's mmap threshold (32 MiB in the gpuemu binary, src/main.cpp) come from the heap, which keeps
+// freed memory: a worker's outputs are copied every case at the same sizes, and fresh pages for each
+// (faulted in, or MAP_POPULATE'd) cost as much as the copy. Larger copies get their pages in one go
+// (MAP_POPULATE) instead of one fault per page, and are unmapped when the last tensor lets go.
 std::shared_ptr<std::byte[]> allocate(std::uint64_t nbytes) {
-  constexpr std::uint64_t kPopulateFrom = std::uint64_t{1} << 20;
+  constexpr std::uint64_t kPopulateFrom = std::uint64_t{32} << 20;
   if (nbytes < kPopulateFrom) return std::shared_ptr<std::byte[]>(new (std::nothrow) std::byte[std::max<std::uint64_t>(nbytes, 1)]);
   if (nbytes > std::numeric_limits<std::size_t>::max()) return nullptr;
   void* at = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);

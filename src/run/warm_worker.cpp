@@ -107,6 +107,11 @@ bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
       pending_load_ = std::chrono::nanoseconds(it->get<std::uint64_t>());
     }
     runtime_ = runtime_of(hello.header);
+    const auto mapped = hello.header.find("mapped_inputs");
+    maps_inputs_ =
+        !input_files_refused_ && mapped != hello.header.end() && mapped->is_boolean() && mapped->get<bool>();
+    const auto outputs = hello.header.find("mapped_outputs");
+    maps_outputs_ = outputs != hello.header.end() && outputs->is_boolean() && outputs->get<bool>();
     return true;
   }
 
@@ -170,14 +175,27 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
   static const std::vector<std::string> kNoOrder;
   static const nlohmann::json kNoKwargs = nlohmann::json::object();
   const std::vector<std::string> released = releases_->take();
-  OutgoingFrame call =
-      encode_call_frame(request.op, request.case_dtype, request.inputs ? *request.inputs : kNoInputs,
-                        request.input_order ? *request.input_order : kNoOrder,
-                        request.kwargs ? *request.kwargs : kNoKwargs, &released);
   IncomingFrame reply;
   const auto case_start = Clock::now();
   const CaseDeadline deadline = case_deadline(case_start, settings_.timeout, request.stop_at);
-  auto status = worker_->exchange(&call, reply, deadline.at, settings_.max_output_bytes);
+  // Our file for the outputs, when the worker writes into one (else it lends its own segments).
+  const std::shared_ptr<SharedFile> output_file = maps_outputs_ ? output_files_.offer() : nullptr;
+  auto call_worker = [&](InputFiles input_files) {
+    OutgoingFrame call = encode_call_frame(
+        request.op, request.case_dtype, request.inputs ? *request.inputs : kNoInputs,
+        request.input_order ? *request.input_order : kNoOrder, request.kwargs ? *request.kwargs : kNoKwargs,
+        &released, input_files, output_file.get());
+    return worker_->exchange(&call, reply, deadline.at, settings_.max_output_bytes);
+  };
+  auto status = call_worker(maps_inputs_ ? InputFiles::name_file : InputFiles::send_bytes);
+  if (maps_inputs_ && status == WorkerChannel::Status::ok && string_field(reply.header, "type") == "error" &&
+      string_field(reply.header, "kind") == "input_file") {
+    // The worker cannot open our input file (docs/worker-protocol.md "Inputs in gpuemu's file"):
+    // the same call again with the bytes in the payload, and so from now on for this runner.
+    input_files_refused_ = true;
+    maps_inputs_ = false;
+    status = call_worker(InputFiles::send_bytes);
+  }
   auto stderr_text = [&] {
     return shown_stderr(worker_->stderr_tail().str(), worker_->stderr_tail().total());
   };
@@ -194,10 +212,11 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
         outcome.runtime = runtime_;
       }
       if (type == "result") {
-        auto outputs = decode_result_frame(reply, what_, releases_);
+        auto outputs = decode_result_frame(reply, what_, releases_, output_file);
         std::uint64_t output_bytes = 0;
         if (outputs) {
           for (const auto& [name, t] : *outputs) output_bytes += t.data.size();
+          if (output_file) output_files_.needed(output_bytes + 64 * outputs->size());  // each 64-byte aligned
         }
         if (outputs && output_bytes > settings_.max_output_bytes) {  // the pipe's limit, for segments too
           outcome.failure = RunFailure::bad_output;

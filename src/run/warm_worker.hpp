@@ -10,6 +10,7 @@
 
 #include "run/runner.hpp"
 #include "run/segment.hpp"
+#include "run/shared_file.hpp"
 
 namespace gpuemu::run {
 
@@ -49,6 +50,14 @@ class WarmWorkerRunner final : public Runner {
   // to the inside time of its first case; and the latest "runtime" it reported.
   std::chrono::nanoseconds pending_load_{0};
   nlohmann::json runtime_;
+  // Whether calls name inputs that lie in an input file (shared_file.hpp) instead of sending their
+  // bytes: the worker said it maps them ("mapped_inputs" in its ready frame), and no worker of this
+  // runner has failed to open one.
+  bool maps_inputs_ = false;
+  bool input_files_refused_ = false;
+  // Whether calls offer an output file (the worker said "mapped_outputs"), and the files offered.
+  bool maps_outputs_ = false;
+  OutputFiles output_files_;
 };
 
 }  // namespace gpuemu::run

@@ -100,3 +100,11 @@ def env_value(inputs, name="GPUEMU_TEST_VALUE"):
 
 def random_draw(inputs):
     return np.array([np.random.random()], dtype=np.float64)
+
+
+def scribble(inputs):
+    """Writes into its input (allowed: the views are writable) and returns what it read first."""
+    x = inputs["x"]
+    first = x.astype(np.float64) * 2
+    x[...] = -99
+    return first

@@ -1,0 +1,74 @@
+# Inputs gpuemu puts in a shared-memory file of its own for its warm workers to map (docs/worker-protocol.md,
+# "Inputs in gpuemu's file"): no copy through the pipe, and the op and the reference read the same pages.
+"""Map the input files a call frame names ("file": "/proc/<pid>/fd/<n>", a memfd gpuemu owns).
+
+Each file is mapped once per call, privately (copy-on-write): an op that writes into its inputs
+changes its own pages only, never gpuemu's file or what the reference reads. gpuemu never shrinks
+the file while a call is out, so the mapping cannot fault past the file's end (a peer's segment,
+which may shrink at any time, is read as a copy instead: segments.read_segment). Standard library only.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import stat
+from typing import Any, Iterable
+
+__all__ = ["InputFileUnavailable", "map_input_files", "PATTERN"]
+
+# What a call may name: gpuemu's own descriptor, through /proc (a memfd has no other name).
+PATTERN = re.compile(r"/proc/[0-9]+/fd/[0-9]+")
+# Maps the file's pages into the mapping in one go (Linux 5.14), without copying them, so reading
+# the inputs costs no page faults; older kernels refuse it and the pages are mapped on first touch.
+_MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)
+
+
+class InputFileUnavailable(OSError):
+    """This worker cannot open or map gpuemu's input file (e.g. /proc hidden from it): the worker
+    answers with an error frame of kind "input_file" and gpuemu sends the bytes in the payload."""
+
+
+def _map(path: str, end: int) -> Any:
+    if not PATTERN.fullmatch(path):
+        raise ValueError(f"input file {path!r} is not a /proc/<pid>/fd/<n> name")
+    if end == 0:
+        return bytearray()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputFileUnavailable(f"cannot open gpuemu's input file {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            raise ValueError(f"input file {path!r} is not a regular file of this user")
+        if st.st_size < end:
+            raise ValueError(f"the inputs lie outside input file {path!r} of {st.st_size} bytes (up to byte {end})")
+        try:
+            mapping = mmap.mmap(fd, end, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError as exc:
+            raise InputFileUnavailable(f"cannot map gpuemu's input file {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    try:
+        mapping.madvise(_MADV_POPULATE_READ)
+    except (OSError, ValueError):
+        pass
+    return mapping
+
+
+def map_input_files(entries: Iterable[dict]) -> dict[str, memoryview]:
+    """{path: writable memoryview of the whole mapped range} for every "file" the entries name, each
+    mapped once, up to the furthest byte an entry names. Raises ValueError for a malformed entry or a
+    file too short, InputFileUnavailable when a file cannot be opened or mapped here."""
+    ends: dict[str, int] = {}
+    for entry in entries:
+        path = entry.get("file")
+        if path is None:
+            continue
+        offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
+        if offset < 0 or nbytes < 0:
+            raise ValueError(f"tensor {entry.get('name')!r}: negative offset {offset} or nbytes {nbytes}")
+        ends[str(path)] = max(ends.get(str(path), 0), offset + nbytes)
+    return {path: memoryview(_map(path, end)) for path, end in ends.items()}
