@@ -304,7 +304,7 @@ GPUEMU_FILL_KERNELS(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq")]])
 #endif
 #undef GPUEMU_FILL_KERNELS
 
-// The block kernels of the best instruction set this CPU has, chosen once per process.
+// The block kernels compiled for one instruction set.
 struct FillKernels {
   void (*streams)(std::uint64_t, std::uint64_t, std::size_t, std::uint64_t*) = streams_base;
   void (*regular)(const RegularBlock&, std::uint64_t, std::size_t, double*) = regular_base;
@@ -312,21 +312,15 @@ struct FillKernels {
   void (*clamp_f64)(const double*, std::size_t, double, double, double*) = clamp_f64_base;
 };
 
-const FillKernels& fill_kernels() {
-  static const FillKernels kernels = [] {
-    FillKernels k;
+// The kernels of `isa`, or of the best set below it that this CPU runs.
+FillKernels fill_kernels(util::Isa isa) {
+  const util::Isa usable = std::min(isa, util::best_isa());
 #if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq")) {
-      k = {streams_avx512, regular_avx512, clamp_f32_avx512, clamp_f64_avx512};
-    } else if (__builtin_cpu_supports("avx2")) {
-      k = {streams_avx2, regular_avx2, clamp_f32_avx2, clamp_f64_avx2};
-    }
+  if (usable == util::Isa::avx512)
+    return {streams_avx512, regular_avx512, clamp_f32_avx512, clamp_f64_avx512};
+  if (usable == util::Isa::avx2) return {streams_avx2, regular_avx2, clamp_f32_avx2, clamp_f64_avx2};
 #endif
-    return k;
-  }();
-  return kernels;
+  return {};
 }
 
 // Which of the streams a, b, c, d (bits 0-3) FloatFill::value reads for a boundary or adversarial
@@ -360,9 +354,14 @@ void store(std::byte* out, std::uint64_t i, T v) {
 
 void fill_float(const ValuePlan& plan, std::uint64_t seed, DType dtype, const ResolvedDomain& domain,
                 std::uint64_t numel, std::uint64_t row_len, std::byte* out) {
+  fill_float(plan, seed, dtype, domain, numel, row_len, out, util::best_isa());
+}
+
+void fill_float(const ValuePlan& plan, std::uint64_t seed, DType dtype, const ResolvedDomain& domain,
+                std::uint64_t numel, std::uint64_t row_len, std::byte* out, util::Isa isa) {
   static_assert(std::endian::native == std::endian::little, "tensor storage is little-endian");
   const FloatFill fill(plan, seed, dtype, domain, row_len);
-  const FillKernels& kernels = fill_kernels();
+  const FillKernels kernels = fill_kernels(isa);
   const bool regular = plan.distribution == ValueDistribution::regular;
   const RegularBlock block{regular ? plan.mode : RegularMode::uniform,
                            derive_seed(seed, "values/a"),

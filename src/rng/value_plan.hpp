@@ -9,6 +9,7 @@
 
 #include "rng/values.hpp"
 #include "tensor/dtype.hpp"
+#include "util/cpu_isa.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::rng {
@@ -56,6 +57,10 @@ double dtype_round(double v, tensor::DType dtype);
 // Fill `out` (numel elements of the dtype, little-endian) following the plan.
 void fill_float(const ValuePlan& plan, std::uint64_t seed, tensor::DType dtype, const ResolvedDomain& domain,
                 std::uint64_t numel, std::uint64_t row_len, std::byte* out);
+// The same with the block loops compiled for `isa` (or the best set below it this CPU runs): every
+// set must give the same bytes, which tests/unit/rng/fill_float_test.cpp checks set by set.
+void fill_float(const ValuePlan& plan, std::uint64_t seed, tensor::DType dtype, const ResolvedDomain& domain,
+                std::uint64_t numel, std::uint64_t row_len, std::byte* out, util::Isa isa);
 void fill_int(const ValuePlan& plan, std::uint64_t seed, tensor::DType dtype, const ResolvedDomain& domain,
               std::uint64_t numel, std::uint64_t row_len, std::byte* out);
 

@@ -12,30 +12,16 @@
 #include "check/simd/half_precheck_avx2.hpp"
 #include "check/simd/narrow_precheck_avx512.hpp"
 #include "check/simd/wide_screen_avx512.hpp"
+#include "util/cpu_isa.hpp"
 
 namespace gpuemu::check::kernels {
 
 // Every kernel three times: for the baseline x86-64 target (SSE2), for AVX2 and for AVX-512 (at
 // GCC's default 256-bit vector width, with mask registers), chosen once per process from the CPU
-// (no ifunc, so the static binary behaves the same). The bodies are always inlined, so each copy is
-// compiled, and vectorised, for its own target.
-enum class Isa { baseline, avx2, avx512 };
-
-inline Isa best_isa() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const Isa isa = [] {
-    __builtin_cpu_init();  // may run before libgcc's constructor when called from a static initializer
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
-      return Isa::avx512;
-    }
-    return __builtin_cpu_supports("avx2") ? Isa::avx2 : Isa::baseline;
-  }();
-  return isa;
-#else
-  return Isa::baseline;
-#endif
-}
+// (util::best_isa). The bodies are always inlined, so each copy is compiled, and vectorised, for its
+// own target.
+using util::best_isa;
+using util::Isa;
 
 inline Isa chosen_isa(KernelChoice choice) {
   const Isa best = best_isa();

@@ -1,5 +1,6 @@
 // Tests for fill_float's block path (rng/fill_float.cpp): the regular distribution, computed a block
-// at a time in vectorised loops, against the scalar formulas of docs/rng.md 4.3-4.4, bit for bit.
+// at a time in vectorised loops, against the scalar formulas of docs/rng.md 4.3-4.4, bit for bit; and
+// every instruction set's copy of those loops against the baseline copy.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -75,6 +76,49 @@ TEST(FillFloat, RegularBlocksMatchTheScalarFormulasBitForBit) {
         fill_float(plan, seed, dtype, resolved, n, 16, got.data());
         EXPECT_EQ(got, scalar_regular(mode, seed, dtype, resolved, n))
             << "mode " << static_cast<int>(mode) << " dtype " << tensor::dtype_name(dtype) << " n " << n;
+      }
+    }
+  }
+}
+
+// Each instruction set's copy of the block loops gives the baseline copy's bytes, for every
+// distribution and pattern: a failing case replays the same on a CI runner without AVX-512 as on
+// the machine that found it. Copies this CPU cannot run fall back to the best one below (and then
+// compare that one again).
+TEST(FillFloat, EveryInstructionSetGivesTheBaselineBytes) {
+  std::vector<ValuePlan> plans;
+  for (RegularMode mode : {RegularMode::uniform, RegularMode::bell, RegularMode::scaled_bell}) {
+    ValuePlan plan;
+    plan.mode = mode;
+    plans.push_back(plan);
+  }
+  ValuePlan boundary;
+  boundary.distribution = ValueDistribution::boundary;
+  plans.push_back(boundary);
+  // One planned adversarial plan per pattern (planning fills what the pattern needs, e.g. ties' pool).
+  for (int pattern = 0; pattern <= static_cast<int>(FloatPattern::alternating_signs); ++pattern) {
+    std::uint64_t seed = 0;
+    while (plan_values(seed, DType::float32, ValueDistribution::adversarial, false).float_pattern !=
+           static_cast<FloatPattern>(pattern)) {
+      ASSERT_LT(++seed, 100000u) << "no seed plans pattern " << pattern;
+    }
+    plans.push_back(plan_values(seed, DType::float32, ValueDistribution::adversarial, false));
+  }
+  for (const ValuePlan& plan : plans) {
+    const bool any = plan.mode == RegularMode::scaled_bell;
+    for (DType dtype : {DType::float32, DType::float64, DType::float16, DType::bfloat16}) {
+      const ResolvedDomain domain =
+          *resolve_domain(dtype, any ? Domain{0, 0, true} : Domain{-3.0, 5.0, false});
+      for (std::uint64_t n : {1u, 255u, 256u, 257u, 4099u}) {
+        const std::uint64_t seed = 40 + n;
+        std::vector<std::byte> baseline(n * tensor::dtype_size(dtype));
+        fill_float(plan, seed, dtype, domain, n, 64, baseline.data(), util::Isa::baseline);
+        for (util::Isa isa : {util::Isa::avx2, util::Isa::avx512}) {
+          std::vector<std::byte> got(baseline.size());
+          fill_float(plan, seed, dtype, domain, n, 64, got.data(), isa);
+          EXPECT_EQ(got, baseline) << describe_plan(plan, dtype) << " dtype " << tensor::dtype_name(dtype)
+                                   << " n " << n << " isa " << static_cast<int>(isa);
+        }
       }
     }
   }
