@@ -12,7 +12,8 @@
     ├── MessageError              (also a ValueError) bytes that are no daemon message (docs/protocol.md)
     ├── FrameError                (also a ValueError) bytes that are no worker frame (docs/worker-protocol.md)
     ├── AdapterError              (also a TypeError and ValueError) a tensor a framework adapter cannot convert
-    └── FrameworkNotInstalledError (also an ImportError) the op's framework cannot be imported
+    ├── FrameworkNotInstalledError (also an ImportError) the op's framework cannot be imported
+    └── TritonNeedsGpuError       (also a RuntimeError) a Triton launch meant for a GPU, on a machine without one
 
 Standard library only: the worker's frame layer imports it before it knows numpy is installed.
 """
@@ -27,6 +28,7 @@ __all__ = [
     "RequestTimeoutError",
     "DaemonError",
     "ValidationError",
+    "TritonNeedsGpuError",
     "MessageError",
     "FrameError",
     "AdapterError",
@@ -98,3 +100,8 @@ class FrameworkNotInstalledError(GpuemuError, ImportError):
         self.framework = framework
         self.module_name = module
         self.extra = extra
+
+
+class TritonNeedsGpuError(GpuemuError, RuntimeError):
+    """A @triton.jit kernel was launched for the GPU (TRITON_INTERPRET=0, the op's triton_interpret
+    "never") where torch sees none; the message says to run it under the interpreter instead."""

@@ -113,3 +113,22 @@ def test_auto_device_is_cpu_without_a_gpu():
 
 def test_describe_says_what_runs(conv):
     assert conv.describe() == {"framework": "pytorch", "framework_version": torch.__version__, "device": "cpu"}
+
+
+def test_a_bfloat16_tensor_known_only_by_dlpack_is_read_through_torch(conv):
+    # numpy's DLPack import has no bfloat16; gpuemu reads it through torch instead (issue #18).
+    class OnlyDLPack:
+        def __init__(self, t):
+            self._t = t
+
+        def __dlpack__(self, **kwargs):
+            return self._t.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self._t.__dlpack_device__()
+
+    t = torch.tensor([[1.0, 3.0], [-1.0078125, 0.5]], dtype=torch.bfloat16)
+    ((_, out),) = conv.outputs(OnlyDLPack(t), "op")
+    assert out.dtype.name == "bfloat16" and out.tolist() == t.float().tolist()
+    storage, dtype = frameworks.to_storage(OnlyDLPack(t.t()))
+    assert dtype == "bfloat16" and np.array_equal(storage, t.t().contiguous().view(torch.int16).numpy().view(np.uint16))

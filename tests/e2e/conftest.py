@@ -14,6 +14,10 @@ from e2e_support import REPO, one_op_toml  # noqa: F401  (re-exported for fixtur
 
 SCRIPTS = pathlib.Path(__file__).resolve().parent / "scripts"
 
+# The binary finds its Python package next to itself; a GPUEMU_BIN from another checkout would run
+# that checkout's gpuemu package, not this one's. This tree's package is the one under test.
+os.environ.setdefault("GPUEMU_PACKAGE_DIR", str(REPO / "python"))
+
 
 def binary_path() -> pathlib.Path:
     env = os.environ.get("GPUEMU_BIN")

@@ -137,3 +137,41 @@ def test_every_op_says_where_its_time_went(project):
     text = project.run("test", "--cases", "3")
     assert re.search(r"     time: [0-9.]+ s = op [0-9.]+ (ms|s) \(\d+%\) \+ reference", text.stdout), text.stdout
     assert "     ran: numpy " in text.stdout
+
+
+def test_ci_run_reports_the_time_split_in_result_json_text_and_job_summary(project, tmp_path):
+    # One run, three outputs (issue #18): result.json's per-op timing, the text summary's "time:"
+    # line and the Markdown job summary's table (the file in --out and $GITHUB_STEP_SUMMARY).
+    write(project, "", [
+        op_table("warm", 'module = "ops_env:slow_op"').replace('reference = "refs_env:identity"',
+                                                              'reference = "refs_env:slow_identity"'),
+        op_table("cold", 'op_script = "cold_op.py"', 'triton_interpret = "always"'),
+    ])
+    step_summary = tmp_path / "step-summary.md"
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(project.root), "GITHUB_STEP_SUMMARY": str(step_summary),
+           "GITHUB_OUTPUT": str(tmp_path / "output.txt")}
+    proc = project.run("ci", "run", "--iterations", "3", "--seed", "1", "--out", "out", env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = project.root / "out"
+    result = json.loads((out / "result.json").read_text())
+    text = (out / "summary.txt").read_text()
+    markdown = (out / "summary.md").read_text()
+    assert "### What ran, and where the time went" in markdown
+    assert markdown in step_summary.read_text()
+    lines = text.splitlines()
+    for op in result["ops"]:
+        timing = op["timing"]
+        for key in ("op_secs", "reference_secs", "gpuemu_secs", "wall_secs"):
+            assert isinstance(timing[key], (int, float)) and timing[key] > 0, (op["op"], timing)
+        assert timing["op_secs"] + timing["reference_secs"] + timing["gpuemu_secs"] == pytest.approx(
+            timing["wall_secs"])
+        # Text: the op's result line, then "ran:" and "time:" with all three parts.
+        first = next(i for i, line in enumerate(lines) if re.match(rf"(PASS|FAIL) {op['op']}:", line))
+        time_line = next(line for line in lines[first + 1:first + 4] if line.startswith("     time: "))
+        assert re.fullmatch(r"     time: [0-9.]+ m?s = op [0-9.]+ m?s \(\d+%\) \+ reference [0-9.]+ m?s \(\d+%\) "
+                            r"\+ gpuemu [0-9.]+ m?s \(\d+%\)", time_line), time_line
+        # Markdown: the op's row with wall, op, reference and gpuemu cells.
+        section = markdown.split("### What ran, and where the time went", 1)[1]
+        row = next(line for line in section.splitlines() if line.startswith(f"| {op['op']} | "))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert len(cells) == 6 and all(re.fullmatch(r"[0-9.]+ m?s( \(\d+%\))?", c) for c in cells[2:]), row

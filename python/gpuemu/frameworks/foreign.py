@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import numpy as np
@@ -29,10 +30,29 @@ def framework_of(value: Any) -> str | None:
     return None
 
 
+def _from_dlpack_by_framework(value: Any) -> np.ndarray | None:
+    """value read through torch's (else JAX's) DLPack import, for the dtypes numpy's lacks (bfloat16);
+    None when neither is installed or neither can read it."""
+    for framework, module in (("pytorch", "torch"), ("jax", "jax")):
+        try:
+            if importlib.util.find_spec(module) is None:
+                continue
+            lib = adapter(framework).load()
+            tensor = lib.from_dlpack(value) if framework == "pytorch" else lib.dlpack.from_dlpack(value)
+            return adapter(framework).to_numpy(tensor, None, "tensor")
+        except Exception:  # noqa: BLE001  (this framework cannot read it either: try the next)
+            continue
+    return None
+
+
 def _from_dlpack(value: Any, what: str) -> np.ndarray:
     try:
         arr = np.from_dlpack(value)
     except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+        # numpy's DLPack import has no bfloat16; torch's and JAX's do (a framework op may return one).
+        arr = _from_dlpack_by_framework(value)
+        if arr is not None and arr.dtype.name in DTYPE_NAMES:
+            return arr
         raise AdapterError(f"{what} is a {type(value).__name__} whose DLPack export numpy cannot read ({exc}); "
                            "pass a CPU tensor of a gpuemu dtype, or a numpy array") from None
     if arr.dtype.name not in DTYPE_NAMES:

@@ -9,13 +9,15 @@ seconds, and gpuemu must import (and say which extra to install) on machines wit
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import warnings
 from typing import Any, Iterator
 
 import numpy as np
 
 from gpuemu.core.dtypes import DTYPE_NAMES, ml_bfloat16
-from gpuemu.errors import AdapterError
+from gpuemu.errors import AdapterError, TritonNeedsGpuError
 from gpuemu.frameworks.requirement import require
 
 __all__ = ["NAME", "MODULE", "EXTRA", "DTYPES", "load", "version", "select_device", "prepare", "to_framework",
@@ -131,12 +133,42 @@ def row_major(value: Any) -> Any:
     return value
 
 
+def _raised_in_triton(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None:
+        if f"{os.sep}triton{os.sep}" in tb.tb_frame.f_code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _triton_without_gpu(torch, exc: BaseException) -> str | None:
+    """What to do when a Triton launch failed because it was meant for a GPU (TRITON_INTERPRET is
+    not "1": the op's triton_interpret is "never", or "auto" on a machine with a GPU device node)
+    and torch sees none; None for any other failure."""
+    if "triton" not in sys.modules or os.environ.get("TRITON_INTERPRET", "0").strip() == "1":
+        return None
+    if torch.cuda.is_available() or not _raised_in_triton(exc):
+        return None
+    return ("a Triton kernel was launched for the GPU (TRITON_INTERPRET=0: the op's triton_interpret is "
+            "\"never\"), but torch sees no GPU on this machine; set triton_interpret = \"always\" (or \"auto\") "
+            "to run it under the Triton interpreter, or run on a GPU runner. Triton said: "
+            f"{type(exc).__name__}: {exc}")
+
+
 @contextlib.contextmanager
 def calling(settings) -> Iterator[None]:
     """torch.no_grad() around the call, then a device synchronize, so the outputs read afterwards
-    are complete (GPU kernels launch asynchronously)."""
+    are complete (GPU kernels launch asynchronously). A Triton launch for a GPU that is not there
+    (triton_interpret = "never" on a CPU) says so, and what to set, instead of Triton's driver error."""
     torch = load()
-    with torch.no_grad():
-        yield
+    try:
+        with torch.no_grad():
+            yield
+    except Exception as exc:
+        why = _triton_without_gpu(torch, exc)
+        if why is None:
+            raise
+        raise TritonNeedsGpuError(why) from exc
     if settings.device == "cuda":
         torch.cuda.synchronize()
