@@ -17,33 +17,35 @@ jnp = need("jax.numpy")
 
 
 @pytest.fixture(scope="module")
-def ref_conv() -> Converter:
-    # A reference's converter turns on jax_enable_x64 (float64 references), so every dtype exists.
-    return Converter(AdapterSettings(framework="jax", device="cpu", role="reference"))
+def x64_conv() -> Converter:
+    # A reference's converter turns on jax_enable_x64 (float64 references), so every dtype exists;
+    # the op's converter made after it round-trips every dtype bit for bit (a reference's would widen).
+    Converter(AdapterSettings(framework="jax", device="cpu", role="reference"))
+    return Converter(AdapterSettings(framework="jax", device="cpu", role="op"))
 
 
 @pytest.mark.parametrize("dtype, layout", all_cases())
-def test_round_trip_keeps_values_and_bits(ref_conv, dtype, layout):
+def test_round_trip_keeps_values_and_bits(x64_conv, dtype, layout):
     storage = case_storage(dtype, layout)
-    x = ref_conv.input(storage, dtype, "x", "op")
+    x = x64_conv.input(storage, dtype, "x", "op")
     assert isinstance(x, jax.Array) and x.dtype == jnp.dtype(dtype) and x.shape == storage.shape
-    ((_, out),) = ref_conv.outputs(x, "op")
+    ((_, out),) = x64_conv.outputs(x, "op")
     assert out.dtype.name == dtype
-    header, raw = tensors.encode_view(out, ref_conv.wire_dtype(out, dtype))
+    header, raw = tensors.encode_view(out, x64_conv.wire_dtype(out, dtype))
     assert header["dtype"] == dtype and header["shape"] == list(storage.shape)
     assert bytes(raw) == bits_of(storage).tobytes()
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_every_16bit_pattern_survives_bit_for_bit(ref_conv, dtype):
-    x = ref_conv.input(every_16bit_pattern(dtype), dtype, "x")
+def test_every_16bit_pattern_survives_bit_for_bit(x64_conv, dtype):
+    x = x64_conv.input(every_16bit_pattern(dtype), dtype, "x")
     assert x.dtype == jnp.dtype(dtype)
-    ((_, out),) = ref_conv.outputs(x)
+    ((_, out),) = x64_conv.outputs(x)
     _, raw = tensors.encode_view(out)
     assert np.array_equal(np.frombuffer(raw, np.uint16), np.arange(65536, dtype=np.uint16))
 
 
-def test_an_ops_float64_input_without_x64_is_an_error_not_a_float32(ref_conv):
+def test_an_ops_float64_input_without_x64_is_an_error_not_a_float32(x64_conv):
     jax.config.update("jax_enable_x64", False)
     try:
         op_conv = Converter(AdapterSettings(framework="jax", device="cpu", role="op"))
@@ -55,12 +57,12 @@ def test_an_ops_float64_input_without_x64_is_an_error_not_a_float32(ref_conv):
         jax.config.update("jax_enable_x64", True)
 
 
-def test_a_reference_converter_turns_x64_on(ref_conv):
+def test_a_reference_converter_turns_x64_on(x64_conv):
     assert jax.config.read("jax_enable_x64")
-    assert ref_conv.input(np.array([1 + 2.0**-40]), "float64", "x").dtype == jnp.float64
+    assert x64_conv.input(np.array([1 + 2.0**-40]), "float64", "x").dtype == jnp.float64
 
 
-def test_tracer_and_non_arrays_are_adapter_errors(ref_conv):
+def test_tracer_and_non_arrays_are_adapter_errors(x64_conv):
     leaked = []
 
     @jax.jit
@@ -70,18 +72,18 @@ def test_tracer_and_non_arrays_are_adapter_errors(ref_conv):
 
     kernel(jnp.ones(3))
     with pytest.raises(AdapterError, match="op 'softmax': output 'out' is a JAX tracer"):
-        ref_conv.outputs(leaked[0], "softmax")
+        x64_conv.outputs(leaked[0], "softmax")
     with pytest.raises(AdapterError, match="output 'out' is a list, not a tensor"):
-        ref_conv.outputs([1.0], "softmax")
+        x64_conv.outputs([1.0], "softmax")
     with pytest.raises(AdapterError, match="has dtype complex64, which gpuemu cannot store"):
-        ref_conv.outputs(jnp.ones(2, jnp.complex64), "softmax")
+        x64_conv.outputs(jnp.ones(2, jnp.complex64), "softmax")
 
 
-def test_jitted_op_runs_and_its_result_is_read(ref_conv):
+def test_jitted_op_runs_and_its_result_is_read(x64_conv):
     op = jax.jit(lambda inputs: jnp.exp(inputs["x"]).astype(inputs["x"].dtype))
-    x = ref_conv.input(np.array([0x3F80, 0x0000], np.uint16), "bfloat16", "x")
-    out = ref_conv.call(op, {"x": x}, {}, "bfloat16")
-    ((_, arr),) = ref_conv.outputs(out)
+    x = x64_conv.input(np.array([0x3F80, 0x0000], np.uint16), "bfloat16", "x")
+    out = x64_conv.call(op, {"x": x}, {}, "bfloat16")
+    ((_, arr),) = x64_conv.outputs(out)
     assert arr.dtype.name == "bfloat16" and arr.astype(np.float64).tolist() == [2.71875, 1.0]
 
 

@@ -61,11 +61,12 @@ REFS = textwrap.dedent('''
         assert gpuemu.case_dtype() is not None
         return 2.0 * np.asarray(inputs["x"], dtype=np.float64)
 
-    def torch_ref(inputs):                # reference_framework = "pytorch": torch tensors
+    def torch_ref(inputs):                # reference_framework = "pytorch": float64 torch tensors
         x = inputs["x"]
         assert isinstance(x, torch.Tensor), type(x)
+        assert x.dtype == torch.float64, x.dtype
         assert gpuemu.case_dtype() in ("float32", "float16", "bfloat16"), gpuemu.case_dtype()
-        return 2.0 * x.double()
+        return 2.0 * x
     ''')
 
 OPS_TABLE = {

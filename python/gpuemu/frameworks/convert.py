@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES, canonical_dtype
+from gpuemu.core.dtypes import DTYPE_NAMES, canonical_dtype, from_bf16_bits
 from gpuemu.errors import AdapterError
 from gpuemu.frameworks.foreign import to_numpy_any
 from gpuemu.frameworks.registry import adapter
@@ -19,6 +19,9 @@ from gpuemu.frameworks.settings import ROLES, AdapterSettings, check_choice
 __all__ = ["Converter", "case_dtype", "output_dtype"]
 
 _CASE_DTYPE: contextvars.ContextVar[str | None] = contextvars.ContextVar("gpuemu_case_dtype", default=None)
+# What a framework reference's floating-point inputs are widened from (docs/frameworks.md): every
+# value of these is exactly a float64, so the reference computes in high precision on the same numbers.
+_WIDENED_FOR_REFERENCES = ("float16", "bfloat16", "float32")
 
 
 def case_dtype() -> str | None:
@@ -67,9 +70,16 @@ class Converter:
                 "device": self.settings.device}
 
     def input(self, storage: np.ndarray, dtype: str, name: str, op: str = "") -> Any:
-        """One input: a gpuemu storage view (bfloat16 as uint16 bits) -> the framework's tensor."""
+        """One input: a gpuemu storage view (bfloat16 as uint16 bits) -> the framework's tensor. A
+        framework reference (role "reference", not numpy) gets float16, bfloat16 and float32 inputs as
+        float64 tensors of the same values; a numpy reference widens them itself, as scripts always did."""
+        dtype = canonical_dtype(dtype)
+        if self.settings.role == "reference" and self.adapter.NAME != "numpy" and dtype in _WIDENED_FOR_REFERENCES:
+            wide = from_bf16_bits(storage) if dtype == "bfloat16" else storage
+            with np.errstate(invalid="ignore"):  # a signalling NaN widens to a NaN, as it should
+                storage, dtype = np.asarray(wide, dtype=np.float64), "float64"
         try:
-            return self.adapter.to_framework(storage, canonical_dtype(dtype), self.settings)
+            return self.adapter.to_framework(storage, dtype, self.settings)
         except AdapterError as exc:
             raise AdapterError(f"{_subject(op, 'input', name)} ({dtype}): {exc}") from None
 
