@@ -11,8 +11,8 @@
 #include "config/config.hpp"
 #include "fuzz/case.hpp"
 #include "result/run_result.hpp"
-#include "run/shared_file.hpp"
 #include "run/runner.hpp"
+#include "run/shared_file.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::engine {
