@@ -16,13 +16,15 @@ import re
 import stat
 from typing import Any, Iterable
 
-__all__ = ["InputFileUnavailable", "map_input_files", "PATTERN"]
+__all__ = ["InputFileUnavailable", "map_input_files", "map_own_file", "PATTERN"]
 
 # What a call may name: gpuemu's own descriptor, through /proc (a memfd has no other name).
 PATTERN = re.compile(r"/proc/[0-9]+/fd/[0-9]+")
 # Maps the file's pages into the mapping in one go (Linux 5.14), without copying them, so reading
 # the inputs costs no page faults; older kernels refuse it and the pages are mapped on first touch.
 _MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)
+# The same, writable (an output file): one call instead of a write fault per page.
+_MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)
 
 
 class InputFileUnavailable(OSError):
@@ -30,32 +32,41 @@ class InputFileUnavailable(OSError):
     answers with an error frame of kind "input_file" and gpuemu sends the bytes in the payload."""
 
 
+def map_own_file(path: str, size: int, what: str, shared: bool) -> tuple[mmap.mmap, os.stat_result]:
+    """The first `size` bytes of a regular file of this user (gpuemu's memfd for `what`, "input" or
+    "output"), mapped shared and writable or privately (copy-on-write), its pages mapped in one go
+    where the kernel can; and the file's stat. InputFileUnavailable when it cannot be opened or
+    mapped here, ValueError when it is not such a file or is shorter than `size`."""
+    try:
+        fd = os.open(path, (os.O_RDWR if shared else os.O_RDONLY) | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputFileUnavailable(f"cannot open gpuemu's {what} file {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            raise ValueError(f"{what} file {path!r} is not a regular file of this user")
+        if st.st_size < size:
+            raise ValueError(f"the {what}s lie outside {what} file {path!r} of {st.st_size} bytes (up to byte {size})")
+        try:
+            mapping = mmap.mmap(fd, size, flags=mmap.MAP_SHARED if shared else mmap.MAP_PRIVATE,
+                                prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError as exc:
+            raise InputFileUnavailable(f"cannot map gpuemu's {what} file {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    try:
+        mapping.madvise(_MADV_POPULATE_WRITE if shared else _MADV_POPULATE_READ)
+    except (OSError, ValueError):
+        pass
+    return mapping, st
+
+
 def _map(path: str, end: int) -> Any:
     if not PATTERN.fullmatch(path):
         raise ValueError(f"input file {path!r} is not a /proc/<pid>/fd/<n> name")
     if end == 0:
         return bytearray()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise InputFileUnavailable(f"cannot open gpuemu's input file {path}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-            raise ValueError(f"input file {path!r} is not a regular file of this user")
-        if st.st_size < end:
-            raise ValueError(f"the inputs lie outside input file {path!r} of {st.st_size} bytes (up to byte {end})")
-        try:
-            mapping = mmap.mmap(fd, end, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-        except OSError as exc:
-            raise InputFileUnavailable(f"cannot map gpuemu's input file {path}: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-    try:
-        mapping.madvise(_MADV_POPULATE_READ)
-    except (OSError, ValueError):
-        pass
-    return mapping
+    return map_own_file(path, end, "input", shared=False)[0]
 
 
 def map_input_files(entries: Iterable[dict]) -> dict[str, memoryview]:

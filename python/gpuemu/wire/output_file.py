@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import mmap
 import os
-import stat
 from typing import Any
 
-from gpuemu.wire.input_files import PATTERN
+from gpuemu.wire.input_files import PATTERN, map_own_file
 
 __all__ = ["OutputFile", "ALIGN"]
 
 ALIGN = 64  # each output starts on a cache line
-# Maps the file's pages writable in one go (Linux 5.14) instead of one write fault per page.
-_MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)
 
 
 def _aligned(n: int) -> int:
@@ -47,22 +44,9 @@ class OutputFile:
             return self._map
         self.close()
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-        except OSError:
+            mapping, st = map_own_file(path, size, "output", shared=True)
+        except (OSError, ValueError):  # not mappable here: the caller sends the outputs another way
             return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size < size:
-                return None
-            mapping = mmap.mmap(fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        try:
-            mapping.madvise(_MADV_POPULATE_WRITE)
-        except (OSError, ValueError):
-            pass
         self._key, self._map = (path, st.st_ino, size), mapping
         return mapping
 
