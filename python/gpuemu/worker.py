@@ -203,7 +203,7 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
         if kind != "call":
             frames.write_frame(frames_out, {"type": "error", "error": f"unknown frame type {kind!r}", "traceback": ""})
             continue
-        elapsed = convert = 0
+        elapsed = convert = called_ns = 0
         try:
             if lent is not None:
                 lent.release(header.get("released") or [])
@@ -212,6 +212,7 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             started = time.perf_counter_ns()
             inputs = converter.inputs(decode_storages(header, payload), op)
             called = time.perf_counter_ns()
+            called_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, gpuemu's steady clock: where the call lies in its wall
             convert = called - started
             try:
                 out = converter.call(fn, inputs, header.get("kwargs") or {}, dtype)
@@ -233,11 +234,11 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             tb = traceback.format_exc()
             _flush_user_output()
             frames.write_frame(frames_out, {"type": "error", "error": _error_text(exc), "traceback": tb,
-                                             "elapsed_ns": elapsed})
+                                             "elapsed_ns": elapsed, "called_ns": called_ns})
             continue
         _flush_user_output()
         frames.write_frame(frames_out, {"type": "result", "tensors": entries, "elapsed_ns": elapsed,
-                                         "convert_ns": convert}, buffers)
+                                         "called_ns": called_ns, "convert_ns": convert}, buffers)
 
 
 def _claim_stdio() -> tuple[Any, int]:

@@ -127,7 +127,12 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
         session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op, plan.runners);
         if (plan.deadline) session->set_stop_at(*plan.deadline);
       }
-      auto record = session->run_seed(item.seed);
+      // The item after this one, if it is the same op's, is made ready while this case runs; with
+      // several job threads another thread may take it, and then the work is only thrown away.
+      std::optional<std::uint64_t> next_seed;
+      if (const std::size_t peek = next.load(); peek < items.size() && items[peek].op_index == item.op_index)
+        next_seed = items[peek].seed;
+      auto record = session->run_seed(item.seed, next_seed);
       if (run::cancel_requested()) {  // the case was interrupted: its record is no result
         cancelled = true;
         return;

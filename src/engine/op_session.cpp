@@ -3,14 +3,19 @@
 #include "engine/op_session.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <map>
+#include <string_view>
+#include <thread>
 #include <variant>
 
 #include <fmt/format.h>
 #include <cstdlib>
 
 #include "check/compare.hpp"
+#include "run/cancel.hpp"
 #include "run/interpret.hpp"
+#include "util/time_spans.hpp"
 
 namespace gpuemu::engine {
 namespace {
@@ -31,6 +36,22 @@ Expected<void> fatal_if_unstartable(const run::RunOutcome& outcome) {
     return fail(ErrorKind::environment, outcome.message);
   }
   return {};
+}
+
+// How long the op and the reference ran at the same time: counted in both, taken off once from
+// their sum so that wall = op + reference - overlap + gpuemu's share (docs/result-json.md "timing").
+double overlap_secs(const run::RunOutcome& op, const run::RunOutcome& reference) {
+  std::vector<util::TimeSpan> spans = op.spans;
+  spans.insert(spans.end(), reference.spans.begin(), reference.spans.end());
+  const auto both = op.inside + reference.inside - util::covered(std::move(spans));
+  const auto bounded = std::clamp(both, std::chrono::nanoseconds(0), std::min(op.inside, reference.inside));
+  return std::chrono::duration<double>(bounded).count();
+}
+
+// Off with GPUEMU_PARALLEL_REFERENCE=0 (docs/configuration.md "Environment variables").
+bool parallel_reference_wanted() {
+  const char* value = std::getenv("GPUEMU_PARALLEL_REFERENCE");
+  return !(value && std::string_view(value) == "0");
 }
 
 bool all_floating(const tensor::NamedTensors& outputs) {
@@ -101,17 +122,40 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
 
 OpSession::OpSession(const config::Config& config, const config::OpConfig& op,
                      const run::RunnerFactory& runners)
-    : config_(config), op_(op) {
+    : config_(config), op_(op), parallel_reference_(parallel_reference_wanted()) {
   const run::RunnerFactory& make = runners ? runners : run::RunnerFactory(run::make_runner);
   if (!op.op_script.empty()) op_runner_ = make(op.op_script, runner_settings(config, op, "op"));
   reference_runner_ = make(op.reference, runner_settings(config, op, "reference"));
 }
 
-Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed) {
+OpSession::PreparedCase OpSession::prepare(std::uint64_t seed, int arena) {
+  PreparedCase prepared{seed, arena, fuzz::generate_case(op_, seed), std::nullopt};
+  // The inputs once in an input file, which both workers map (run/shared_file.hpp); without one,
+  // each worker gets the bytes through its pipe.
+  if (prepared.c && op_runner_) prepared.placed = input_arenas_[arena].place(prepared.c->inputs);
+  return prepared;
+}
+
+OpSession::PreparedCase OpSession::take_prepared(std::uint64_t seed) {
+  if (ahead_.valid()) {
+    PreparedCase ahead = ahead_.get();
+    if (ahead.seed == seed) return ahead;
+  }
+  return prepare(seed, 0);  // nothing is being made ahead now: either file is free
+}
+
+Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed) {
   const auto start = Clock::now();
-  auto c = TRY(fuzz::generate_case(op_, seed));
-  auto record = TRY(run_case(c));
-  // The wall time includes generating the case, which run_case cannot see.
+  PreparedCase current = take_prepared(seed);
+  if (next_seed) {
+    // Made while this case runs, in the other input file: the workers read this one meanwhile.
+    ahead_arena_ = 1 - current.arena;
+    ahead_ = std::async(std::launch::async,
+                        [this, next = *next_seed, arena = ahead_arena_] { return prepare(next, arena); });
+  }
+  if (!current.c) return std::unexpected(current.c.error());
+  auto record = TRY(run_prepared(*current.c, current.placed));
+  // The wall time includes generating the case (or waiting for it), which run_case cannot see.
   record.timing.wall_secs = seconds_since(start);
   return record;
 }
@@ -138,22 +182,46 @@ run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::js
 }
 
 Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
+  return run_placed(c, place_now(c));
+}
+
+Expected<OpSession::RawOutputs> OpSession::run_placed(const fuzz::Case& c,
+                                                      const std::optional<tensor::NamedTensors>& placed) {
   if (!op_runner_) {
     return fail(ErrorKind::config,
                 fmt::format("op '{}' has no op under test to run here (execution_mode {}): "
                             "set op_script, or drive it from the Python client",
                             op_.name, config::execution_mode_name(op_.execution_mode)));
   }
-  // The inputs once in the session's input file, which both workers map (run/shared_file.hpp);
-  // without one, each worker gets the bytes through its pipe.
-  const std::optional<tensor::NamedTensors> placed = input_arena_.place(c.inputs);
   const tensor::NamedTensors& inputs = placed ? *placed : c.inputs;
   run::RunRequest op_request{op_.name, c.params.dtype, &inputs, &c.input_order, &op_.kwargs, stop_at_};
   RawOutputs raw;
+  if (parallel_reference_) {
+    // The op on a thread of its own while this one runs the reference: with a core to spare, a case
+    // takes the longer of the two instead of their sum. Each runner is still used by one thread.
+    std::exception_ptr thrown;
+    {
+      const std::jthread op_thread([&, token = run::current_cancel()] {
+        const run::CancelScope scope(token);
+        try {
+          raw.op = op_runner_->run(op_request);
+        } catch (...) {
+          thrown = std::current_exception();  // rethrown here, where the request's handler catches it
+        }
+      });
+      raw.reference = run_reference(c, nullptr, placed ? &*placed : nullptr);
+    }
+    if (thrown) std::rethrow_exception(thrown);
+    TRY(fatal_if_unstartable(raw.reference));
+    TRY(fatal_if_unstartable(raw.op));
+    return raw;
+  }
   raw.reference = run_reference(c, nullptr, placed ? &*placed : nullptr);
   TRY(fatal_if_unstartable(raw.reference));
   if (raw.reference.failure == run::RunFailure::cut) {
     raw.op = raw.reference;  // the budget is spent: the op is not started
+    raw.op.inside = {};
+    raw.op.spans.clear();
     return raw;
   }
   raw.op = op_runner_->run(op_request);
@@ -206,16 +274,28 @@ void OpSession::judge(result::CaseRecord& record, const fuzz::Case& c, const run
   if (!record.verdict.passed()) record.stderr_tail = out.stderr_tail;
 }
 
+// A case run without run_seed goes in the input file no case made ahead is using.
+std::optional<tensor::NamedTensors> OpSession::place_now(const fuzz::Case& c) {
+  if (!op_runner_) return std::nullopt;
+  return input_arenas_[ahead_.valid() ? 1 - ahead_arena_ : 0].place(c.inputs);
+}
+
 Expected<result::CaseRecord> OpSession::run_case(const fuzz::Case& c) {
+  return run_prepared(c, place_now(c));
+}
+
+Expected<result::CaseRecord> OpSession::run_prepared(const fuzz::Case& c,
+                                                     const std::optional<tensor::NamedTensors>& placed) {
   const auto start = Clock::now();
   result::CaseRecord record = new_record(c);
-  auto raw = TRY(run_raw(c));
+  auto raw = TRY(run_placed(c, placed));
   // A case cut at the time budget has no verdict: the executor reports it apart and counts it nowhere.
   record.cut = raw.reference.failure == run::RunFailure::cut || raw.op.failure == run::RunFailure::cut;
   judge(record, c, raw.reference, raw.op, true);
   keep_inputs_if_failed(record, c);
   record.timing.op_secs = std::chrono::duration<double>(raw.op.inside).count();
   record.timing.reference_secs = std::chrono::duration<double>(raw.reference.inside).count();
+  record.timing.overlap_secs = overlap_secs(raw.op, raw.reference);
   record.runtime = std::move(raw.op.runtime);
   if (!record.runtime.is_object()) record.runtime = nlohmann::json::object();
   // A script that reports nothing still ran with the framework its config names.

@@ -2,8 +2,10 @@
 // through their runners, and compares. One OpSession per (op, worker thread).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 
@@ -28,7 +30,9 @@ class OpSession {
 
   // Generates the case for `seed` and runs it. Errors only for fatal conditions (the
   // interpreter cannot start, the schema cannot be resolved); script misbehaviour is a verdict.
-  Expected<result::CaseRecord> run_seed(std::uint64_t seed);
+  // `next_seed`, the seed the caller expects to run next on this session: its case is generated
+  // and placed on another thread while this one runs (a wrong guess only costs that work).
+  Expected<result::CaseRecord> run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed = {});
 
   // Runs a case whose inputs are given (a stored snapshot, or a minimizer's candidate).
   Expected<result::CaseRecord> run_case(const fuzz::Case& c);
@@ -63,12 +67,33 @@ class OpSession {
                                 const tensor::NamedTensors* placed = nullptr);
   void declare_output_shape(check::CompareOptions& options, const fuzz::Case& c) const;
 
+  // A case ready to run: generated, and its inputs placed in input_arenas_[arena] (no placement
+  // when the arena is off or the op runs elsewhere).
+  struct PreparedCase {
+    std::uint64_t seed = 0;
+    int arena = 0;
+    Expected<fuzz::Case> c;
+    std::optional<tensor::NamedTensors> placed;
+  };
+  PreparedCase prepare(std::uint64_t seed, int arena);
+  // The case made ahead for `seed`, else one made now.
+  PreparedCase take_prepared(std::uint64_t seed);
+  std::optional<tensor::NamedTensors> place_now(const fuzz::Case& c);
+  Expected<RawOutputs> run_placed(const fuzz::Case& c, const std::optional<tensor::NamedTensors>& placed);
+  Expected<result::CaseRecord> run_prepared(const fuzz::Case& c,
+                                            const std::optional<tensor::NamedTensors>& placed);
+
   const config::Config& config_;
   const config::OpConfig& op_;
   std::unique_ptr<run::Runner> op_runner_;
   std::unique_ptr<run::Runner> reference_runner_;
-  run::InputArena input_arena_;
+  // Two input files, so the next case is placed in one while the workers read the other.
+  std::array<run::InputArena, 2> input_arenas_;
   std::optional<std::chrono::steady_clock::time_point> stop_at_;
+  bool parallel_reference_;  // the op and the reference run at the same time
+  // The next case, being made on another thread (declared after what it uses: waited for first).
+  std::future<PreparedCase> ahead_;
+  int ahead_arena_ = 1;
 };
 
 }  // namespace gpuemu::engine

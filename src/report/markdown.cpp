@@ -164,12 +164,14 @@ void ran_and_time(Budget& budget, const result::ResultDocument& result) {
     const result::Timing t = timing.value_or(result::Timing{});
     rows += "| " + util::markdown_inline(op.op) + " | " + (ran.empty() ? "-" : util::markdown_inline(ran)) +
             " | " + (timing ? format_duration(t.wall_secs) : "-") + " | " + cell(t.op_secs) + " | " +
-            cell(t.reference_secs) + " | " + cell(t.gpuemu_secs()) + " |\n";
+            cell(t.reference_secs) + " | " + (timing ? format_duration(t.overlap_secs) : "-") + " | " +
+            cell(t.gpuemu_secs()) + " |\n";
   }
   if (rows.empty()) return;
   budget.add(
-      "### What ran, and where the time went\n\n| Op | Ran | Wall | In the op | In the reference | gpuemu |\n"
-      "|:---|:---|---:|---:|---:|---:|\n" +
+      "### What ran, and where the time went\n\n"
+      "| Op | Ran | Wall | In the op | In the reference | Both at once | gpuemu |\n"
+      "|:---|:---|---:|---:|---:|---:|---:|\n" +
       rows + "\n");
 }
 

@@ -48,9 +48,13 @@ std::string timing_phrase(const std::optional<result::Timing>& timing) {
   const double op = timing->op_secs;
   const double reference = timing->reference_secs;
   const double gpuemu = timing->gpuemu_secs();
-  return fmt::format("{} = op {}{} + reference {}{} + gpuemu {}{}", format_duration(wall),
+  // The op and the reference run at the same time: their overlap, counted in both, is taken off once.
+  const std::string overlap = timing->overlap_secs > 0
+                                  ? fmt::format(" - both at once {}", format_duration(timing->overlap_secs))
+                                  : "";
+  return fmt::format("{} = op {}{} + reference {}{}{} + gpuemu {}{}", format_duration(wall),
                      format_duration(op), percent(op, wall), format_duration(reference),
-                     percent(reference, wall), format_duration(gpuemu), percent(gpuemu, wall));
+                     percent(reference, wall), overlap, format_duration(gpuemu), percent(gpuemu, wall));
 }
 
 }  // namespace gpuemu::report

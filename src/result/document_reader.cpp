@@ -112,6 +112,9 @@ std::optional<Timing> read_timing(FieldReader& r, const Json& o, const std::stri
   timing.wall_secs = r.number(*t, here, "wall_secs");
   timing.op_secs = r.number(*t, here, "op_secs");
   timing.reference_secs = r.number(*t, here, "reference_secs");
+  // Documents of before the op and the reference ran at the same time have none: they never overlapped.
+  if (const double overlap = r.number(*t, here, "overlap_secs", false); !std::isnan(overlap))
+    timing.overlap_secs = overlap;
   return timing;
 }
 

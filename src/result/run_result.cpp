@@ -35,13 +35,14 @@ std::string_view op_status_name(OpStatus status) {
 }
 
 double Timing::gpuemu_secs() const {
-  return std::max(0.0, wall_secs - op_secs - reference_secs);
+  return std::max(0.0, wall_secs - op_secs - reference_secs + overlap_secs);
 }
 
 Timing& Timing::operator+=(const Timing& other) {
   wall_secs += other.wall_secs;
   op_secs += other.op_secs;
   reference_secs += other.reference_secs;
+  overlap_secs += other.overlap_secs;
   return *this;
 }
 
@@ -50,6 +51,7 @@ nlohmann::json timing_to_json(const Timing& t) {
   return {{"wall_secs", t.wall_secs},
           {"op_secs", t.op_secs},
           {"reference_secs", t.reference_secs},
+          {"overlap_secs", t.overlap_secs},
           {"gpuemu_secs", gpuemu},
           {"gpuemu_share", t.wall_secs > 0 ? gpuemu / t.wall_secs : 0.0}};
 }

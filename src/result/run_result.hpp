@@ -20,13 +20,15 @@
 
 namespace gpuemu::result {
 
-// Where a case's (or an op's, summed) time went: wall = op + reference + gpuemu's own share.
-// op_secs and reference_secs are measured inside the worker or script (docs/result-json.md).
+// Where a case's (or an op's, summed) time went: wall = op + reference - overlap + gpuemu's own
+// share. op_secs and reference_secs are measured inside the worker or script; overlap_secs is the
+// time both ran at once, which the sum would count twice (docs/result-json.md).
 struct Timing {
   double wall_secs = 0;
   double op_secs = 0;
   double reference_secs = 0;
-  double gpuemu_secs() const;  // wall minus the two, never below 0
+  double overlap_secs = 0;
+  double gpuemu_secs() const;  // the wall when neither ran, never below 0
   Timing& operator+=(const Timing& other);
 };
 

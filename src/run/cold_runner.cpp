@@ -28,11 +28,10 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
   spec.argv = {settings_.python, runnable_.script.string()};
   spec.cwd = settings_.cwd;
   spec.extra_env = python_env(settings_);
-  spec.stdin_data = encode_request(request.inputs ? *request.inputs : kNoInputs,
-                                   request.input_order ? *request.input_order : kNoOrder,
-                                   request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype,
-                                   config::framework_name(settings_.framework),
-                                   config::numpy_bfloat16_name(settings_.numpy_bfloat16));
+  spec.stdin_data = encode_request(
+      request.inputs ? *request.inputs : kNoInputs, request.input_order ? *request.input_order : kNoOrder,
+      request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype,
+      config::framework_name(settings_.framework), config::numpy_bfloat16_name(settings_.numpy_bfloat16));
   const auto start = std::chrono::steady_clock::now();
   const CaseDeadline deadline = case_deadline(start, settings_.timeout, request.stop_at);
   spec.timeout = std::max(std::chrono::milliseconds(0),
@@ -70,6 +69,8 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
     outcome.outputs = std::move(*outputs);
     // Without gpuemu.script's measurement the whole process is the script's time.
     outcome.inside = extras.inside.count() > 0 ? extras.inside : std::chrono::nanoseconds(result->elapsed);
+    extras.inside = outcome.inside;
+    outcome.spans = {call_span(extras, std::chrono::steady_clock::now())};
     outcome.runtime = std::move(extras.runtime);
   } else {
     outcome.failure = RunFailure::bad_output;

@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "run/script_protocol.hpp"
+#include "util/time_spans.hpp"
 
 namespace gpuemu::run {
 
@@ -33,6 +34,9 @@ struct RunOutcome {
   // the code on a warm worker's first case. Cold scripts that do not use gpuemu.script report
   // nothing: their whole process time counts (docs/result-json.md, "timing").
   std::chrono::nanoseconds inside{0};
+  // When that time was, on the steady clock: the call, and the import on a first case. The engine
+  // runs the op and the reference at the same time and counts their overlap once (op_session.cpp).
+  std::vector<util::TimeSpan> spans;
   // What ran, as the worker or script reported it: {"framework", "version", "device",
   // "triton", "pallas"} (docs/worker-protocol.md); null when it reported nothing.
   nlohmann::json runtime;

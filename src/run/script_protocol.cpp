@@ -154,8 +154,19 @@ ReplyExtras reply_extras(const json& reply) {
   if (auto it = reply.find("elapsed_ns"); it != reply.end() && it->is_number_unsigned()) {
     extras.inside = std::chrono::nanoseconds(it->get<std::uint64_t>());
   }
+  if (auto it = reply.find("called_ns"); it != reply.end() && it->is_number_unsigned()) {
+    extras.called_at = util::monotonic_time(it->get<std::uint64_t>());
+  }
   if (auto it = reply.find("runtime"); it != reply.end() && it->is_object()) extras.runtime = runtime_of(*it);
   return extras;
+}
+
+util::TimeSpan call_span(const ReplyExtras& extras, std::chrono::steady_clock::time_point replied) {
+  if (extras.called_at && *extras.called_at <= replied)
+    return util::span_from(*extras.called_at, extras.inside);
+  return util::span_from(
+      replied - std::chrono::duration_cast<std::chrono::steady_clock::duration>(extras.inside),
+      extras.inside);
 }
 
 json runtime_of(const json& reported) {

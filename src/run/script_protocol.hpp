@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,7 @@
 
 #include "tensor/tensor.hpp"
 #include "util/error.hpp"
+#include "util/time_spans.hpp"
 
 namespace gpuemu::run {
 
@@ -25,9 +27,11 @@ std::string encode_request(const Tensors& inputs, const std::vector<std::string>
                            const nlohmann::json& kwargs, tensor::DType case_dtype,
                            std::string_view framework = "numpy", std::string_view numpy_bfloat16 = {});
 
-// What a reply says besides its tensors: "elapsed_ns" (time inside the function) and "runtime".
+// What a reply says besides its tensors: "elapsed_ns" (time inside the function), "called_ns" and "runtime".
 struct ReplyExtras {
   std::chrono::nanoseconds inside{0};
+  // "called_ns": when the call began, on the steady clock; unset when the reply does not say.
+  std::optional<std::chrono::steady_clock::time_point> called_at;
   nlohmann::json runtime;  // null when absent
 };
 
@@ -36,9 +40,13 @@ struct ReplyExtras {
 Expected<Tensors> decode_response(std::string_view stdout_text, const std::string& what,
                                   ReplyExtras* extras = nullptr);
 
-// "elapsed_ns" and "runtime" of a reply or result frame header; absent or malformed ones are
+// "elapsed_ns", "called_ns" and "runtime" of a reply or result frame header; absent or malformed ones are
 // left at zero / null (they inform reports, never verdicts).
 ReplyExtras reply_extras(const nlohmann::json& reply);
+
+// When the call of a reply read at `replied` ran: from its "called_ns" when that lies before
+// `replied`, else the `inside` time just before `replied`.
+util::TimeSpan call_span(const ReplyExtras& extras, std::chrono::steady_clock::time_point replied);
 
 // result.json's "runtime" from what a worker or script reported (a ready frame, a reply's
 // "runtime"): "framework", "framework_version" (as "version"), "device", "triton", "pallas";

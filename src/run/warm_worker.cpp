@@ -57,7 +57,8 @@ std::vector<std::string> WarmWorkerRunner::worker_args() const {
   if (settings_.framework != config::Framework::numpy) {
     args.insert(args.end(), {"--framework", std::string(config::framework_name(settings_.framework))});
   }
-  args.insert(args.end(), {"--numpy-bfloat16", std::string(config::numpy_bfloat16_name(settings_.numpy_bfloat16))});
+  args.insert(args.end(),
+              {"--numpy-bfloat16", std::string(config::numpy_bfloat16_name(settings_.numpy_bfloat16))});
   if (runnable_.kind == config::Runnable::Kind::callable) {
     args.insert(args.end(), {"--callable", runnable_.module + ":" + runnable_.function});
   } else {
@@ -105,6 +106,10 @@ bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
   if (type == "ready") {
     if (auto it = hello.header.find("load_ns"); it != hello.header.end() && it->is_number_unsigned()) {
       pending_load_ = std::chrono::nanoseconds(it->get<std::uint64_t>());
+      // The import ended about when the ready frame came; its start is load_ns before that.
+      const auto ready_at = Clock::now();
+      load_span_ = util::span_from(ready_at - std::chrono::duration_cast<Clock::duration>(pending_load_),
+                                   pending_load_);
     }
     runtime_ = runtime_of(hello.header);
     const auto mapped = hello.header.find("mapped_inputs");
@@ -207,6 +212,8 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
       if (type == "result" || type == "error") {
         ReplyExtras extras = reply_extras(reply.header);
         outcome.inside = extras.inside + pending_load_;
+        if (pending_load_.count() > 0) outcome.spans.push_back(load_span_);
+        outcome.spans.push_back(call_span(extras, Clock::now()));
         pending_load_ = std::chrono::nanoseconds(0);
         if (!extras.runtime.is_null()) runtime_ = std::move(extras.runtime);
         outcome.runtime = runtime_;

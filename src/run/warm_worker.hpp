@@ -49,6 +49,7 @@ class WarmWorkerRunner final : public Runner {
   // Time the current worker spent importing the user's code ("load_ns" of its ready frame), added
   // to the inside time of its first case; and the latest "runtime" it reported.
   std::chrono::nanoseconds pending_load_{0};
+  util::TimeSpan load_span_{};
   nlohmann::json runtime_;
   // Whether calls name inputs that lie in an input file (shared_file.hpp) instead of sending their
   // bytes: the worker said it maps them ("mapped_inputs" in its ready frame), and no worker of this

@@ -14,15 +14,16 @@ namespace {
 using testing::contains;
 using testing::load_fixture;
 
-result::Timing typed_timing(double wall, double op, double ref) {
-  return {wall, op, ref};
+result::Timing typed_timing(double wall, double op, double ref, double overlap = 0) {
+  return {wall, op, ref, overlap};
 }
 
-nlohmann::json timing(double wall, double op, double ref) {
-  const double gpuemu = wall - op - ref;
+nlohmann::json timing(double wall, double op, double ref, double overlap = 0) {
+  const double gpuemu = wall - op - ref + overlap;
   return {{"wall_secs", wall},
           {"op_secs", op},
           {"reference_secs", ref},
+          {"overlap_secs", overlap},
           {"gpuemu_secs", gpuemu},
           {"gpuemu_share", gpuemu / wall}};
 }
@@ -45,6 +46,10 @@ TEST(RunFacts, Phrases) {
   EXPECT_EQ(timing_phrase(typed_timing(2.0, 1.5, 0.3)),
             "2.00 s = op 1.50 s (75%) + reference 300 ms (15%) + gpuemu 200 ms (10%)");
   EXPECT_EQ(timing_phrase(std::nullopt), "");
+  // The op and the reference ran at the same time for 250 ms: the parts add up to the wall once
+  // that is taken off.
+  EXPECT_EQ(timing_phrase(typed_timing(2.0, 1.5, 0.3, 0.25)),
+            "2.00 s = op 1.50 s (75%) + reference 300 ms (15%) - both at once 250 ms + gpuemu 450 ms (22%)");
 }
 
 TEST(RunFacts, TextSummarySaysWhatRanAndWhereTheTimeWent) {
@@ -65,7 +70,7 @@ TEST(RunFacts, MarkdownHasATableOfWhatRan) {
   EXPECT_TRUE(contains(*md, "### What ran, and where the time went\n\n")) << *md;
   EXPECT_TRUE(contains(*md,
                        "| gelu | pytorch 2.9.1+cpu on cpu, Triton: interpreter (not a GPU run) | 2.00 s | "
-                       "1.50 s (75%) | 300 ms (15%) | 200 ms (10%) |\n"))
+                       "1.50 s (75%) | 300 ms (15%) | 0 ms | 200 ms (10%) |\n"))
       << *md;
 }
 
@@ -81,6 +86,7 @@ TEST(RunFacts, MergedShardsSumTheirTiming) {
   EXPECT_DOUBLE_EQ(op["timing"]["wall_secs"].get<double>(), 3.0);
   EXPECT_DOUBLE_EQ(op["timing"]["op_secs"].get<double>(), 2.0);
   EXPECT_NEAR(op["timing"]["gpuemu_share"].get<double>(), 0.6 / 3.0, 1e-12);
+  EXPECT_DOUBLE_EQ(op["timing"]["overlap_secs"].get<double>(), 0.0);
   EXPECT_EQ(op["runtime"]["framework"], "pytorch");
   EXPECT_DOUBLE_EQ((*merged)["timing"]["wall_secs"].get<double>(), 3.0);
 }
