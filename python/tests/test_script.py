@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -144,8 +145,12 @@ def test_op_outputs_keep_their_own_dtype_otherwise(case, arr_dtype, wire):
 def test_dict_of_outputs_becomes_the_outputs_form_and_is_contiguous():
     req = request({}, dtype="bfloat16")
     m = np.arange(6, dtype=np.float32).reshape(2, 3)
+    before = time.monotonic_ns()
     reply = reply_of(lambda inputs: {"y": m.T, "idx": np.array([3, 1], np.int32)}, req)
-    assert set(reply) == {"outputs", "elapsed_ns", "runtime"}
+    assert set(reply) == {"outputs", "elapsed_ns", "called_ns", "runtime"}
+    # When the call began, on CLOCK_MONOTONIC (gpuemu's steady clock): how gpuemu tells the op's
+    # time and the reference's apart when they run at the same time.
+    assert before <= reply["called_ns"] <= time.monotonic_ns()
     y, idx = reply["outputs"]["y"], reply["outputs"]["idx"]
     assert y["dtype"] == "bfloat16" and idx["dtype"] == "int32"
     assert y["shape"] == [3, 2] and decode(y).tolist() == m.T.tolist()
