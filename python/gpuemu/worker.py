@@ -35,7 +35,7 @@ import numpy as np
 
 from gpuemu import frameworks, runtime
 from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
-from gpuemu.errors import FrameError
+from gpuemu.errors import FrameError, TritonNeedsGpuError
 from gpuemu.loading import install_hint, load_callable, load_script, source_of
 from gpuemu.wire import frames, input_files, output_file, segments, tensors
 
@@ -233,8 +233,13 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
         except Exception as exc:  # the case fails, the worker lives on
             tb = traceback.format_exc()
             _flush_user_output()
-            frames.write_frame(frames_out, {"type": "error", "error": _error_text(exc), "traceback": tb,
-                                             "elapsed_ns": elapsed, "called_ns": called_ns})
+            reply = {"type": "error", "error": _error_text(exc), "traceback": tb, "elapsed_ns": elapsed,
+                     "called_ns": called_ns}
+            if isinstance(exc, TritonNeedsGpuError):
+                # No case of this op can run on this machine (a GPU launch without a GPU): gpuemu stops
+                # the run, as for a framework that is not installed, instead of failing every case.
+                reply["kind"] = "environment"
+            frames.write_frame(frames_out, reply)
             continue
         _flush_user_output()
         frames.write_frame(frames_out, {"type": "result", "tensors": entries, "elapsed_ns": elapsed,

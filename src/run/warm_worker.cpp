@@ -235,6 +235,13 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
           outcome.failure = RunFailure::bad_output;
           outcome.message = outputs.error().message;
         }
+      } else if (type == "error" && string_field(reply.header, "kind") == "environment") {
+        // The call cannot run on this machine at all (docs/worker-protocol.md "error"): like a
+        // framework that is not installed, the run stops instead of failing every case.
+        outcome.failure = RunFailure::start_failed;
+        outcome.message = fmt::format("{} cannot run on this machine: {}", what_,
+                                      first_line(string_field(reply.header, "error")));
+        outcome.stderr_tail = with_traceback(outcome.stderr_tail, string_field(reply.header, "traceback"));
       } else if (type == "error") {
         outcome.failure = RunFailure::crashed;
         outcome.message = fmt::format("{} raised {}", what_, first_line(string_field(reply.header, "error")));
