@@ -54,6 +54,12 @@ bool parallel_reference_wanted() {
   return !(value && std::string_view(value) == "0");
 }
 
+std::uint64_t input_bytes(const fuzz::Case& c) {
+  std::uint64_t total = 0;
+  for (const auto& [name, t] : c.inputs) total += t.data.size();
+  return total;
+}
+
 bool all_floating(const tensor::NamedTensors& outputs) {
   for (const auto& [name, t] : outputs) {
     if (!tensor::is_floating(t.dtype)) return false;
@@ -147,7 +153,7 @@ OpSession::PreparedCase OpSession::take_prepared(std::uint64_t seed) {
 Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed) {
   const auto start = Clock::now();
   PreparedCase current = take_prepared(seed);
-  if (next_seed) {
+  if (next_seed && current.c && input_bytes(*current.c) <= most_bytes_made_ahead_) {
     // Made while this case runs, in the other input file: the workers read this one meanwhile.
     ahead_arena_ = 1 - current.arena;
     ahead_ = std::async(std::launch::async,

@@ -53,6 +53,14 @@ class OpSession {
 
   const config::OpConfig& op() const { return op_; }
 
+  // A case is made ahead only while the running one's inputs are at most this large (default 256
+  // MiB): two cases of 1 GiB and their input files at once could exhaust a small CI runner, and at
+  // that size generating a case is a small part of running it anyway.
+  static constexpr std::uint64_t kMostBytesMadeAhead = 256ull << 20;
+  void set_most_bytes_made_ahead(std::uint64_t bytes) { most_bytes_made_ahead_ = bytes; }
+  // Whether a case is being (or was) made ahead and not yet taken (tests watch this).
+  bool making_ahead() const { return ahead_.valid(); }
+
   // The run's time budget: a case still running then is killed and its record marked `cut`.
   void set_stop_at(std::chrono::steady_clock::time_point stop_at) { stop_at_ = stop_at; }
 
@@ -94,6 +102,7 @@ class OpSession {
   // The next case, being made on another thread (declared after what it uses: waited for first).
   std::future<PreparedCase> ahead_;
   int ahead_arena_ = 1;
+  std::uint64_t most_bytes_made_ahead_ = kMostBytesMadeAhead;
 };
 
 }  // namespace gpuemu::engine

@@ -163,6 +163,23 @@ TEST_F(OpSessionTest, ACaseMadeAheadIsTheCaseOfItsSeed) {
   EXPECT_EQ(sorted(inputs_seen(config_, seeds, {{0, 99}, {2, 5}, {4, 1}})), sorted(alone));
 }
 
+TEST_F(OpSessionTest, OnlyCasesUpToTheLimitHaveTheNextOneMadeAhead) {
+  runners_.add("cumsum_reference", testing::cumsum_reference);
+  runners_.add("op", testing::cumsum_ok);
+  OpSession session(config_, op(), runners_.factory());
+  ASSERT_TRUE(session.run_seed(3, 4));
+  EXPECT_TRUE(session.making_ahead());
+  ASSERT_TRUE(session.run_seed(4));
+  EXPECT_FALSE(session.making_ahead()) << "taken, and nothing asked for next";
+  // Every case of this op has at least one input byte: a limit of 0 makes none ahead.
+  session.set_most_bytes_made_ahead(0);
+  ASSERT_TRUE(session.run_seed(5, 6));
+  EXPECT_FALSE(session.making_ahead());
+  auto record = session.run_seed(6);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->seed, 6u);
+}
+
 TEST_F(OpSessionTest, AnExceptionOnTheOpsThreadReachesTheCaller) {
   runners_.add("cumsum_reference", testing::cumsum_reference);
   runners_.add(
