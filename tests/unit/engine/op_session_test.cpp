@@ -54,41 +54,40 @@ class OpSessionTest : public ::testing::Test {
   testing::FakeRunners runners_;
 };
 
-TEST_F(OpSessionTest, TheOpAndTheReferenceRunAtTheSameTime) {
+// Runs one case whose op and reference each wait (up to `patience`) inside their call for the
+// other to be inside its call too; how many of the two found the other there.
+int calls_that_met(testing::FakeRunners& runners, const config::Config& config, milliseconds patience,
+                   result::CaseRecord& record) {
   Meeting meeting;
   std::atomic<int> met{0};
   auto meet = [&](run::RunOutcome outcome) {
-    if (meeting.arrive(milliseconds(10'000))) ++met;
+    if (meeting.arrive(patience)) ++met;
     return outcome;
   };
-  runners_.add("cumsum_reference",
-               [&](const run::RunRequest& r) { return meet(testing::cumsum_reference(r)); });
-  runners_.add("op", [&](const run::RunRequest& r) { return meet(testing::cumsum_ok(r)); });
-  OpSession session(config_, op(), runners_.factory());
-  auto record = session.run_seed(11);
-  ASSERT_TRUE(record) << record.error().message;
-  EXPECT_TRUE(record->verdict.passed()) << record->verdict.message;
-  EXPECT_EQ(met.load(), 2) << "each waited for the other inside its call";
+  runners.add("cumsum_reference",
+              [&](const run::RunRequest& r) { return meet(testing::cumsum_reference(r)); });
+  runners.add("op", [&](const run::RunRequest& r) { return meet(testing::cumsum_ok(r)); });
+  OpSession session(config, config.ops.front(), runners.factory());
+  auto ran = session.run_seed(11);
+  EXPECT_TRUE(ran) << ran.error().message;
+  if (ran) record = std::move(*ran);
+  return met.load();
+}
+
+TEST_F(OpSessionTest, TheOpAndTheReferenceRunAtTheSameTime) {
+  result::CaseRecord record;
+  EXPECT_EQ(calls_that_met(runners_, config_, milliseconds(10'000), record), 2)
+      << "each waited for the other inside its call";
+  EXPECT_TRUE(record.verdict.passed()) << record.verdict.message;
 }
 
 TEST_F(OpSessionTest, OneAfterTheOtherWhenTurnedOff) {
   const EnvVar off("GPUEMU_PARALLEL_REFERENCE", "0");
-  Meeting meeting;
-  std::atomic<int> met{0};
-  auto meet = [&](run::RunOutcome outcome) {
-    if (meeting.arrive(milliseconds(200))) ++met;
-    return outcome;
-  };
-  runners_.add("cumsum_reference",
-               [&](const run::RunRequest& r) { return meet(testing::cumsum_reference(r)); });
-  runners_.add("op", [&](const run::RunRequest& r) { return meet(testing::cumsum_ok(r)); });
-  OpSession session(config_, op(), runners_.factory());
-  auto record = session.run_seed(11);
-  ASSERT_TRUE(record) << record.error().message;
-  EXPECT_TRUE(record->verdict.passed());
+  result::CaseRecord record;
   // The reference waited alone and gave up; the op came after it and found it had been there.
-  EXPECT_EQ(met.load(), 1);
-  EXPECT_DOUBLE_EQ(record->timing.overlap_secs, 0.0);
+  EXPECT_EQ(calls_that_met(runners_, config_, milliseconds(200), record), 1);
+  EXPECT_TRUE(record.verdict.passed());
+  EXPECT_DOUBLE_EQ(record.timing.overlap_secs, 0.0);
 }
 
 // Fakes that say when they ran: the op 0-100 ms, the reference 50-200 ms after a fixed moment.
