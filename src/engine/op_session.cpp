@@ -48,7 +48,7 @@ double overlap_secs(const run::RunOutcome& op, const run::RunOutcome& reference)
   return std::chrono::duration<double>(bounded).count();
 }
 
-// Off with GPUEMU_PARALLEL_REFERENCE=0 (docs/configuration.md "Environment variables").
+// Off with GPUEMU_PARALLEL_REFERENCE=0 (docs/worker-protocol.md "The op and the reference at the same time").
 bool parallel_reference_wanted() {
   const char* value = std::getenv("GPUEMU_PARALLEL_REFERENCE");
   return !(value && std::string_view(value) == "0");
