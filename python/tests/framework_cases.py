@@ -1,6 +1,7 @@
 # Shared by the test_frameworks_*.py files: the storage views a worker hands an adapter (every gpuemu
 # dtype in every layout, 0-d, empty), every float16/bfloat16 bit pattern, and the CI rule for skips.
-"""need(module): import a framework or skip (fail under CI=true); cases(): (dtype, layout, storage view)."""
+"""need(module): import a framework or skip (fail under CI=true); cases(): (dtype, layout, storage view);
+OnlyDLPack(t): a tensor known only through the DLPack protocol."""
 
 from __future__ import annotations
 
@@ -86,3 +87,17 @@ def bits_of(arr: np.ndarray) -> np.ndarray:
     """The raw bytes of an array's logical elements in row-major order (for bit-exact comparison)."""
     a = np.ascontiguousarray(arr)
     return a.reshape(-1).view(np.uint8)
+
+
+class OnlyDLPack:
+    """A tensor known to gpuemu only through the DLPack protocol (`__dlpack__`, `__dlpack_device__`; no
+    numpy type, no `__array__`)."""
+
+    def __init__(self, t):
+        self._t = t
+
+    def __dlpack__(self, **kwargs):
+        return self._t.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._t.__dlpack_device__()

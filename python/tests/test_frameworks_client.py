@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from framework_cases import need
+from framework_cases import OnlyDLPack, need
 from gpuemu import Client, validate_op
 
 torch = need("torch")
@@ -75,16 +75,6 @@ def test_validate_op_takes_jax_and_dlpack_tensors(client):
     jnp = need("jax.numpy")
     x = jnp.linspace(-1, 1, 12, dtype=jnp.float32).reshape(3, 4)
     assert client.validate_op("relu", {"x": x}, jnp.maximum(x, 0)).passed
-
-    class OnlyDLPack:
-        def __init__(self, t):
-            self.t = t
-
-        def __dlpack__(self, **kw):
-            return self.t.__dlpack__(**kw)
-
-        def __dlpack_device__(self):
-            return self.t.__dlpack_device__()
 
     xt = torch.linspace(-1, 1, 12).reshape(3, 4)
     assert client.validate_op("relu", {"x": OnlyDLPack(xt)}, OnlyDLPack(torch.relu(xt))).passed

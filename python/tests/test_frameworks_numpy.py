@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from framework_cases import all_cases, bits_of, case_storage, every_16bit_pattern, need
+from framework_cases import OnlyDLPack, all_cases, bits_of, case_storage, every_16bit_pattern, need
 from gpuemu import frameworks
 from gpuemu.wire import tensors
 from gpuemu.frameworks import AdapterError, AdapterSettings, Converter
@@ -77,19 +77,6 @@ def test_case_dtype_is_set_during_the_call_only():
     with pytest.raises(RuntimeError):
         conv.call(lambda inputs: (_ for _ in ()).throw(RuntimeError("boom")), {}, {}, "float16")
     assert frameworks.case_dtype() is None
-
-
-class OnlyDLPack:
-    """A tensor known only by the DLPack protocol (no numpy type, no __array__)."""
-
-    def __init__(self, arr):
-        self._arr = arr
-
-    def __dlpack__(self, **kwargs):
-        return self._arr.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self._arr.__dlpack_device__()
 
 
 def test_dlpack_output_and_to_storage():

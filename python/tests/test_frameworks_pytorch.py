@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from framework_cases import all_cases, bits_of, case_storage, every_16bit_pattern, need
+from framework_cases import OnlyDLPack, all_cases, bits_of, case_storage, every_16bit_pattern, need
 from gpuemu import frameworks
 from gpuemu.wire import tensors
 from gpuemu.frameworks import AdapterError, AdapterSettings, Converter
@@ -117,16 +117,6 @@ def test_describe_says_what_runs(conv):
 
 def test_a_bfloat16_tensor_known_only_by_dlpack_is_read_through_torch(conv):
     # numpy's DLPack import has no bfloat16; gpuemu reads it through torch instead (issue #18).
-    class OnlyDLPack:
-        def __init__(self, t):
-            self._t = t
-
-        def __dlpack__(self, **kwargs):
-            return self._t.__dlpack__(**kwargs)
-
-        def __dlpack_device__(self):
-            return self._t.__dlpack_device__()
-
     t = torch.tensor([[1.0, 3.0], [-1.0078125, 0.5]], dtype=torch.bfloat16)
     ((_, out),) = conv.outputs(OnlyDLPack(t), "op")
     assert out.dtype.name == "bfloat16" and out.tolist() == t.float().tolist()
