@@ -67,6 +67,9 @@ class Runner {
  public:
   virtual ~Runner() = default;
   virtual RunOutcome run(const RunRequest& request) = 0;
+  // Gets ready for the first run ahead of time (a warm worker starts its process); what goes
+  // wrong is reported by that run. Nothing to do for runners that start per case.
+  virtual void warm_up() {}
 };
 
 struct RunnerSettings {
@@ -92,6 +95,9 @@ struct RunnerSettings {
   // processes only: TRITON_INTERPRET and GPUEMU_PALLAS_INTERPRET, "1" or "0".
   bool triton_interpret = false;
   bool pallas_interpret = false;
+  // Threads for the thread pools of this runner's processes (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
+  // MKL_NUM_THREADS), given only when gpuemu's environment sets none of them; 0 gives nothing.
+  int pool_threads = 0;
 };
 
 // Where the gpuemu Python package lives: $GPUEMU_PACKAGE_DIR, else a python/ folder with

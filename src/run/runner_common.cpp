@@ -1,9 +1,13 @@
 // Shared runner helpers (runner_common.hpp) and python_package_dir().
 #include "run/runner_common.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -79,7 +83,25 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
   // reads TRITON_INTERPRET when the kernel is defined (docs/frameworks.md).
   env.emplace_back("TRITON_INTERPRET", settings.triton_interpret ? "1" : "0");
   env.emplace_back("GPUEMU_PALLAS_INTERPRET", settings.pallas_interpret ? "1" : "0");
+  // A user who sized any thread pool (OpenBLAS also reads GOTO_ and OMP_) keeps all of them as set.
+  constexpr std::array<const char*, 4> kPools = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                                 "GOTO_NUM_THREADS"};
+  const bool sized = std::ranges::any_of(kPools, [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0';
+  });
+  if (settings.pool_threads > 0 && !sized) {
+    for (const char* name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"})
+      env.emplace_back(name, std::to_string(settings.pool_threads));
+  }
   return env;
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
 std::optional<RunOutcome> check_interpreter(const RunnerSettings& settings) {

@@ -1,5 +1,5 @@
 // Pieces every runner shares: how a runnable is named in messages, the Python environment of
-// children (PYTHONPATH), the interpreter check, and one-line failure messages.
+// children (PYTHONPATH, thread pools), the interpreter check, and one-line failure messages.
 #pragma once
 
 #include <chrono>
@@ -16,8 +16,12 @@ namespace gpuemu::run {
 // paths relative to the project root when they are inside it.
 std::string describe_runnable(const config::Runnable& runnable, const RunnerSettings& settings);
 
-// Environment additions for a Python child: PYTHONPATH = package dir, python_path..., old value.
+// Environment additions for a Python child: PYTHONPATH = package dir, python_path..., old value;
+// the interpreter switches; the thread pools' sizes (RunnerSettings::pool_threads).
 std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings& settings);
+
+// The CPUs this process may run on (its affinity mask; at least 1).
+int usable_cpus();
 
 // A start_failed outcome when the interpreter cannot be found on PATH, else nullopt.
 std::optional<RunOutcome> check_interpreter(const RunnerSettings& settings);

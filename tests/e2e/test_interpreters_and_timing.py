@@ -2,7 +2,8 @@
 own worker (and cold script) as TRITON_INTERPRET / GPUEMU_PALLAS_INTERPRET before the user's module
 is imported, one op's choice never leaks into another's, the shell's TRITON_INTERPRET never wins
 over the config; and every op's result says where its time went (inside the op, inside the
-reference, gpuemu's share), measured by the worker or by gpuemu.script.
+reference, gpuemu's share), measured by the worker or by gpuemu.script; the op's and the reference's
+workers, which run at the same time, share the CPUs between their thread pools.
 """
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ OPS = textwrap.dedent('''
     def slow_op(inputs):
         time.sleep(0.15)
         return inputs["x"]
+
+    def pools_op(inputs):
+        # Right (x) only when the thread pools are sized as the test expects ("-": not set).
+        seen = ",".join(os.environ.get(n, "-") for n in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"))
+        return inputs["x"] * (1.0 if seen == os.environ["EXPECT_POOLS"] else 2.0)
     ''')
 
 REFS = textwrap.dedent('''
@@ -155,6 +161,19 @@ def test_one_after_the_other_when_parallel_reference_is_off(project):
     assert warm["overlap_secs"] == 0, warm
     assert warm["wall_secs"] >= warm["op_secs"] + warm["reference_secs"] >= 3 * 0.2, warm
     assert warm["gpuemu_secs"] == pytest.approx(warm["wall_secs"] - warm["op_secs"] - warm["reference_secs"])
+
+
+def test_the_op_and_the_reference_share_the_cpus_between_their_thread_pools(project):
+    pools = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS")
+    if any(os.environ.get(name) for name in pools):
+        pytest.skip("this shell sizes a thread pool itself")
+    write(project, "", [op_table("pools", 'module = "ops_env:pools_op"')])
+    half = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    for env in ({"EXPECT_POOLS": ",".join([half] * 3)},
+                {"EXPECT_POOLS": "-,-,-", "GPUEMU_PARALLEL_REFERENCE": "0"},
+                {"EXPECT_POOLS": "3,-,-", "OMP_NUM_THREADS": "3"}):  # the user's choice stands alone
+        proc, ops = run(project, "--cases", "2", env=env)
+        assert proc.returncode == 0 and ops["pools"]["passed"] == 2, (env, proc.stderr, ops["pools"]["failures"][:1])
 
 
 def test_ci_run_reports_the_time_split_in_result_json_text_and_job_summary(project, tmp_path):

@@ -1,9 +1,11 @@
 // Tests for WarmWorkerRunner (run/warm_worker.hpp) with real `python -m gpuemu.worker`
-// processes: many cases per worker, errors, crashes, hangs, recycling, and cold/warm equality.
+// processes: many cases per worker, errors, crashes, hangs, recycling, cold/warm equality, starting
+// ahead (warm_up) and the thread pools' sizes.
 #include "run/warm_worker.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -215,6 +217,73 @@ TEST(WarmWorker, LoadFailuresAreReportedPerCase) {
   EXPECT_EQ(not_fn.run(simple_case().request()).message,
             "reference warm_mod:not_callable could not be loaded: TypeError: warm_mod:not_callable is a int, "
             "not a function");
+}
+
+// warm_up starts the worker before the first case (OpSession::warm_up calls it while another op's
+// case runs); the first case then uses it, with the import's time and what it printed.
+TEST(WarmWorker, WarmUpStartsTheWorkerBeforeTheFirstCase) {
+  WarmWorkerRunner runner(callable("chatty_import", "double"), testing::settings());
+  EXPECT_EQ(runner.worker_pid(), -1);
+  runner.warm_up();
+  EXPECT_NE(runner.worker_pid(), -1);
+  EXPECT_EQ(runner.workers_started(), 1);
+  RunOutcome first = runner.run(simple_case().request());
+  ASSERT_TRUE(first.ok()) << first.message << first.stderr_tail;
+  EXPECT_EQ(runner.workers_started(), 1) << "the case used the worker started ahead";
+  EXPECT_EQ(first.spans.size(), 2u) << "the import, then the call";
+  EXPECT_NE(first.stderr_tail.find("chatty_import: imported"), std::string::npos) << first.stderr_tail;
+  RunOutcome second = runner.run(simple_case(1).request());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second.spans.size(), 1u);
+  EXPECT_EQ(second.stderr_tail.find("chatty_import: imported"), std::string::npos) << second.stderr_tail;
+  runner.warm_up();  // a worker already running: nothing happens
+  EXPECT_EQ(runner.workers_started(), 1);
+}
+
+// A worker that cannot start ahead fails its first case the way it would have without warm_up;
+// the next case tries again.
+TEST(WarmWorker, AWarmUpThatFailsIsTheFirstCasesFailure) {
+  WarmWorkerRunner runner(callable("import_error", "fn"), testing::settings());
+  runner.warm_up();
+  EXPECT_EQ(runner.worker_pid(), -1);
+  for (int i = 0; i < 2; ++i) {
+    RunOutcome out = runner.run(simple_case().request());
+    EXPECT_EQ(out.failure, RunFailure::crashed);
+    EXPECT_EQ(out.message,
+              "reference import_error:fn could not be loaded: ModuleNotFoundError: No module named "
+              "'module_that_does_not_exist'");
+  }
+  EXPECT_EQ(runner.workers_started(), 2);
+
+  RunnerSettings s = testing::settings();
+  s.python = "python3.99";
+  WarmWorkerRunner missing(callable("warm_mod", "double"), s);
+  missing.warm_up();
+  EXPECT_EQ(missing.run(simple_case().request()).failure, RunFailure::start_failed);
+}
+
+// The sizes of the workers' thread pools (RunnerSettings::pool_threads), unless gpuemu's own
+// environment sized any of them.
+TEST(WarmWorker, ThreadPoolSizesReachTheWorker) {
+  for (const char* name :
+       {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GOTO_NUM_THREADS"}) {
+    if (std::getenv(name)) GTEST_SKIP() << name << " is set in this test's environment";
+  }
+  auto seen = [](int pool_threads) {
+    RunnerSettings s = testing::settings();
+    s.pool_threads = pool_threads;
+    WarmWorkerRunner runner(callable("warm_mod", "pool_threads"), s);
+    RunOutcome out = runner.run(simple_case().request());
+    EXPECT_TRUE(out.ok()) << out.message << out.stderr_tail;
+    return out.ok() ? out.outputs.at("out").to_doubles() : std::vector<double>{};
+  };
+  EXPECT_EQ(seen(3), (std::vector<double>{3, 3, 3}));
+  EXPECT_EQ(seen(0), (std::vector<double>{-1, -1, -1}));
+  ::setenv("OMP_NUM_THREADS", "5", 1);
+  const auto user_sized = seen(3);
+  ::unsetenv("OMP_NUM_THREADS");
+  EXPECT_EQ(user_sized, (std::vector<double>{5, -1, -1}))
+      << "the user's OMP_NUM_THREADS, and nothing of ours";
 }
 
 TEST(WarmWorker, NonArrayOutputIsAnError) {
