@@ -106,19 +106,9 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
   std::vector<std::size_t> not_passed(plan.ops.size(), 0);
   std::vector<std::pair<std::size_t, result::CutCase>> cut;  // (plan position, case)
 
-  const std::size_t threads =
-      std::clamp<std::size_t>(plan.jobs < 1 ? 1 : plan.jobs, 1, std::max<std::size_t>(1, items.size()));
   auto worker = [&] {
     const run::CancelScope scope(cancel);
     std::map<std::size_t, std::unique_ptr<OpSession>> sessions;
-    auto session_for = [&](std::size_t op_index) -> OpSession& {
-      auto& session = sessions[op_index];
-      if (!session) {
-        session = std::make_unique<OpSession>(config, *plan.ops[op_index].op, plan.runners);
-        if (plan.deadline) session->set_stop_at(*plan.deadline);
-      }
-      return *session;
-    };
     while (!stop) {
       if (run::cancel_requested()) {
         cancelled = true;
@@ -132,19 +122,17 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
         return;
       }
       const Item& item = items[index];
-      OpSession& session = session_for(item.op_index);
+      auto& session = sessions[item.op_index];
+      if (!session) {
+        session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op, plan.runners);
+        if (plan.deadline) session->set_stop_at(*plan.deadline);
+      }
       // The item after this one, if it is the same op's, is made ready while this case runs; with
       // several job threads another thread may take it, and then the work is only thrown away.
-      // With one thread, when it is another op's, that op's workers start meanwhile instead.
       std::optional<std::uint64_t> next_seed;
-      if (const std::size_t peek = next.load(); peek < items.size()) {
-        if (items[peek].op_index == item.op_index) {
-          next_seed = items[peek].seed;
-        } else if (threads == 1 && !sessions.contains(items[peek].op_index)) {
-          session_for(items[peek].op_index).warm_up();
-        }
-      }
-      auto record = session.run_seed(item.seed, next_seed);
+      if (const std::size_t peek = next.load(); peek < items.size() && items[peek].op_index == item.op_index)
+        next_seed = items[peek].seed;
+      auto record = session->run_seed(item.seed, next_seed);
       if (run::cancel_requested()) {  // the case was interrupted: its record is no result
         cancelled = true;
         return;
@@ -186,6 +174,8 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
     }
   };
 
+  const std::size_t threads =
+      std::clamp<std::size_t>(plan.jobs < 1 ? 1 : plan.jobs, 1, std::max<std::size_t>(1, items.size()));
   if (threads == 1) {
     worker();
   } else {

@@ -39,39 +39,14 @@ Expected<void> fatal_if_unstartable(const run::RunOutcome& outcome) {
   return {};
 }
 
-// A runner's spans inside the case's part of the run: a worker started ahead (OpSession::warm_up)
-// imported the user's code while an earlier case ran, in time that case owns.
-std::vector<util::TimeSpan> clipped(const std::vector<util::TimeSpan>& spans, util::TimeSpan window) {
-  std::vector<util::TimeSpan> inside;
-  for (const auto& span : spans) {
-    const auto from = std::max(span.from, window.from);
-    const auto to = std::min(span.to, window.to);
-    if (from < to) inside.push_back({from, to});
-  }
-  return inside;
-}
-
-// The time a runner reported for a case, within the case's window (its own figure when it gave no
-// spans). A runner's spans never overlap one another: the import, then the call.
-std::chrono::nanoseconds time_inside(const run::RunOutcome& outcome, util::TimeSpan window) {
-  if (outcome.spans.empty()) return outcome.inside;
-  return util::covered(clipped(outcome.spans, window));
-}
-
-double seconds(std::chrono::nanoseconds length) {
-  return std::chrono::duration<double>(length).count();
-}
-
 // How long the op and the reference ran at the same time: counted in both, taken off once from
 // their sum so that wall = op + reference - overlap + gpuemu's share (docs/result-json.md "timing").
-double overlap_secs(const run::RunOutcome& op, const run::RunOutcome& reference, util::TimeSpan window) {
-  const auto op_inside = time_inside(op, window);
-  const auto reference_inside = time_inside(reference, window);
-  std::vector<util::TimeSpan> spans = clipped(op.spans, window);
-  const auto more = clipped(reference.spans, window);
-  spans.insert(spans.end(), more.begin(), more.end());
-  const auto both = op_inside + reference_inside - util::covered(std::move(spans));
-  return seconds(std::clamp(both, std::chrono::nanoseconds(0), std::min(op_inside, reference_inside)));
+double overlap_secs(const run::RunOutcome& op, const run::RunOutcome& reference) {
+  std::vector<util::TimeSpan> spans = op.spans;
+  spans.insert(spans.end(), reference.spans.begin(), reference.spans.end());
+  const auto both = op.inside + reference.inside - util::covered(std::move(spans));
+  const auto bounded = std::clamp(both, std::chrono::nanoseconds(0), std::min(op.inside, reference.inside));
+  return std::chrono::duration<double>(bounded).count();
 }
 
 // Off with GPUEMU_PARALLEL_REFERENCE=0 (docs/worker-protocol.md "The op and the reference at the same time").
@@ -164,19 +139,6 @@ OpSession::OpSession(const config::Config& config, const config::OpConfig& op,
   reference_runner_ = make(op.reference, runner_settings(config, op, "reference"));
 }
 
-void OpSession::warm_up() {
-  wait_for_warm_up();
-  warming_ = std::async(std::launch::async, [this, token = run::current_cancel()] {
-    const run::CancelScope scope(token);
-    if (op_runner_) op_runner_->warm_up();
-    reference_runner_->warm_up();
-  });
-}
-
-void OpSession::wait_for_warm_up() {
-  if (warming_.valid()) warming_.get();
-}
-
 OpSession::PreparedCase OpSession::prepare(std::uint64_t seed, int arena) {
   PreparedCase prepared{seed, arena, fuzz::generate_case(op_, seed), std::nullopt};
   // The inputs once in an input file, which both workers map (run/shared_file.hpp); without one,
@@ -194,7 +156,6 @@ OpSession::PreparedCase OpSession::take_prepared(std::uint64_t seed) {
 }
 
 Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed) {
-  wait_for_warm_up();
   const auto start = Clock::now();
   PreparedCase current = take_prepared(seed);
   if (next_seed && current.c && input_bytes(*current.c) <= most_bytes_made_ahead_) {
@@ -204,8 +165,10 @@ Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::option
                         [this, next = *next_seed, arena = ahead_arena_] { return prepare(next, arena); });
   }
   if (!current.c) return std::unexpected(current.c.error());
+  auto record = TRY(run_prepared(*current.c, current.placed));
   // The wall time includes generating the case (or waiting for it), which run_case cannot see.
-  return run_prepared(*current.c, current.placed, start);
+  record.timing.wall_secs = seconds_since(start);
+  return record;
 }
 
 run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
@@ -230,7 +193,6 @@ run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::js
 }
 
 Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
-  wait_for_warm_up();
   return run_placed(c, place_now(c));
 }
 
@@ -330,23 +292,21 @@ std::optional<tensor::NamedTensors> OpSession::place_now(const fuzz::Case& c) {
 }
 
 Expected<result::CaseRecord> OpSession::run_case(const fuzz::Case& c) {
-  wait_for_warm_up();
-  return run_prepared(c, place_now(c), Clock::now());
+  return run_prepared(c, place_now(c));
 }
 
 Expected<result::CaseRecord> OpSession::run_prepared(const fuzz::Case& c,
-                                                     const std::optional<tensor::NamedTensors>& placed,
-                                                     Clock::time_point start) {
+                                                     const std::optional<tensor::NamedTensors>& placed) {
+  const auto start = Clock::now();
   result::CaseRecord record = new_record(c);
   auto raw = TRY(run_placed(c, placed));
   // A case cut at the time budget has no verdict: the executor reports it apart and counts it nowhere.
   record.cut = raw.reference.failure == run::RunFailure::cut || raw.op.failure == run::RunFailure::cut;
   judge(record, c, raw.reference, raw.op, true);
   keep_inputs_if_failed(record, c);
-  const util::TimeSpan window{start, Clock::now()};
-  record.timing.op_secs = seconds(time_inside(raw.op, window));
-  record.timing.reference_secs = seconds(time_inside(raw.reference, window));
-  record.timing.overlap_secs = overlap_secs(raw.op, raw.reference, window);
+  record.timing.op_secs = std::chrono::duration<double>(raw.op.inside).count();
+  record.timing.reference_secs = std::chrono::duration<double>(raw.reference.inside).count();
+  record.timing.overlap_secs = overlap_secs(raw.op, raw.reference);
   record.runtime = std::move(raw.op.runtime);
   if (!record.runtime.is_object()) record.runtime = nlohmann::json::object();
   // A script that reports nothing still ran with the framework its config names.
@@ -358,7 +318,6 @@ Expected<result::CaseRecord> OpSession::run_prepared(const fuzz::Case& c,
 
 Expected<result::CaseRecord> OpSession::check_output(const fuzz::Case& c, tensor::NamedTensors outputs,
                                                      const nlohmann::json* kwargs) {
-  wait_for_warm_up();
   const auto start = Clock::now();
   result::CaseRecord record = new_record(c);
   const run::RunOutcome ref = run_reference(c, kwargs);

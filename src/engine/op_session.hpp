@@ -27,12 +27,6 @@ class OpSession {
  public:
   // `runners` makes the op's and the reference's runners (empty: run::make_runner).
   OpSession(const config::Config& config, const config::OpConfig& op, const run::RunnerFactory& runners = {});
-  OpSession(const OpSession&) = delete;
-  OpSession& operator=(const OpSession&) = delete;
-
-  // Starts the op's and the reference's workers on another thread while another op's case runs, so
-  // that this op's first case does not wait for them. Every method below waits for it to end.
-  void warm_up();
 
   // Generates the case for `seed` and runs it. Errors only for fatal conditions (the
   // interpreter cannot start, the schema cannot be resolved); script misbehaviour is a verdict.
@@ -94,12 +88,8 @@ class OpSession {
   PreparedCase take_prepared(std::uint64_t seed);
   std::optional<tensor::NamedTensors> place_now(const fuzz::Case& c);
   Expected<RawOutputs> run_placed(const fuzz::Case& c, const std::optional<tensor::NamedTensors>& placed);
-  // `start`: when the case began (run_seed's includes generating it); its wall runs from there.
   Expected<result::CaseRecord> run_prepared(const fuzz::Case& c,
-                                            const std::optional<tensor::NamedTensors>& placed,
-                                            std::chrono::steady_clock::time_point start);
-  // The warm-up, if one is under way, ends before a runner is used.
-  void wait_for_warm_up();
+                                            const std::optional<tensor::NamedTensors>& placed);
 
   const config::Config& config_;
   const config::OpConfig& op_;
@@ -113,8 +103,6 @@ class OpSession {
   std::future<PreparedCase> ahead_;
   int ahead_arena_ = 1;
   std::uint64_t most_bytes_made_ahead_ = kMostBytesMadeAhead;
-  // The workers starting (warm_up); declared last, so waited for before the runners go.
-  std::future<void> warming_;
 };
 
 }  // namespace gpuemu::engine

@@ -67,9 +67,6 @@ class Runner {
  public:
   virtual ~Runner() = default;
   virtual RunOutcome run(const RunRequest& request) = 0;
-  // Gets ready for the first run ahead of time (a warm worker starts its process); what goes
-  // wrong is reported by that run. Nothing to do for runners that start per case.
-  virtual void warm_up() {}
 };
 
 struct RunnerSettings {

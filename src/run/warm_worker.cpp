@@ -163,34 +163,15 @@ bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
   return false;
 }
 
-bool WarmWorkerRunner::ensure_worker(RunOutcome& outcome) {
-  if (!interpreter_ok_) {
-    if (auto missing = check_interpreter(settings_)) {
-      outcome = std::move(*missing);
-      return false;
-    }
-    interpreter_ok_ = true;
-  }
-  return worker_ || start_worker(outcome);
-}
-
-void WarmWorkerRunner::warm_up() {
-  const auto start = Clock::now();
-  const bool had_worker = worker_ != nullptr;
-  if (RunOutcome outcome; !ensure_worker(outcome)) {
-    outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
-    failed_warm_up_ = std::move(outcome);
-  } else if (!had_worker) {
-    keep_start_stderr_ = true;  // what the import printed belongs to the first case, as without warm_up
-  }
-}
-
 RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
   const auto start = Clock::now();
-  if (failed_warm_up_) return *std::exchange(failed_warm_up_, std::nullopt);
   RunOutcome outcome;
-  if (worker_ && !std::exchange(keep_start_stderr_, false)) worker_->stderr_tail().clear();
-  if (!ensure_worker(outcome)) {
+  if (!interpreter_ok_) {
+    if (auto missing = check_interpreter(settings_)) return *missing;
+    interpreter_ok_ = true;
+  }
+  if (worker_) worker_->stderr_tail().clear();
+  if (!worker_ && !start_worker(outcome)) {
     outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
     return outcome;
   }

@@ -23,7 +23,6 @@ class WarmWorkerRunner final : public Runner {
   WarmWorkerRunner(config::Runnable runnable, RunnerSettings settings);
   ~WarmWorkerRunner() override;
   RunOutcome run(const RunRequest& request) override;
-  void warm_up() override;
 
   // The current worker's pid, or -1 when none is running (tests use this to watch restarts).
   pid_t worker_pid() const;
@@ -35,8 +34,6 @@ class WarmWorkerRunner final : public Runner {
  private:
   // Starts a worker and waits for its "ready" frame; on failure fills `outcome`.
   bool start_worker(RunOutcome& outcome);
-  // The interpreter check and start_worker; on failure fills `outcome`.
-  bool ensure_worker(RunOutcome& outcome);
   void stop_worker();
   void fail_with_exit(RunOutcome& outcome, const std::string& when);
 
@@ -44,9 +41,6 @@ class WarmWorkerRunner final : public Runner {
   RunnerSettings settings_;
   std::string what_;
   std::optional<bool> interpreter_ok_;
-  // A start that warm_up tried and failed: the next run reports it (and the one after tries again).
-  std::optional<RunOutcome> failed_warm_up_;
-  bool keep_start_stderr_ = false;
   std::unique_ptr<WorkerChannel> worker_;
   int cases_on_worker_ = 0;
   // Segments the worker lent us (its large outputs) that we no longer read; the next call returns them.

@@ -35,7 +35,7 @@ class FakeRunners {
       if (it == functions_.end())
         ADD_FAILURE() << "no fake for " << runnable.spelling << " (" << settings.role << ")";
       FakeFn fn = it == functions_.end() ? FakeFn() : it->second;
-      return std::make_unique<Runner>(this, std::move(fn), runnable.function);
+      return std::make_unique<Runner>(this, std::move(fn));
     };
   }
 
@@ -50,26 +50,15 @@ class FakeRunners {
     std::lock_guard lock(mutex_);
     return hashes_;
   }
-  // "warm_up FUNCTION" and "run FUNCTION" for every call of a runner, in the order they came.
-  std::vector<std::string> events() const {
-    std::lock_guard lock(mutex_);
-    return events_;
-  }
 
  private:
   class Runner final : public run::Runner {
    public:
-    Runner(FakeRunners* owner, FakeFn fn, std::string function)
-        : owner_(owner), fn_(std::move(fn)), function_(std::move(function)) {}
-    void warm_up() override {
-      std::lock_guard lock(owner_->mutex_);
-      owner_->events_.push_back("warm_up " + function_);
-    }
+    Runner(FakeRunners* owner, FakeFn fn) : owner_(owner), fn_(std::move(fn)) {}
     run::RunOutcome run(const run::RunRequest& request) override {
       ++owner_->calls_;
       {
         std::lock_guard lock(owner_->mutex_);
-        owner_->events_.push_back("run " + function_);
         if (request.inputs && !request.inputs->empty()) {
           const auto& t = request.inputs->begin()->second;
           owner_->shapes_.push_back(t.shape);
@@ -84,7 +73,6 @@ class FakeRunners {
    private:
     FakeRunners* owner_;
     FakeFn fn_;
-    std::string function_;
   };
 
   std::map<std::string, FakeFn> functions_;
@@ -92,7 +80,6 @@ class FakeRunners {
   mutable std::mutex mutex_;
   std::vector<tensor::Shape> shapes_;
   std::vector<std::size_t> hashes_;
-  std::vector<std::string> events_;
 };
 
 inline run::RunOutcome answer(tensor::Tensor out) {

@@ -1,12 +1,10 @@
 // engine::execute against fake runners: the result (records, order, summaries) is the same for
 // every --jobs; --fail-fast keeps the cases up to the first failure in plan order whatever
-// finished first; the sink sees every case; a runner that cannot start is a fatal error; with one
-// job the next op's workers start ahead.
+// finished first; the sink sees every case; a runner that cannot start is a fatal error.
 #include "engine/executor.hpp"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -106,38 +104,6 @@ TEST_F(ExecutorTest, FailFastKeepsThePlanPrefixUpToTheFirstFailure) {
       EXPECT_EQ(comparable(*result), *first);
     }
   }
-}
-
-// With one job thread the next op's workers start while the last case of the op before it runs:
-// its runners are warmed up before their first run, and after the earlier op's runs began.
-TEST_F(ExecutorTest, TheNextOpsWorkersStartAheadWithOneJob) {
-  const auto config = two_ops();
-  auto plan = plan_fuzz(config, {}, 3, 4);
-  ASSERT_TRUE(plan) << plan.error().message;
-  plan->runners = runners_.factory();
-  plan->jobs = 1;
-  const auto result = execute(config, *plan);
-  ASSERT_TRUE(result) << result.error().message;
-  const auto events = runners_.events();
-  const auto at = [&](const std::string& event) { return std::ranges::find(events, event) - events.begin(); };
-  ASSERT_NE(at("warm_up cumsum_no_carry"), std::ssize(events)) << "the second op's op runner was warmed up";
-  EXPECT_LT(at("warm_up cumsum_no_carry"), at("run cumsum_no_carry"));
-  EXPECT_GT(at("warm_up cumsum_no_carry"), at("run cumsum_ok"));
-  EXPECT_EQ(std::ranges::count(events, "warm_up cumsum_ok"), 0)
-      << "the first op's workers start with its first case";
-  EXPECT_EQ(result->ops[0].passed, 4);
-  EXPECT_EQ(result->ops[1].total, 4);
-}
-
-// With several job threads the next item may go to any thread: nothing is warmed up on a guess.
-TEST_F(ExecutorTest, NothingIsWarmedUpWithSeveralJobs) {
-  const auto config = two_ops();
-  auto plan = plan_fuzz(config, {}, 3, 4);
-  ASSERT_TRUE(plan) << plan.error().message;
-  plan->runners = runners_.factory();
-  plan->jobs = 2;
-  ASSERT_TRUE(execute(config, *plan));
-  for (const auto& event : runners_.events()) EXPECT_FALSE(event.starts_with("warm_up")) << event;
 }
 
 TEST_F(ExecutorTest, AnOpThatCannotStartIsFatal) {

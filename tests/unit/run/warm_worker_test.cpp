@@ -1,6 +1,6 @@
 // Tests for WarmWorkerRunner (run/warm_worker.hpp) with real `python -m gpuemu.worker`
-// processes: many cases per worker, errors, crashes, hangs, recycling, cold/warm equality, starting
-// ahead (warm_up) and the thread pools' sizes.
+// processes: many cases per worker, errors, crashes, hangs, recycling, cold/warm equality and the
+// thread pools' sizes.
 #include "run/warm_worker.hpp"
 
 #include <algorithm>
@@ -217,49 +217,6 @@ TEST(WarmWorker, LoadFailuresAreReportedPerCase) {
   EXPECT_EQ(not_fn.run(simple_case().request()).message,
             "reference warm_mod:not_callable could not be loaded: TypeError: warm_mod:not_callable is a int, "
             "not a function");
-}
-
-// warm_up starts the worker before the first case (OpSession::warm_up calls it while another op's
-// case runs); the first case then uses it, with the import's time and what it printed.
-TEST(WarmWorker, WarmUpStartsTheWorkerBeforeTheFirstCase) {
-  WarmWorkerRunner runner(callable("chatty_import", "double"), testing::settings());
-  EXPECT_EQ(runner.worker_pid(), -1);
-  runner.warm_up();
-  EXPECT_NE(runner.worker_pid(), -1);
-  EXPECT_EQ(runner.workers_started(), 1);
-  RunOutcome first = runner.run(simple_case().request());
-  ASSERT_TRUE(first.ok()) << first.message << first.stderr_tail;
-  EXPECT_EQ(runner.workers_started(), 1) << "the case used the worker started ahead";
-  EXPECT_EQ(first.spans.size(), 2u) << "the import, then the call";
-  EXPECT_NE(first.stderr_tail.find("chatty_import: imported"), std::string::npos) << first.stderr_tail;
-  RunOutcome second = runner.run(simple_case(1).request());
-  ASSERT_TRUE(second.ok());
-  EXPECT_EQ(second.spans.size(), 1u);
-  EXPECT_EQ(second.stderr_tail.find("chatty_import: imported"), std::string::npos) << second.stderr_tail;
-  runner.warm_up();  // a worker already running: nothing happens
-  EXPECT_EQ(runner.workers_started(), 1);
-}
-
-// A worker that cannot start ahead fails its first case the way it would have without warm_up;
-// the next case tries again.
-TEST(WarmWorker, AWarmUpThatFailsIsTheFirstCasesFailure) {
-  WarmWorkerRunner runner(callable("import_error", "fn"), testing::settings());
-  runner.warm_up();
-  EXPECT_EQ(runner.worker_pid(), -1);
-  for (int i = 0; i < 2; ++i) {
-    RunOutcome out = runner.run(simple_case().request());
-    EXPECT_EQ(out.failure, RunFailure::crashed);
-    EXPECT_EQ(out.message,
-              "reference import_error:fn could not be loaded: ModuleNotFoundError: No module named "
-              "'module_that_does_not_exist'");
-  }
-  EXPECT_EQ(runner.workers_started(), 2);
-
-  RunnerSettings s = testing::settings();
-  s.python = "python3.99";
-  WarmWorkerRunner missing(callable("warm_mod", "double"), s);
-  missing.warm_up();
-  EXPECT_EQ(missing.run(simple_case().request()).failure, RunFailure::start_failed);
 }
 
 // The sizes of the workers' thread pools (RunnerSettings::pool_threads), unless gpuemu's own
