@@ -37,7 +37,8 @@ OPS = textwrap.dedent('''
 
     def pools_op(inputs):
         # Right (x) only when the thread pools are sized as the test expects ("-": not set).
-        seen = ",".join(os.environ.get(n, "-") for n in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"))
+        names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+        seen = ",".join(os.environ.get(name, "-") for name in names)
         return inputs["x"] * (1.0 if seen == os.environ["EXPECT_POOLS"] else 2.0)
     ''')
 
@@ -173,7 +174,8 @@ def test_the_op_and_the_reference_share_the_cpus_between_their_thread_pools(proj
                 {"EXPECT_POOLS": "-,-,-", "GPUEMU_PARALLEL_REFERENCE": "0"},
                 {"EXPECT_POOLS": "3,-,-", "OMP_NUM_THREADS": "3"}):  # the user's choice stands alone
         proc, ops = run(project, "--cases", "2", env=env)
-        assert proc.returncode == 0 and ops["pools"]["passed"] == 2, (env, proc.stderr, ops["pools"]["failures"][:1])
+        failures = ops["pools"]["failures"][:1]
+        assert proc.returncode == 0 and ops["pools"]["passed"] == 2, (env, proc.stderr, failures)
 
 
 def test_ci_run_reports_the_time_split_in_result_json_text_and_job_summary(project, tmp_path):

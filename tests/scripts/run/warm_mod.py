@@ -114,4 +114,3 @@ def pool_threads(inputs):
     # The thread pool sizes this worker was given (-1: not set).
     names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
     return np.array([int(os.environ.get(name, "-1")) for name in names], dtype=np.int64)
-
