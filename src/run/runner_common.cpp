@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
 #include "run/spawn.hpp"
 
@@ -83,7 +84,8 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
   // reads TRITON_INTERPRET when the kernel is defined (docs/frameworks.md).
   env.emplace_back("TRITON_INTERPRET", settings.triton_interpret ? "1" : "0");
   env.emplace_back("GPUEMU_PALLAS_INTERPRET", settings.pallas_interpret ? "1" : "0");
-  // A user who sized any thread pool (OpenBLAS also reads GOTO_ and OMP_) keeps all of them as set.
+  // A user who sized any thread pool (OpenBLAS also reads GOTO_ and OMP_) keeps all of them as set;
+  // gpuemu sets the first three.
   constexpr std::array<const char*, 4> kPools = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                                                  "GOTO_NUM_THREADS"};
   const bool sized = std::ranges::any_of(kPools, [](const char* name) {
@@ -91,7 +93,7 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
     return value != nullptr && *value != '\0';
   });
   if (settings.pool_threads > 0 && !sized) {
-    for (const char* name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"})
+    for (const char* name : std::span(kPools).first(3))
       env.emplace_back(name, std::to_string(settings.pool_threads));
   }
   return env;
