@@ -13,7 +13,11 @@
     ├── FrameError                (also a ValueError) bytes that are no worker frame (docs/worker-protocol.md)
     ├── AdapterError              (also a TypeError and ValueError) a tensor a framework adapter cannot convert
     ├── FrameworkNotInstalledError (also an ImportError) the op's framework cannot be imported
-    └── TritonNeedsGpuError       (also a RuntimeError) a Triton launch meant for a GPU, on a machine without one
+    ├── TritonNeedsGpuError       (also a RuntimeError) a Triton launch meant for a GPU, on a machine without one
+    └── CaseFailure               the worker judged a call itself; `kind` is the case's failure kind
+        ├── InputMutatedError     the op wrote into an input
+        ├── OutOfBoundsError      a kernel load or store reached past its tensors' storage (sanitizer)
+        └── InterpreterUnsupportedError  the kernel needs what Triton's CPU interpreter cannot run
 
 Standard library only: the worker's frame layer imports it before it knows numpy is installed.
 """
@@ -33,6 +37,10 @@ __all__ = [
     "FrameError",
     "AdapterError",
     "FrameworkNotInstalledError",
+    "CaseFailure",
+    "InputMutatedError",
+    "OutOfBoundsError",
+    "InterpreterUnsupportedError",
 ]
 
 
@@ -105,3 +113,29 @@ class FrameworkNotInstalledError(GpuemuError, ImportError):
 class TritonNeedsGpuError(GpuemuError, RuntimeError):
     """A @triton.jit kernel was launched for the GPU (TRITON_INTERPRET=0, the op's triton_interpret
     "never") where torch sees none; the message says to run it under the interpreter instead."""
+
+
+class CaseFailure(GpuemuError):
+    """A call the worker judged itself: the case fails with `kind` (a failure kind of
+    docs/result-json.md) and this message, instead of an op_error (docs/worker-protocol.md, "error")."""
+
+    kind = "op_error"
+
+
+class InputMutatedError(CaseFailure):
+    """The op wrote into one of its inputs (the message names the input and the first changed index)."""
+
+    kind = "input_mutated"
+
+
+class OutOfBoundsError(CaseFailure, IndexError):
+    """A kernel load or store lane lies outside the storage of the tensor it addresses."""
+
+    kind = "out_of_bounds"
+
+
+class InterpreterUnsupportedError(CaseFailure):
+    """The kernel uses a construct Triton's CPU interpreter cannot run: a limit of the interpreter, not a
+    bug of the kernel; the message names the construct and the kernel's file:line."""
+
+    kind = "interpreter_unsupported"

@@ -35,7 +35,7 @@ import numpy as np
 
 from gpuemu import frameworks, runtime
 from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
-from gpuemu.errors import FrameError, TritonNeedsGpuError
+from gpuemu.errors import CaseFailure, FrameError, TritonNeedsGpuError
 from gpuemu.loading import install_hint, load_callable, load_script, source_of
 from gpuemu.wire import frames, input_files, output_file, segments, tensors
 
@@ -235,7 +235,10 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             _flush_user_output()
             reply = {"type": "error", "error": _error_text(exc), "traceback": tb, "elapsed_ns": elapsed,
                      "called_ns": called_ns}
-            if isinstance(exc, TritonNeedsGpuError):
+            if isinstance(exc, CaseFailure):
+                # The worker judged the call itself: gpuemu records the case under this kind, not op_error.
+                reply["failure"] = exc.kind
+            elif isinstance(exc, TritonNeedsGpuError):
                 # No case of this op can run on this machine (a GPU launch without a GPU): gpuemu stops
                 # the run, as for a framework that is not installed, instead of failing every case.
                 reply["kind"] = "environment"

@@ -8,7 +8,7 @@
 namespace gpuemu::check {
 namespace {
 
-constexpr std::array<std::pair<FailureKind, std::string_view>, 12> kFailureKindNames{{
+constexpr std::array<std::pair<FailureKind, std::string_view>, 14> kFailureKindNames{{
     {FailureKind::none, "none"},
     {FailureKind::mismatch, "mismatch"},
     {FailureKind::nonfinite_mismatch, "nonfinite_mismatch"},
@@ -21,6 +21,8 @@ constexpr std::array<std::pair<FailureKind, std::string_view>, 12> kFailureKindN
     {FailureKind::missing_output, "missing_output"},
     {FailureKind::input_mutated, "input_mutated"},
     {FailureKind::output_aliased, "output_aliased"},
+    {FailureKind::out_of_bounds, "out_of_bounds"},
+    {FailureKind::interpreter_unsupported, "interpreter_unsupported"},
 }};
 
 }  // namespace

@@ -18,11 +18,13 @@ enum class FailureKind : int {
   shape_mismatch = 4,
   dtype_mismatch = 5,
   invariant_violation = 6,
-  op_error = 7,         // the op under test crashed, timed out or answered garbage
-  reference_error = 8,  // the reference did
-  missing_output = 9,   // an output the reference has is absent from the op's answer
-  input_mutated = 10,   // client-side: the op wrote into its inputs
-  output_aliased = 11,  // client-side: an output aliases an input buffer
+  op_error = 7,                  // the op under test crashed, timed out or answered garbage
+  reference_error = 8,           // the reference did
+  missing_output = 9,            // an output the reference has is absent from the op's answer
+  input_mutated = 10,            // client-side: the op wrote into its inputs
+  output_aliased = 11,           // client-side: an output aliases an input buffer
+  out_of_bounds = 12,            // a kernel load or store reached past the storage of its tensors (sanitizer)
+  interpreter_unsupported = 13,  // the kernel needs what the CPU interpreter cannot run: a limit, not a bug
 };
 std::string_view failure_kind_name(FailureKind kind);
 std::optional<FailureKind> parse_failure_kind(std::string_view name);

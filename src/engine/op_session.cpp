@@ -27,8 +27,23 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-check::FailureKind error_kind(const std::string& role) {
-  return role == "reference" ? check::FailureKind::reference_error : check::FailureKind::op_error;
+// The kind of a failed call: the one the op's worker named when it judged the call itself (one of
+// the kinds a worker may name, docs/worker-protocol.md "error"), else op_error / reference_error.
+check::FailureKind error_kind(const std::string& role, const run::RunOutcome& outcome) {
+  using check::FailureKind;
+  if (role == "reference") return FailureKind::reference_error;
+  if (const auto named = check::parse_failure_kind(outcome.failure_kind)) {
+    switch (*named) {
+      case FailureKind::input_mutated:
+      case FailureKind::output_aliased:
+      case FailureKind::out_of_bounds:
+      case FailureKind::interpreter_unsupported:
+        return *named;
+      default:
+        break;
+    }
+  }
+  return FailureKind::op_error;
 }
 
 // Fatal when a script could not even start: every case would fail the same way.
@@ -267,7 +282,7 @@ void OpSession::judge(result::CaseRecord& record, const fuzz::Case& c, const run
   for (const auto* failed : {&ref, &out}) {
     if (!failed->ok()) {
       const std::string role = failed == &ref ? "reference" : "op";
-      record.verdict.kind = error_kind(role);
+      record.verdict.kind = error_kind(role, *failed);
       record.verdict.message = failed->message;
       record.stderr_tail = failed->stderr_tail;
       return;

@@ -57,6 +57,18 @@ constexpr std::array kKinds{
                     "it got there. Nothing was checked, so the op did not pass; raise the budget, lower the "
                     "iterations, or shard the run (docs/ci.md).",
                     Tier::regression},
+    FailureKindInfo{
+        "out_of_bounds", "GPUEMU-OUT-OF-BOUNDS", "kernel memory access out of bounds",
+        "A load or store lane the mask enables lies outside the storage of the tensor it "
+        "addresses (the sanitizer, docs/frameworks.md). On a GPU it reads garbage or corrupts "
+        "a neighbour. Mask the access (the tail tile) or fix the offsets at the kernel line named.",
+        Tier::wrong_result},
+    FailureKindInfo{"interpreter_unsupported", "GPUEMU-INTERPRETER-UNSUPPORTED",
+                    "not runnable under the interpreter",
+                    "The kernel uses something Triton's CPU interpreter cannot run (named in the message, "
+                    "with the kernel's file:line). This is a limit of the interpreter, not a bug of the "
+                    "kernel, but nothing was checked: run the op on a GPU runner or avoid the construct.",
+                    Tier::setup},
 };
 
 }  // namespace

@@ -40,6 +40,10 @@ struct RunOutcome {
   // What ran, as the worker or script reported it: {"framework", "version", "device",
   // "triton", "pallas"} (docs/worker-protocol.md); null when it reported nothing.
   nlohmann::json runtime;
+  // The case failure kind the worker named for a failed call ("failure" of an error frame,
+  // docs/worker-protocol.md): input_mutated, output_aliased, out_of_bounds, interpreter_unsupported.
+  // Empty: a plain error (op_error / reference_error).
+  std::string failure_kind;
   bool ok() const { return failure == RunFailure::none; }
 };
 

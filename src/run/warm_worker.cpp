@@ -242,6 +242,13 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
         outcome.message = fmt::format("{} cannot run on this machine: {}", what_,
                                       first_line(string_field(reply.header, "error")));
         outcome.stderr_tail = with_traceback(outcome.stderr_tail, string_field(reply.header, "traceback"));
+      } else if (type == "error" && !string_field(reply.header, "failure").empty()) {
+        // The worker judged the call itself (an input written, an out-of-bounds access, a construct the
+        // interpreter cannot run): its message stands as the case's, under the kind it named.
+        outcome.failure = RunFailure::crashed;
+        outcome.failure_kind = string_field(reply.header, "failure");
+        outcome.message = first_line(string_field(reply.header, "error"));
+        outcome.stderr_tail = with_traceback(outcome.stderr_tail, string_field(reply.header, "traceback"));
       } else if (type == "error") {
         outcome.failure = RunFailure::crashed;
         outcome.message = fmt::format("{} raised {}", what_, first_line(string_field(reply.header, "error")));

@@ -76,6 +76,18 @@ const KINDS: readonly FailureKind[] = [
     tier: Tier.WrongResult,
   },
   {
+    name: 'out_of_bounds',
+    ruleId: 'GPUEMU-OUT-OF-BOUNDS',
+    title: 'kernel memory access out of bounds',
+    tier: Tier.WrongResult,
+  },
+  {
+    name: 'interpreter_unsupported',
+    ruleId: 'GPUEMU-INTERPRETER-UNSUPPORTED',
+    title: 'not runnable under the interpreter',
+    tier: Tier.Setup,
+  },
+  {
     name: 'regression',
     ruleId: 'GPUEMU-REGRESSION',
     title: 'regression against baseline',
