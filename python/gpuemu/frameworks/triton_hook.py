@@ -1,0 +1,100 @@
+# Installs gpuemu's Triton layers (the compatibility layer, later the sanitizer) in a process the moment
+# it imports Triton under TRITON_INTERPRET=1, without importing Triton for code that never does.
+"""The install point of the Triton interpreter layers (docs/frameworks.md).
+
+:func:`arm` is called by the warm worker, cold scripts (``gpuemu.script``), the pytest plugin and the
+Python client before the user's code is imported. When ``TRITON_INTERPRET`` is 1 it puts a finder
+on ``sys.meta_path`` that runs each installer of :data:`INSTALLERS` right after ``triton`` finishes
+importing (and again after ``torch`` does, for the torch.cuda part); a process that never imports
+Triton pays one dictionary lookup per import and nothing else. When Triton is already imported,
+the installers run at once.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+from typing import Any, Callable
+
+__all__ = ["arm", "armed", "INSTALLERS"]
+
+
+def _install_compat() -> None:
+    # lazy: the layer imports triton and numpy; it is loaded only once triton itself is imported.
+    from gpuemu.frameworks import triton_compat
+
+    triton_compat.install()
+
+
+# Each runs (in order) once triton is imported under TRITON_INTERPRET=1, and again after torch is:
+# each must be idempotent. The sanitizer's installer is added here, one line.
+INSTALLERS: list[Callable[[], None]] = [_install_compat]
+_WATCHED = ("triton", "torch")
+
+
+def _run_installers() -> None:
+    if "triton" not in sys.modules:
+        return
+    for installer in INSTALLERS:
+        try:
+            installer()
+        except Exception as exc:  # noqa: BLE001  (never break `import triton`; say so instead)
+            print(f"gpuemu: warning: a Triton interpreter layer could not be installed ({installer.__name__}: "
+                  f"{type(exc).__name__}: {exc}); kernels run on the bare interpreter", file=sys.stderr, flush=True)
+
+
+class _LoaderWithHook(importlib.abc.Loader):
+    """Runs the original loader, then the installers, and gives the module its own loader back."""
+
+    def __init__(self, loader: Any):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        try:
+            self.loader.exec_module(module)
+        finally:
+            module.__loader__ = self.loader
+            if module.__spec__ is not None:
+                module.__spec__.loader = self.loader
+        _run_installers()
+
+
+class _TritonFinder(importlib.abc.MetaPathFinder):
+    def __init__(self) -> None:
+        self.searching = False
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in _WATCHED or self.searching:
+            return None
+        self.searching = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self.searching = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _LoaderWithHook(spec.loader)
+        return spec
+
+
+_finder = _TritonFinder()
+
+
+def armed() -> bool:
+    return _finder in sys.meta_path
+
+
+def arm() -> None:
+    """Installs the Triton layers now if Triton is imported, else when it is; nothing at all unless
+    TRITON_INTERPRET is 1 (a GPU run: the compiler needs no bridge)."""
+    if os.environ.get("TRITON_INTERPRET", "0").strip() != "1":
+        return
+    if "triton" in sys.modules:
+        _run_installers()
+    if not armed():
+        sys.meta_path.insert(0, _finder)
