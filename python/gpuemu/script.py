@@ -24,12 +24,16 @@ from typing import IO, Any, Callable, Mapping
 import numpy as np
 
 from gpuemu import runtime
-from gpuemu.frameworks import AdapterSettings, Converter
+from gpuemu.frameworks import AdapterSettings, Converter, triton_hook
 from gpuemu.frameworks.convert import output_dtype
 from gpuemu.frameworks.settings import ROLES
 from gpuemu.wire import tensors
 
 Fn = Callable[..., Any]
+
+# A cold script imports gpuemu.script before (or after) triton: either way its Triton interpreter gets
+# gpuemu's compatibility layer (docs/frameworks.md); nothing happens unless TRITON_INTERPRET=1.
+triton_hook.arm()
 
 
 # The function a persistent script registered through serve(). One per process: a warm worker

@@ -36,6 +36,7 @@ import numpy as np
 from gpuemu import frameworks, runtime
 from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
 from gpuemu.errors import CaseFailure, FrameError, TritonNeedsGpuError
+from gpuemu.frameworks import triton_hook
 from gpuemu.loading import install_hint, load_callable, load_script, source_of
 from gpuemu.wire import frames, input_files, output_file, segments, tensors
 
@@ -171,23 +172,37 @@ class _Converters:
         return self.made[key]
 
 
-def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any = None) -> int:
+def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any = None,
+                 announced: dict | None = None) -> int:
     """Serves call frames until the input ends; returns the process exit status.
 
-    converter: a frameworks.Converter (default: numpy, bfloat16 as float32, this role)."""
+    converter: a frameworks.Converter (default: numpy, bfloat16 as float32, this role).
+    announced: what the ready frame said ran (framework, device, triton, pallas); a call after which
+    that changed (the op imported Triton inside its call) carries the new "runtime"."""
     if converter is None:
         converter = frameworks.Converter(frameworks.AdapterSettings(role=role))
     lent = segments.LentSegments() if segments.available() else None
     out_file = output_file.OutputFile()
     try:
-        return _serve(fn, frames_in, frames_out, _Converters(converter), lent, out_file)
+        return _serve(fn, frames_in, frames_out, _Converters(converter), lent, out_file, dict(announced or {}))
     finally:
         out_file.close()
         if lent is not None:
             lent.close()
 
 
-def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any, out_file: Any) -> int:
+def _runtime_changed(converter: Any, announced: dict) -> dict | None:
+    """What ran, taken after a call, when it differs from what gpuemu was last told (then recorded)."""
+    now = {**converter.describe(), **runtime.kernels()}
+    if now == announced:
+        return None
+    announced.clear()
+    announced.update(now)
+    return now
+
+
+def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any, out_file: Any,
+           announced: dict) -> int:
     while True:
         try:
             frame = frames.read_frame(frames_in)
@@ -204,6 +219,7 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             frames.write_frame(frames_out, {"type": "error", "error": f"unknown frame type {kind!r}", "traceback": ""})
             continue
         elapsed = convert = called_ns = 0
+        converter = converters.base
         try:
             if lent is not None:
                 lent.release(header.get("released") or [])
@@ -235,6 +251,8 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             _flush_user_output()
             reply = {"type": "error", "error": _error_text(exc), "traceback": tb, "elapsed_ns": elapsed,
                      "called_ns": called_ns}
+            if (changed := _runtime_changed(converter, announced)) is not None:
+                reply["runtime"] = changed
             if isinstance(exc, CaseFailure):
                 # The worker judged the call itself: gpuemu records the case under this kind, not op_error.
                 reply["failure"] = exc.kind
@@ -245,8 +263,11 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             frames.write_frame(frames_out, reply)
             continue
         _flush_user_output()
-        frames.write_frame(frames_out, {"type": "result", "tensors": entries, "elapsed_ns": elapsed,
-                                         "called_ns": called_ns, "convert_ns": convert}, buffers)
+        reply = {"type": "result", "tensors": entries, "elapsed_ns": elapsed, "called_ns": called_ns,
+                 "convert_ns": convert}
+        if (changed := _runtime_changed(converter, announced)) is not None:
+            reply["runtime"] = changed  # e.g. Triton imported inside the call: gpuemu labels the op from here on
+        frames.write_frame(frames_out, reply, buffers)
 
 
 def _claim_stdio() -> tuple[Any, int]:
@@ -283,9 +304,13 @@ def main(argv: list[str] | None = None) -> int:
     for entry in reversed(args.path):
         sys.path.insert(0, entry)
     if args.check:
+        triton_hook.arm()
         frames.write_frame(frames_out, _check(args.callable, args.script))
         return 0
     role = args.role
+    # Before anything imports triton: its interpreter gets gpuemu's compatibility layer when it loads
+    # (docs/frameworks.md, "What the interpreter gets wrong"); a no-op unless TRITON_INTERPRET=1.
+    triton_hook.arm()
     load_started = time.perf_counter_ns()  # importing the framework and the user's code is the user's time
     try:
         # Before the user's module, so a framework that is not installed is one error naming the
@@ -311,11 +336,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _flush_user_output()
     load_ns = time.perf_counter_ns() - load_started
+    ready = {**converter.describe(), **runtime.kernels()}
     frames.write_frame(frames_out, {"type": "ready", "protocol": frames.VERSION, "pid": os.getpid(),
                                      "python": sys.version.split()[0], "load_ns": load_ns,
-                                     "mapped_inputs": True, "mapped_outputs": True,
-                                     **converter.describe(), **runtime.kernels()})
-    return serve_frames(fn, frames_in, frames_out, role, converter)
+                                     "mapped_inputs": True, "mapped_outputs": True, **ready})
+    return serve_frames(fn, frames_in, frames_out, role, converter, announced=ready)
 
 
 if __name__ == "__main__":

@@ -133,6 +133,9 @@ struct OpConfig {
   Framework reference_framework = Framework::numpy;
   InterpretMode triton_interpret = InterpretMode::automatic;  // defaults to [validation]'s
   InterpretMode pallas_interpret = InterpretMode::automatic;  // defaults to [validation]'s
+  // torch.cuda device queries in the op's own Python answer as one CPU device under the Triton
+  // interpreter, instead of failing as interpreter_unsupported (docs/frameworks.md).
+  bool interpreter_cuda_shim = false;
   SourceLocation location;  // of the [[ops]] table
 };
 

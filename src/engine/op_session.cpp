@@ -138,6 +138,7 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
   s.numpy_bfloat16 = config.project.numpy_bfloat16;
   s.triton_interpret = run::runs_interpreted(op.triton_interpret, run::KernelLanguage::triton, s.python);
   s.pallas_interpret = run::runs_interpreted(op.pallas_interpret, run::KernelLanguage::pallas, s.python);
+  s.triton_cuda_shim = op.interpreter_cuda_shim;
   // The op's and the reference's workers compute at the same time: each gets half of the CPUs for
   // its BLAS and OpenMP threads, which would otherwise each take them all and spin against the other
   // (docs/worker-protocol.md "The op and the reference at the same time").

@@ -96,6 +96,8 @@ struct RunnerSettings {
   // processes only: TRITON_INTERPRET and GPUEMU_PALLAS_INTERPRET, "1" or "0".
   bool triton_interpret = false;
   bool pallas_interpret = false;
+  // GPUEMU_TRITON_CUDA_SHIM: the op's interpreter_cuda_shim (python/gpuemu/frameworks/triton_compat.py).
+  bool triton_cuda_shim = false;
   // Threads for the thread pools of this runner's processes (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
   // MKL_NUM_THREADS), given only when gpuemu's environment sets none of them; 0 gives nothing.
   int pool_threads = 0;

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gpuemu import loading
+from gpuemu.frameworks import triton_hook
 from gpuemu.client.repro import input_snapshot
 from gpuemu.core.cases import OpSpec, case_seed, declared_output, generate_case
 from gpuemu.core.compare import compare_output
@@ -152,6 +153,7 @@ class InlineProject:
                                              self._tables[op_name].get("tolerances", {})])
 
     def _import_paths(self) -> None:
+        triton_hook.arm()  # the op's code runs here, in the caller's process: same Triton layers as a worker
         extra = [str((self._base["python_path"] / p).resolve())
                  for p in self.data.get("validation", {}).get("python_path", [])]
         for folder in [*extra, str(self.path.parent)]:

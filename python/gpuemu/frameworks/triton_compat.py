@@ -26,6 +26,7 @@ construct and the kernel's ``file:line``; errors the layer raises inside a kerne
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import types
@@ -448,8 +449,8 @@ def install() -> bool:
             print(f"gpuemu: warning: the Triton compatibility layer knows Triton {known}; this is Triton "
                   f"{triton.__version__}: its interpreter bridges were applied where that interpreter's internals "
                   "match and may not fit it (docs/frameworks.md)", file=sys.stderr, flush=True)
-        # lazy: the stub module is not imported by `import triton`, and kernels import names from it
-        import triton.language.extra.libdevice  # noqa: F401
+        # The stub module is not imported by `import triton`, and kernels import names from it.
+        importlib.import_module(LIBDEVICE_MODULES[0])
 
         builder = interp.InterpreterBuilder
         _patch_bf16(builder)

@@ -13,6 +13,7 @@ import pytest
 
 from gpuemu.core.rng import derive_seed, generate_seed
 from gpuemu.errors import ClientError
+from gpuemu.frameworks import triton_hook
 from gpuemu.testing.case import CaseRef, GpuemuCase, plan_cases
 from gpuemu.testing.spec import Op, find_config_from, resolve_inline_op, resolve_project_op
 from gpuemu.testing.store import STORE_MODES, StoreAccess
@@ -142,6 +143,7 @@ def _session(config) -> Session:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", MARKER)
+    triton_hook.arm()  # ops run in this process: Triton under TRITON_INTERPRET=1 gets the worker's layers
     config.stash[_KEY] = Session(config)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(config), "gpuemu-xdist")
