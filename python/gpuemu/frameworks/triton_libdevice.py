@@ -299,7 +299,8 @@ def _integer(name: str, args: list, out: np.dtype):
     if name == "ffs":
         return _ffs(args[0], out)
     if name == "popc":
-        return np.bitwise_count(args[0]).astype(out)
+        # numpy counts a signed integer's absolute value: count the two's complement pattern instead
+        return np.bitwise_count(args[0].view(np.dtype(f"uint{_width(args[0])}"))).astype(out)
     if name == "brev":
         return _brev(args[0], out)
     if name == "mulhi":
@@ -330,7 +331,7 @@ _CONVERSIONS = {f"{s}2{t}_{m}" for s in ("float", "double") for t in ("int", "ui
 
 NAMES = frozenset(_FLOAT) | frozenset(_INTEGER) | frozenset(_PREDICATES) | frozenset(_BIT_CASTS) | _CONVERSIONS | \
     {f"{op}_{m}" for op in ("add", "sub", "mul", "div", "fma", "rcp", "sqrt") for m in _MODES} | \
-    {"ilogb", "llrint", "llround"}
+    {"ilogb", "llrint", "llround", "nextafter"}
 
 
 def mapped(name: str) -> bool:
