@@ -231,6 +231,21 @@ def test_ready_says_whether_triton_kernels_run_interpreted(project, monkeypatch,
     assert plain.close()[0] == 0
 
 
+def test_result_carries_the_runtime_when_triton_is_imported_inside_the_call(project, monkeypatch):
+    (project / "triton.py").write_text("")  # a stand-in, imported only by the call
+    (project / "lazy_triton.py").write_text("def f(inputs):\n    import triton\n    return inputs['x']\n")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    w = Worker("--callable", "lazy_triton:f", cwd=project)
+    ready, _ = w.read()
+    assert ready["type"] == "ready" and "triton" not in ready
+    first, _ = w.call({"x": np.arange(3, dtype=np.float32)})
+    assert first["type"] == "result" and first["runtime"]["triton"] == "interpreter", first
+    assert first["runtime"]["framework"] == "numpy", "the whole label, which replaces the ready frame's"
+    second, _ = w.call({"x": np.arange(3, dtype=np.float32)})
+    assert "runtime" not in second, "sent once, when it changed"
+    assert w.close()[0] == 0
+
+
 def test_worker_serves_many_calls_then_exits_on_eof(project):
     w = Worker("--callable", "mymod:scale", cwd=project)
     header, _ = w.read()
