@@ -78,6 +78,11 @@ with interpreting():  # triton is imported here, under the interpreter
         tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b).to(c_ptr.dtype.element_ty))
 
     @triton.jit
+    def scatter_add(x_ptr, y_ptr, N: tl.constexpr, BINS: tl.constexpr):
+        offsets = tl.arange(0, N)
+        tl.atomic_add(y_ptr + offsets % BINS, tl.load(x_ptr + offsets))
+
+    @triton.jit
     def inline_asm(x_ptr, y_ptr, N: tl.constexpr):
         offsets = tl.arange(0, N)
         x = tl.load(x_ptr + offsets)
@@ -194,6 +199,17 @@ def test_bfloat16_dot_accumulates_in_fp32():
     dot[(1,)](a, b, c, M=16, N=16, K=32)
     want = (a.double() @ b.double()).bfloat16()
     assert ulps(c, want) <= 1, "fp32 accumulation of exact bf16 products, one rounding to bf16"
+
+
+def test_bfloat16_atomic_add_accumulates_lane_by_lane():
+    x = torch.tensor([1.5, -2.0, 3.25, 0.5, 100.0, 0.0078125, -7.0, 2.0]).bfloat16()
+    y = torch.zeros(2, dtype=torch.bfloat16)
+    scatter_add[(2,)](x, y, N=8, BINS=2)  # two programs, each adds its eight lanes into two bins
+    want = torch.zeros(2, dtype=torch.bfloat16)
+    for _ in range(2):
+        for i, v in enumerate(x):
+            want[i % 2] = (want[i % 2].float() + v.float()).bfloat16()
+    assert torch.equal(y, want)
 
 
 def test_inline_asm_is_an_interpreter_limit_with_the_kernel_line():

@@ -156,8 +156,32 @@ def _patch_bf16(builder: type) -> None:
         out = dot(self, _as_f32(a), _as_f32(b), _as_f32(d), input_precision, max_num_imprecise_acc)
         return interp.TensorHandle(f32_to_bf16(out.data), tl.bfloat16) if _is_bf16(d) else out
 
+    atomic_rmw = builder.create_atomic_rmw
+
+    def create_atomic_rmw(self, rmw_op, ptr, val, mask, sem, scope):
+        """bfloat16 tl.atomic_add (the only bfloat16 atomic the compiler takes; the interpreter's atomics have
+        no 16-bit float): lane by lane in order, as the interpreter runs one program at a time."""
+        if not _is_bf16(val):
+            return atomic_rmw(self, rmw_op, ptr, val, mask, sem, scope)
+        ops = interp._ir.ATOMIC_OP
+        if rmw_op != ops.FADD:
+            raise _unsupported(f"a bfloat16 atomic {rmw_op}")
+        ptrs, values, enabled = np.broadcast_arrays(ptr.data, val.data, mask.data)
+        old = np.zeros(ptrs.shape, dtype=np.uint16)
+        one, zero = np.ones(1, dtype=bool), np.zeros(1, dtype=np.uint16)
+        for index in np.ndindex(ptrs.shape):
+            if not enabled[index]:
+                continue
+            address = np.array([ptrs[index]], dtype=np.uint64)
+            current = interp._interpreter.load(address, one, zero, np.dtype(np.uint16))
+            new = f32_to_bf16(bf16_to_f32(current) + bf16_to_f32(values[index]))
+            interp._interpreter.store(address, np.asarray(new, dtype=np.uint16).reshape(1), one)
+            old[index] = current[0]
+        return interp.TensorHandle(old, tl.bfloat16)
+
     # create_fp_ext, create_fp_trunc, create_si_to_fp, ... call self.cast_impl: they follow it.
     builder.cast_impl, builder.create_fp_to_fp, builder.create_dot = cast, fp_to_fp, create_dot
+    builder.create_atomic_rmw = create_atomic_rmw
 
 
 def _decoded(t: Any) -> Any:
