@@ -48,6 +48,15 @@ TEST(ConfigFrameworks, InterpretModesDefaultFromValidationAndOverridePerOp) {
   EXPECT_EQ(c.find_op("sm")->pallas_interpret, InterpretMode::automatic);
 }
 
+TEST(ConfigFrameworks, InterpreterCudaShimIsPerOpAndOffByDefault) {
+  const Config c = load_ok(kOp + "interpreter_cuda_shim = true\n" + kSecondOp);
+  EXPECT_TRUE(c.find_op("mm")->interpreter_cuda_shim);
+  EXPECT_FALSE(c.find_op("sm")->interpreter_cuda_shim);
+  EXPECT_NE(c.digest, load_ok(kOp + kSecondOp).digest);
+  EXPECT_NE(error_of(kOp + "interpreter_cuda_shim = \"yes\"\n").find("interpreter_cuda_shim"),
+            std::string::npos);
+}
+
 TEST(ConfigFrameworks, FrameworkChangesTheDigest) {
   const Config a = load_ok(kOp);
   const Config b = load_ok(kOp + "framework = \"pytorch\"\n");
