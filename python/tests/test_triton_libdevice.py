@@ -145,7 +145,8 @@ FLOAT_REFERENCES = {
     "log2": (t.log2, [(0.1, 9)]), "logb": (lambda x: (t.frexp(x).exponent - 1).double(), [(-99, 99)]),
     "nearbyint": (t.round, [(-9, 9)]), "rint": (t.round, [(-9, 9)]),
     "round": (lambda x: t.sign(x) * t.floor(x.abs() + 0.5), [(-9, 9)]), "normcdf": (t.special.ndtr, [(-3, 3)]),
-    "normcdfinv": (t.special.ndtri, [(0.05, 0.45)]), "rcbrt": (lambda x: 1 / (t.sign(x) * x.abs() ** (1 / 3)), [(0.1, 9)]),
+    "normcdfinv": (t.special.ndtri, [(0.05, 0.45)]),
+    "rcbrt": (lambda x: 1 / (t.sign(x) * x.abs() ** (1 / 3)), [(0.1, 9)]),
     "rsqrt": (t.rsqrt, [(0.1, 9)]), "rsqrt_rn": (t.rsqrt, [(0.1, 9)]), "sin": (t.sin, [(-3, 3)]),
     "sinh": (t.sinh, [(-5, 5)]), "sqrt": (t.sqrt, [(0, 9)]), "tan": (t.tan, [(-1.2, 1.2)]), "tanh": (t.tanh, [(-5, 5)]),
     "trunc": (t.trunc, [(-9, 9)]), "saturatef": (lambda x: t.clamp(x, 0, 1), [(-2, 2)]),
@@ -158,7 +159,8 @@ FLOAT_REFERENCES = {
     "fdim": (lambda x, y: t.clamp(x - y, min=0), [(-5, 5), (-5, 5)]), "fmod": (t.fmod, [(-9, 9), (0.5, 3)]),
     "hypot": (t.hypot, [(-5, 5), (-5, 5)]), "rhypot": (lambda x, y: 1 / t.hypot(x, y), [(0.5, 5), (0.5, 5)]),
     "remainder": (lambda x, y: _ieee_remainder(x, y), [(-9, 9), (0.5, 3)]),
-    "pow": (t.pow, [(0.1, 4), (-3, 3)]), "ldexp": (t.ldexp, [(-5, 5), (-9, 9)]), "scalbn": (t.ldexp, [(-5, 5), (-9, 9)]),
+    "pow": (t.pow, [(0.1, 4), (-3, 3)]), "ldexp": (t.ldexp, [(-5, 5), (-9, 9)]),
+    "scalbn": (t.ldexp, [(-5, 5), (-9, 9)]),
     "nextafter": (None, [(-5, 5), (-5, 5)]),
     "fma": (lambda a, b, c: a * b + c, [(1, 2)] * 3),
     "norm3d": (lambda a, b, c: t.sqrt(a * a + b * b + c * c), [(-5, 5)] * 3),
@@ -182,7 +184,8 @@ INTEGER_REFERENCES = {
         8 * ((s >> (4 * i)) & 7))) & 0xFF) << (8 * i) for i in range(4))),
 }
 ULP_ALLOWANCE = {  # functions whose torch reference loses a little in float64 (recurrences, pow of a rounded third)
-    "cbrt": 4, "rcbrt": 4, "yn": 64, "jn": 8, "j0": 2, "j1": 2, "tgamma": 4, "erfcinv": 16, "cospi": 16, "sinpi": 16, "exp10": 4,
+    "cbrt": 4, "rcbrt": 4, "yn": 64, "jn": 8, "j0": 2, "j1": 2, "tgamma": 4, "erfcinv": 16, "cospi": 16,
+    "sinpi": 16, "exp10": 4,
     "fast_exp10f": 4, "lgamma": 8, "cyl_bessel_i0": 4, "cyl_bessel_i1": 4, "erfcx": 8, "erfc": 4, "normcdf": 32,
 }
 # torch's float64 Bessel Y functions are accurate to about 5e-10 relative (2**21 ulp of float64); their
@@ -247,9 +250,12 @@ def reference(name: str, args: tuple, out: str, xs: list[torch.Tensor]) -> torch
         return xs[0].view(TORCH[out])
     if name in ("double2hiint", "double2loint"):
         raw = xs[0].view(torch.int64)
-        return (raw >> 32) if name == "double2hiint" else t.from_numpy((raw.numpy() & 0xFFFFFFFF).astype(np.uint32).view(np.int32).astype(np.int64))
+        if name == "double2hiint":
+            return raw >> 32
+        return t.from_numpy((raw.numpy() & 0xFFFFFFFF).astype(np.uint32).view(np.int32).astype(np.int64))
     if name == "hiloint2double":
-        return t.from_numpy(((xs[0].numpy().astype(np.int64) << 32) | xs[1].numpy().view(np.uint32).astype(np.int64)).view(np.float64))
+        hi, lo = xs[0].numpy().astype(np.int64), xs[1].numpy().view(np.uint32).astype(np.int64)
+        return t.from_numpy(((hi << 32) | lo).view(np.float64))
     if "2" in base and mode in ("rn", "rz", "rd", "ru") and base.split("2")[1] in ("int", "uint", "ll", "ull"):
         x = wide[0]
         r = {"rn": t.round, "rz": t.trunc, "rd": t.floor, "ru": t.ceil}[mode](x)

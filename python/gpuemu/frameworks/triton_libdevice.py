@@ -100,8 +100,9 @@ def _to_int(x: np.ndarray, mode: str, out: np.dtype, unsigned: bool, bits: int) 
     values = [0 if math.isnan(v) else int(min(max(v, lo), hi)) if math.isfinite(v) else (hi if v > 0 else lo)
               for v in rounded.ravel()]
     wide = np.array(values, dtype=np.uint64 if unsigned else np.int64).reshape(x.shape)
-    return wide.astype(np.dtype(f"{'u' if unsigned else ''}int{bits}")).view(out) if np.dtype(out).itemsize * 8 == bits \
-        else wide.astype(out)
+    if np.dtype(out).itemsize * 8 == bits:  # e.g. float2uint: the unsigned value in the signed result type
+        return wide.astype(np.dtype(f"{'u' if unsigned else ''}int{bits}")).view(out)
+    return wide.astype(out)
 
 
 def _ints(x: np.ndarray) -> list[int]:
