@@ -255,3 +255,20 @@ def test_unknown_triton_version_is_warned_about_once():
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stderr.count("knows Triton 3.9; this is Triton 9.1.0") == 1, proc.stderr
+
+
+def test_libdevice_names_imported_before_the_layer_still_run():
+    """`from ...libdevice import rsqrt` before gpuemu armed: the launch rebinds the kernel's names."""
+    code = ("import sys\nsys.path.insert(0, sys.argv[1])\nimport torch, triton, triton.language as tl\n"
+            "from triton.language.extra.libdevice import rsqrt\n"
+            "from triton.language.extra.cuda.libdevice import tanh\n"
+            "@triton.jit\ndef k(x_ptr, y_ptr, N: tl.constexpr):\n    o = tl.arange(0, N)\n"
+            "    x = tl.load(x_ptr + o)\n    tl.store(y_ptr + o, rsqrt(x) + tanh(x))\n"
+            "from gpuemu.frameworks import triton_hook\ntriton_hook.arm()\n"
+            "x = torch.rand(8) + 0.5\ny = torch.empty(8)\nk[(1,)](x, y, N=8)\n"
+            "print(float((y - (torch.rsqrt(x) + torch.tanh(x))).abs().max()))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(triton_compat.__file__).rsplit("/gpuemu/", 1)[0]],
+                          env={"TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert float(proc.stdout) < 1e-6
