@@ -34,6 +34,8 @@ from typing import Any, Callable
 import numpy as np
 
 from gpuemu import frameworks, runtime
+from gpuemu.frameworks import triton_sanitizer
+from gpuemu.frameworks.convert import seed_of
 from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
 from gpuemu.errors import CaseFailure, FrameError, TritonNeedsGpuError
 from gpuemu.loading import install_hint, load_callable, load_script, source_of
@@ -215,7 +217,7 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             called_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, gpuemu's steady clock: where the call lies in its wall
             convert = called - started
             try:
-                out = converter.call(fn, inputs, header.get("kwargs") or {}, dtype)
+                out = converter.call(fn, inputs, header.get("kwargs") or {}, dtype, seed_of(header))
             finally:
                 elapsed = time.perf_counter_ns() - called  # the user's time (with the device synchronize)
             returned = time.perf_counter_ns()
@@ -286,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         frames.write_frame(frames_out, _check(args.callable, args.script))
         return 0
     role = args.role
+    triton_sanitizer.arm()  # GPUEMU_SANITIZE=1 (an op under the Triton interpreter): patched once triton is imported
     load_started = time.perf_counter_ns()  # importing the framework and the user's code is the user's time
     try:
         # Before the user's module, so a framework that is not installed is one error naming the

@@ -133,6 +133,9 @@ struct OpConfig {
   Framework reference_framework = Framework::numpy;
   InterpretMode triton_interpret = InterpretMode::automatic;  // defaults to [validation]'s
   InterpretMode pallas_interpret = InterpretMode::automatic;  // defaults to [validation]'s
+  // The Triton sanitizer in the op's worker when its kernels run under the interpreter
+  // (docs/frameworks.md, "The sanitizer"); defaults to [validation]'s.
+  bool sanitize = true;
   SourceLocation location;  // of the [[ops]] table
 };
 
@@ -181,6 +184,7 @@ struct ValidationConfig {
   std::int64_t max_case_bytes = std::int64_t{1} << 30;
   InterpretMode triton_interpret = InterpretMode::automatic;  // the ops' default
   InterpretMode pallas_interpret = InterpretMode::automatic;  // the ops' default
+  bool sanitize = true;                                       // the ops' default
 };
 
 struct PolicyConfig {

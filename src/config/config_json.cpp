@@ -101,7 +101,8 @@ json op_json(const OpConfig& op, const fs::path& root) {
               {"framework", std::string(framework_name(op.framework))},
               {"reference_framework", std::string(framework_name(op.reference_framework))},
               {"triton_interpret", std::string(interpret_mode_name(op.triton_interpret))},
-              {"pallas_interpret", std::string(interpret_mode_name(op.pallas_interpret))}};
+              {"pallas_interpret", std::string(interpret_mode_name(op.pallas_interpret))},
+              {"sanitize", op.sanitize}};
   // Only ops written with `implementations` carry these, so the digest of a config in the one-op-
   // per-table form stays what it was before implementations existed.
   if (!op.implementation.empty()) {
@@ -159,7 +160,8 @@ json to_json(const Config& config) {
         {"max_case_elements", v.max_case_elements},
         {"max_case_bytes", v.max_case_bytes},
         {"triton_interpret", std::string(interpret_mode_name(v.triton_interpret))},
-        {"pallas_interpret", std::string(interpret_mode_name(v.pallas_interpret))}}},
+        {"pallas_interpret", std::string(interpret_mode_name(v.pallas_interpret))},
+        {"sanitize", v.sanitize}}},
       {"ops", ops},
       {"kernels", kernels},
       {"policies",

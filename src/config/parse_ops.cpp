@@ -158,10 +158,12 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table, con
                    "framework",
                    "reference_framework",
                    "triton_interpret",
-                   "pallas_interpret"}));
+                   "pallas_interpret",
+                   "sanitize"}));
   if (base == nullptr) {
     op.triton_interpret = validation.triton_interpret;
     op.pallas_interpret = validation.pallas_interpret;
+    op.sanitize = validation.sanitize;
   }
   if (auto f = TRY(parse_framework_key(r, "framework"))) {
     op.framework = *f;
@@ -170,6 +172,7 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table, con
   if (auto f = TRY(parse_framework_key(r, "reference_framework"))) op.reference_framework = *f;
   if (auto m = TRY(parse_interpret_key(r, "triton_interpret"))) op.triton_interpret = *m;
   if (auto m = TRY(parse_interpret_key(r, "pallas_interpret"))) op.pallas_interpret = *m;
+  if (auto b = TRY(r.boolean("sanitize"))) op.sanitize = *b;
   if (op.name.find('/') != std::string::npos) {
     return diag.at(*table.get("name"), "op name '" + op.name + "' contains '/'",
                    "'/' separates an op from its implementation in results (softmax/v2); rename the op");

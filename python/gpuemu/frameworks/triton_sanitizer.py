@@ -1,0 +1,502 @@
+# The kernel sanitizer gpuemu installs in an op's worker when Triton runs under its CPU interpreter:
+# every enabled load/store lane bounds-checked, undefined memory poisoned, programs run in a seeded order.
+"""Triton sanitizer (docs/frameworks.md, "The sanitizer"), for Triton 3.x's interpreter.
+
+While gpuemu calls an op (a CaseRun is set, gpuemu.frameworks.convert), each kernel launch:
+
+- records the storage (``untyped_storage()``: first byte, extent) of every tensor argument the
+  interpreter hands the kernel, and tags the argument's pointer with it; pointer arithmetic, splat,
+  broadcast, reshape, ``tl.where`` and tensor descriptors keep the tag;
+- checks every lane a load's or store's mask enables against the storage of the argument its pointer
+  came from, before the interpreter touches memory: a lane outside raises OutOfBoundsError (failure
+  kind out_of_bounds) naming the argument, the program id, the offsets, load or store and the kernel's
+  file:line, so an out-of-bounds store is refused instead of corrupting the worker's heap;
+- gives masked-off lanes of a load without ``other=`` poison values (triton_poison.py says which and why);
+- runs the grid's programs in an order drawn from the case seed (a replay runs the same order).
+
+A pointer the sanitizer cannot follow to an argument (made by int_to_ptr, loaded from memory, or an
+argument that is not a torch tensor) is checked only for lying inside some argument's storage; when it
+does not, the case's stderr gets a note and that access runs as the bare interpreter runs it.
+Tensors the op allocates with torch.empty / empty_like / empty_strided / new_empty during the call are
+poisoned too. Off: ``[ops] sanitize = false`` (gpuemu then does not set GPUEMU_SANITIZE=1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.abc
+import importlib.util
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from gpuemu.errors import CaseFailure, OutOfBoundsError
+from gpuemu.frameworks import triton_poison
+from gpuemu.frameworks.convert import case_run
+
+__all__ = ["ENV", "arm", "install", "uninstall", "installed"]
+
+ENV = "GPUEMU_SANITIZE"  # "1" in the environment of an op's worker that gpuemu wants sanitized
+_TAG = "gpuemu.sanitizer.arg"  # TensorHandle.attr key: the _Arg a pointer derives from
+_SHOWN = 8  # offending offsets a message lists
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Arg:
+    """A tensor argument of one launch: its name and the bytes its storage spans."""
+
+    name: str
+    lo: int  # the storage's first byte
+    hi: int  # one past its last byte
+    start: int  # the view's first element (data_ptr), what offsets count from
+    shape: tuple
+    storage_offset: int
+
+
+class _Launch:
+    """One kernel launch under the sanitizer."""
+
+    def __init__(self, kernel: Any, run: Any):
+        self.kernel = getattr(kernel, "__name__", "kernel")
+        self.run = run
+        self.args: dict[int, _Arg] = {}
+        self.order: np.ndarray | None = None
+
+
+_launches: list[_Launch] = []
+_saved: list[tuple[Any, str, Any]] = []  # (owner, attribute, original) for uninstall
+_interp: Any = None  # triton.runtime.interpreter once installed
+
+
+def installed() -> bool:
+    return bool(_saved)
+
+
+def _current() -> _Launch | None:
+    return _launches[-1] if _launches else None
+
+
+def _patch(owner: Any, name: str, make: Any) -> None:
+    original = getattr(owner, name)
+    _saved.append((owner, name, original))
+    setattr(owner, name, make(original))
+
+
+# ─── where in the kernel ─────────────────────────────────────────────────────────────────────────
+
+
+def _kernel_line() -> str:
+    """file:line of the innermost frame outside Triton and this package: the kernel's statement (the
+    interpreter compiles a kernel under its own file name and line numbers)."""
+    triton_dir = os.path.dirname(os.path.dirname(os.path.abspath(_interp.__file__)))
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(triton_dir) and not path.startswith(_HERE):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>:0"
+
+
+def _program_id() -> str:
+    idx = getattr(_interp.interpreter_builder, "grid_idx", None) or (0, 0, 0)
+    dims = getattr(_interp.interpreter_builder, "grid_dim", (1, 1, 1))
+    used = max([1] + [i + 1 for i, n in enumerate(dims) if n > 1])
+    return str(idx[0]) if used == 1 else "(" + ", ".join(str(i) for i in idx[:used]) + ")"
+
+
+# ─── bounds ──────────────────────────────────────────────────────────────────────────────────────
+
+
+def _item_size(ptrs: Any) -> int:
+    return max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+
+
+def _enabled_lanes(ptrs: Any, mask: Any) -> np.ndarray:
+    data = ptrs.data
+    if mask is None:
+        return data
+    enabled = mask.data
+    if enabled.all():
+        return data
+    return data[np.broadcast_to(enabled, data.shape)]
+
+
+def _check(launch: _Launch, ptrs: Any, mask: Any, what: str) -> None:
+    lanes = _enabled_lanes(ptrs, mask)
+    if lanes.size == 0:
+        return
+    size = _item_size(ptrs)
+    arg = ptrs.attr.get(_TAG)
+    if arg is None:
+        _check_untracked(launch, lanes, size, what)
+        return
+    if int(lanes.min()) >= arg.lo and int(lanes.max()) + size <= arg.hi:
+        return
+    raise OutOfBoundsError(_out_of_bounds(launch, arg, lanes, size, what))
+
+
+def _out_of_bounds(launch: _Launch, arg: _Arg, lanes: np.ndarray, size: int, what: str) -> str:
+    flat = [int(a) for a in np.asarray(lanes).ravel()]
+    bad = [a for a in flat if a < arg.lo or a + size > arg.hi]
+    offsets = sorted({(a - arg.start) // size for a in bad})
+    shown = ", ".join(str(o) for o in offsets[:_SHOWN]) + (f", ... ({len(offsets)} in all)" if len(offsets) > _SHOWN
+                                                             else "")
+    if arg.hi == arg.lo:
+        holds = f"'{arg.name}' has no storage (an empty tensor, data_ptr {arg.start:#x}): no lane may touch it"
+    else:
+        first, last = (arg.lo - arg.start) // size, (arg.hi - arg.start) // size - 1
+        view = f" (a view of shape {list(arg.shape)} at storage offset {arg.storage_offset})" \
+            if arg.storage_offset or first != 0 else ""
+        holds = f"its storage{view} spans offsets {first}..{last}"
+    if what == "store":
+        effect = "the store was refused before writing anything (on a GPU it would corrupt a neighbour)"
+    else:
+        effect = "on a GPU this reads memory that is not the tensor's (a fault, or garbage), even where " \
+                 "the values are discarded"
+    return (f"out-of-bounds {what} in Triton kernel '{launch.kernel}' at {_kernel_line()}: program "
+            f"{_program_id()}, argument '{arg.name}', offsets {shown} ({len(bad)} of {len(flat)} enabled lanes), "
+            f"but {holds}; {effect}. Mask the lanes outside (e.g. mask=offs < n) or fix the offsets; "
+            "the sanitizer is gpuemu's ([ops] sanitize, docs/frameworks.md)")
+
+
+def _check_untracked(launch: _Launch, lanes: np.ndarray, size: int, what: str) -> None:
+    lo, hi = int(lanes.min()), int(lanes.max()) + size
+    if any(arg.lo <= lo and hi <= arg.hi for arg in launch.args.values()):
+        return
+    where = _kernel_line()
+    notes = launch.run.state.setdefault("sanitizer_notes", set())
+    if (launch.kernel, where) in notes:
+        return
+    notes.add((launch.kernel, where))
+    print(f"gpuemu sanitizer: note: Triton kernel '{launch.kernel}' at {where}: a {what} through a pointer the "
+          "sanitizer cannot follow to a tensor argument (int_to_ptr, a pointer loaded from memory, or an argument "
+          "that is not a torch tensor) reaches outside every tensor argument's storage; this access runs "
+          "unchecked, as the bare interpreter runs it", file=sys.stderr)
+
+
+# ─── the interpreter's hooks ─────────────────────────────────────────────────────────────────────
+
+
+def _names(executor: Any, args_hst: list, kwargs_hst: dict) -> list[tuple[str, Any]]:
+    named = list(zip(executor.arg_names, args_hst)) + list(kwargs_hst.items())
+    out = []
+    while named:
+        name, value = named.pop(0)
+        if isinstance(value, tuple):
+            named[:0] = [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+        elif hasattr(value, "base") and hasattr(value, "block_shape"):  # a TensorDescriptor
+            named.insert(0, (f"{name}.base", value.base))
+        out.append((name, value))
+    return out
+
+
+def _register(launch: _Launch, name: str, value: Any) -> None:
+    tensor = getattr(value, "base", value)  # a TensorWrapper (e.g. reinterpret) holds the real tensor
+    storage_of = getattr(tensor, "untyped_storage", None)
+    if storage_of is None or not hasattr(value, "data_ptr"):
+        return
+    storage = storage_of()
+    lo = storage.data_ptr()
+    launch.args[id(value)] = _Arg(name, lo, lo + storage.nbytes(), tensor.data_ptr(), tuple(tensor.shape),
+                                  tensor.storage_offset())
+
+
+def _make_init_args(original: Any) -> Any:
+    def init_args_hst(self, args_dev, kwargs):
+        args_hst, kwargs_hst = original(self, args_dev, kwargs)
+        launch = _current()
+        if launch is not None:
+            for name, value in _names(self, args_hst, kwargs_hst):
+                _register(launch, name, value)
+        return args_hst, kwargs_hst
+
+    return init_args_hst
+
+
+def _make_call(original: Any) -> Any:
+    def call(self, *args, **kwargs):
+        run = case_run()
+        if run is None:
+            return original(self, *args, **kwargs)
+        _launches.append(_Launch(self.fn, run))
+        try:
+            return original(self, *args, **kwargs)
+        except _interp.InterpreterError as exc:
+            cause = exc.__cause__
+            while cause is not None and not isinstance(cause, CaseFailure):
+                cause = cause.__cause__
+            if cause is None:
+                raise
+            raise cause from None  # the case's own failure kind, not an interpreter error
+        finally:
+            _launches.pop()
+
+    return call
+
+
+def _make_implicit_cvt(original: Any) -> Any:
+    def implicit_cvt(arg):
+        out = original(arg)
+        launch = _current()
+        if launch is not None:
+            found = launch.args.get(id(arg))
+            handle = getattr(out, "handle", None)
+            if found is not None and handle is not None and hasattr(handle, "attr"):
+                handle.attr[_TAG] = found
+        return out
+
+    return implicit_cvt
+
+
+def _keeps_tag(position: int) -> Any:
+    """A builder method whose result is its position-th argument moved or reshaped: the tag follows."""
+
+    def make(original: Any) -> Any:
+        def method(self, *args):
+            out = original(self, *args)
+            tag = args[position].attr.get(_TAG)
+            if tag is not None:
+                for handle in out if isinstance(out, tuple) else (out,):
+                    handle.attr[_TAG] = tag
+            return out
+
+        return method
+
+    return make
+
+
+def _keeps_common_tag(first: int, second: int) -> Any:
+    """tl.where / cat / join of two pointers: tagged when both come from the same argument."""
+
+    def make(original: Any) -> Any:
+        def method(self, *args):
+            out = original(self, *args)
+            tag = args[first].attr.get(_TAG)
+            if tag is not None and args[second].attr.get(_TAG) is tag:
+                out.attr[_TAG] = tag
+            return out
+
+        return method
+
+    return make
+
+
+def _keeps_tag_when_pointer(original: Any) -> Any:
+    def bitcast(self, src, dst_type):
+        out = original(self, src, dst_type)
+        tag = src.attr.get(_TAG)
+        if tag is not None and dst_type.scalar.is_ptr():
+            out.attr[_TAG] = tag
+        return out
+
+    return bitcast
+
+
+def _make_materialize(original: Any) -> Any:
+    def materialize_pointers(self, offsets):
+        ptrs, mask = original(self, offsets)
+        tag = self.base.attr.get(_TAG)
+        if tag is not None:
+            ptrs.attr[_TAG] = tag
+        return ptrs, mask
+
+    return materialize_pointers
+
+
+def _make_masked_load(original: Any) -> Any:
+    def create_masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
+        launch = _current()
+        if launch is not None:
+            _check(launch, ptrs, mask, "load")
+            if other is None and mask is not None and not mask.data.all():
+                other = _poisoned_other(launch, ptrs)
+        return original(self, ptrs, mask, other, cache_policy, is_volatile)
+
+    return create_masked_load
+
+
+def _poisoned_other(launch: _Launch, ptrs: Any) -> Any:
+    element = ptrs.get_element_ty()
+    np_dtype = _interp._get_np_dtype(element)
+    cache = launch.run.state.setdefault("sanitizer_poison", {})
+    key = element.name
+    if key not in cache:
+        cache[key] = triton_poison.lane_poison(element.name, np_dtype, launch.run.seed)
+    pattern = cache[key]
+    if pattern is None:
+        return None
+    return _interp.TensorHandle(np.resize(pattern, ptrs.data.shape), element)
+
+
+def _make_masked_store(original: Any) -> Any:
+    def create_masked_store(self, ptrs, value, mask, cache_policy):
+        launch = _current()
+        if launch is not None:
+            _check(launch, ptrs, mask, "store")
+        return original(self, ptrs, value, mask, cache_policy)
+
+    return create_masked_store
+
+
+def _make_atomic_rmw(original: Any) -> Any:
+    def create_atomic_rmw(self, rmw_op, ptr, val, mask, sem, scope):
+        launch = _current()
+        if launch is not None:
+            _check(launch, ptr, mask, "atomic")
+        return original(self, rmw_op, ptr, val, mask, sem, scope)
+
+    return create_atomic_rmw
+
+
+def _make_atomic_cas(original: Any) -> Any:
+    def create_atomic_cas(self, ptr, cmp, val, sem, scope):
+        launch = _current()
+        if launch is not None:
+            _check(launch, ptr, None, "atomic")
+        return original(self, ptr, cmp, val, sem, scope)
+
+    return create_atomic_cas
+
+
+def _make_set_grid_dim(original: Any) -> Any:
+    def set_grid_dim(self, nx, ny, nz):
+        original(self, nx, ny, nz)
+        launch = _current()
+        if launch is not None:
+            # One order per launch: the case seed and the launch's index within the call pick it.
+            index = launch.run.state.get("sanitizer_launches", 0)
+            launch.run.state["sanitizer_launches"] = index + 1
+            seed = (launch.run.seed or 0) & 0xFFFF_FFFF_FFFF_FFFF
+            launch.order = np.random.default_rng([seed, index, 0x6B1D]).permutation(nx * ny * nz)
+
+    return set_grid_dim
+
+
+def _make_set_grid_idx(original: Any) -> Any:
+    def set_grid_idx(self, x, y, z):
+        launch = _current()
+        if launch is not None and launch.order is not None:
+            _, ny, nz = self.grid_dim
+            program = int(launch.order[(x * ny + y) * nz + z])
+            x, rest = divmod(program, ny * nz)
+            y, z = divmod(rest, nz)
+        return original(self, x, y, z)
+
+    return set_grid_idx
+
+
+def _poisoning(original: Any) -> Any:
+    @functools.wraps(original)
+    def allocate(*args, **kwargs):
+        out = original(*args, **kwargs)
+        run = case_run() if _saved else None
+        if run is not None and getattr(out, "device", None) is not None and out.device.type == "cpu" and out.numel():
+            triton_poison.fill_empty(out, run.seed)
+        return out
+
+    return allocate
+
+
+# ─── installing ──────────────────────────────────────────────────────────────────────────────────
+
+_BUILDER_TAGS = {
+    "create_addptr": _keeps_tag(0),
+    "create_splat": _keeps_tag(1),
+    "create_broadcast": _keeps_tag(0),
+    "create_expand_dims": _keeps_tag(0),
+    "create_reshape": _keeps_tag(0),
+    "create_trans": _keeps_tag(0),
+    "create_split": _keeps_tag(0),
+    "create_unsplat": _keeps_tag(0),
+    "create_select": _keeps_common_tag(1, 2),
+    "create_cat": _keeps_common_tag(0, 1),
+    "create_join": _keeps_common_tag(0, 1),
+    "create_bitcast": _keeps_tag_when_pointer,
+    "create_masked_load": _make_masked_load,
+    "create_masked_store": _make_masked_store,
+    "create_atomic_rmw": _make_atomic_rmw,
+    "create_atomic_cas": _make_atomic_cas,
+    "set_grid_dim": _make_set_grid_dim,
+    "set_grid_idx": _make_set_grid_idx,
+}
+
+
+def install() -> bool:
+    """Patches the imported Triton's interpreter and torch's allocators (idempotent). Returns False,
+    with a note on stderr, for an interpreter without the hooks the sanitizer needs (kernels then
+    run unsanitized)."""
+    global _interp
+    if _saved:
+        return True
+    # lazy: the worker calls this only once the user's code imported triton (and with it torch)
+    import torch
+    import triton.runtime.interpreter as interp
+
+    builder = getattr(interp, "InterpreterBuilder", None)
+    needed = [(interp, "GridExecutor"), (interp, "_implicit_cvt"), (interp, "interpreter_builder"),
+              (interp, "TensorHandle"), (interp, "InterpreterError"), (interp, "_get_np_dtype"),
+              (interp, "TensorDescHandle")] + [(builder, name) for name in _BUILDER_TAGS]
+    missing = [name for owner, name in needed if owner is None or not hasattr(owner, name)]
+    if missing or not hasattr(interp.GridExecutor, "_init_args_hst"):
+        print(f"gpuemu sanitizer: note: Triton {getattr(sys.modules.get('triton'), '__version__', '?')}'s "
+              f"interpreter lacks {', '.join(missing) or '_init_args_hst'}; kernels run unsanitized",
+              file=sys.stderr)
+        return False
+    _interp = interp
+    _patch(interp.GridExecutor, "__call__", _make_call)
+    _patch(interp.GridExecutor, "_init_args_hst", _make_init_args)
+    _patch(interp, "_implicit_cvt", _make_implicit_cvt)
+    _patch(interp.TensorDescHandle, "materialize_pointers", _make_materialize)
+    for name, make in _BUILDER_TAGS.items():
+        _patch(builder, name, make)
+    for owner, name in [(torch, "empty"), (torch, "empty_like"), (torch, "empty_strided"),
+                        (torch.Tensor, "new_empty"), (torch.Tensor, "new_empty_strided")]:
+        _patch(owner, name, _poisoning)
+    return True
+
+
+def uninstall() -> None:
+    """Restores every patched attribute (tests compare against the bare interpreter)."""
+    while _saved:
+        owner, name, original = _saved.pop()
+        setattr(owner, name, original)
+
+
+class _InstallAfterTriton(importlib.abc.MetaPathFinder):
+    """Runs install() right after `import triton` finishes, so a worker whose op never imports Triton
+    never pays for importing it."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "triton":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("triton")
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run_module = spec.loader.exec_module
+
+        def exec_module(module):
+            run_module(module)
+            try:
+                install()
+            except Exception as exc:  # noqa: BLE001  (the kernel still runs, unsanitized, and says so)
+                print(f"gpuemu sanitizer: note: not installed ({type(exc).__name__}: {exc}); kernels run "
+                      "unsanitized", file=sys.stderr)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def arm() -> None:
+    """In an op's worker with GPUEMU_SANITIZE=1 and TRITON_INTERPRET=1: install() once Triton is imported."""
+    if os.environ.get(ENV, "0").strip() != "1" or os.environ.get("TRITON_INTERPRET", "0").strip() != "1":
+        return
+    if "triton" in sys.modules:
+        install()
+    elif not any(isinstance(f, _InstallAfterTriton) for f in sys.meta_path):
+        sys.meta_path.insert(0, _InstallAfterTriton())
