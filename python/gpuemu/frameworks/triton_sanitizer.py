@@ -97,7 +97,8 @@ def _kernel_line() -> str:
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         if not path.startswith(triton_dir) and not path.startswith(_HERE):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            shown = os.path.relpath(path)  # the worker runs in the project's root: kernels/x.py:17
+            return f"{path if shown.startswith('..') else shown}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>:0"
 
@@ -433,8 +434,10 @@ def install() -> bool:
     global _interp
     if _saved:
         return True
-    # lazy: the worker calls this only once the user's code imported triton (and with it torch)
+    # lazy: torch and triton are the op's optional frameworks; the worker calls this only once the
+    # user's code imported triton (and with it torch)
     import torch
+    # lazy: as above, the interpreter module of the triton the user's code imported
     import triton.runtime.interpreter as interp
 
     builder = getattr(interp, "InterpreterBuilder", None)
