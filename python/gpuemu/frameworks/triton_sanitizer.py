@@ -33,37 +33,24 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.errors import CaseFailure, OutOfBoundsError
+from gpuemu.errors import CaseFailure
 from gpuemu.frameworks import triton_poison
+from gpuemu.frameworks.triton_bounds import TAG, Arg, argument_names, check, register
 from gpuemu.frameworks.convert import case_run
 
 __all__ = ["ENV", "arm", "install", "uninstall", "installed"]
 
 ENV = "GPUEMU_SANITIZE"  # "1" in the environment of an op's worker that gpuemu wants sanitized
-_TAG = "gpuemu.sanitizer.arg"  # TensorHandle.attr key: the _Arg a pointer derives from
-_SHOWN = 8  # offending offsets a message lists
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-@dataclasses.dataclass(frozen=True)
-class _Arg:
-    """A tensor argument of one launch: its name and the bytes its storage spans."""
-
-    name: str
-    lo: int  # the storage's first byte
-    hi: int  # one past its last byte
-    start: int  # the view's first element (data_ptr), what offsets count from
-    shape: tuple
-    storage_offset: int
 
 
 class _Launch:
-    """One kernel launch under the sanitizer."""
+    """One kernel launch under the sanitizer (what triton_bounds.check reads)."""
 
     def __init__(self, kernel: Any, run: Any):
         self.kernel = getattr(kernel, "__name__", "kernel")
         self.run = run
-        self.args: dict[int, _Arg] = {}
+        self.interp = _interp
+        self.args: dict[int, Arg] = {}
         self.order: np.ndarray | None = None
 
 
@@ -86,125 +73,7 @@ def _patch(owner: Any, name: str, make: Any) -> None:
     setattr(owner, name, make(original))
 
 
-# ─── where in the kernel ─────────────────────────────────────────────────────────────────────────
-
-
-def _kernel_line() -> str:
-    """file:line of the innermost frame outside Triton and this package: the kernel's statement (the
-    interpreter compiles a kernel under its own file name and line numbers)."""
-    triton_dir = os.path.dirname(os.path.dirname(os.path.abspath(_interp.__file__)))
-    frame = sys._getframe(1)
-    while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(triton_dir) and not path.startswith(_HERE):
-            shown = os.path.relpath(path)  # the worker runs in the project's root: kernels/x.py:17
-            return f"{path if shown.startswith('..') else shown}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "<unknown>:0"
-
-
-def _program_id() -> str:
-    idx = getattr(_interp.interpreter_builder, "grid_idx", None) or (0, 0, 0)
-    dims = getattr(_interp.interpreter_builder, "grid_dim", (1, 1, 1))
-    used = max([1] + [i + 1 for i, n in enumerate(dims) if n > 1])
-    return str(idx[0]) if used == 1 else "(" + ", ".join(str(i) for i in idx[:used]) + ")"
-
-
-# ─── bounds ──────────────────────────────────────────────────────────────────────────────────────
-
-
-def _item_size(ptrs: Any) -> int:
-    return max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
-
-
-def _enabled_lanes(ptrs: Any, mask: Any) -> np.ndarray:
-    data = ptrs.data
-    if mask is None:
-        return data
-    enabled = mask.data
-    if enabled.all():
-        return data
-    return data[np.broadcast_to(enabled, data.shape)]
-
-
-def _check(launch: _Launch, ptrs: Any, mask: Any, what: str) -> None:
-    lanes = _enabled_lanes(ptrs, mask)
-    if lanes.size == 0:
-        return
-    size = _item_size(ptrs)
-    arg = ptrs.attr.get(_TAG)
-    if arg is None:
-        _check_untracked(launch, lanes, size, what)
-        return
-    if int(lanes.min()) >= arg.lo and int(lanes.max()) + size <= arg.hi:
-        return
-    raise OutOfBoundsError(_out_of_bounds(launch, arg, lanes, size, what))
-
-
-def _out_of_bounds(launch: _Launch, arg: _Arg, lanes: np.ndarray, size: int, what: str) -> str:
-    flat = [int(a) for a in np.asarray(lanes).ravel()]
-    bad = [a for a in flat if a < arg.lo or a + size > arg.hi]
-    offsets = sorted({(a - arg.start) // size for a in bad})
-    shown = ", ".join(str(o) for o in offsets[:_SHOWN]) + (f", ... ({len(offsets)} in all)" if len(offsets) > _SHOWN
-                                                             else "")
-    if arg.hi == arg.lo:
-        holds = f"'{arg.name}' has no storage (an empty tensor, data_ptr {arg.start:#x}): no lane may touch it"
-    else:
-        first, last = (arg.lo - arg.start) // size, (arg.hi - arg.start) // size - 1
-        view = f" (a view of shape {list(arg.shape)} at storage offset {arg.storage_offset})" \
-            if arg.storage_offset or first != 0 else ""
-        holds = f"its storage{view} spans offsets {first}..{last}"
-    if what == "store":
-        effect = "the store was refused before writing anything (on a GPU it would corrupt a neighbour)"
-    else:
-        effect = "on a GPU this reads memory that is not the tensor's (a fault, or garbage), even where " \
-                 "the values are discarded"
-    return (f"out-of-bounds {what} in Triton kernel '{launch.kernel}' at {_kernel_line()}: program "
-            f"{_program_id()}, argument '{arg.name}', offsets {shown} ({len(bad)} of {len(flat)} enabled lanes), "
-            f"but {holds}; {effect}. Mask the lanes outside (e.g. mask=offs < n) or fix the offsets; "
-            "the sanitizer is gpuemu's ([ops] sanitize, docs/frameworks.md)")
-
-
-def _check_untracked(launch: _Launch, lanes: np.ndarray, size: int, what: str) -> None:
-    lo, hi = int(lanes.min()), int(lanes.max()) + size
-    if any(arg.lo <= lo and hi <= arg.hi for arg in launch.args.values()):
-        return
-    where = _kernel_line()
-    notes = launch.run.state.setdefault("sanitizer_notes", set())
-    if (launch.kernel, where) in notes:
-        return
-    notes.add((launch.kernel, where))
-    print(f"gpuemu sanitizer: note: Triton kernel '{launch.kernel}' at {where}: a {what} through a pointer the "
-          "sanitizer cannot follow to a tensor argument (int_to_ptr, a pointer loaded from memory, or an argument "
-          "that is not a torch tensor) reaches outside every tensor argument's storage; this access runs "
-          "unchecked, as the bare interpreter runs it", file=sys.stderr)
-
-
 # ─── the interpreter's hooks ─────────────────────────────────────────────────────────────────────
-
-
-def _names(executor: Any, args_hst: list, kwargs_hst: dict) -> list[tuple[str, Any]]:
-    named = list(zip(executor.arg_names, args_hst)) + list(kwargs_hst.items())
-    out = []
-    while named:
-        name, value = named.pop(0)
-        if isinstance(value, tuple):
-            named[:0] = [(f"{name}[{i}]", v) for i, v in enumerate(value)]
-        elif hasattr(value, "base") and hasattr(value, "block_shape"):  # a TensorDescriptor
-            named.insert(0, (f"{name}.base", value.base))
-        out.append((name, value))
-    return out
-
-
-def _register(launch: _Launch, name: str, value: Any) -> None:
-    tensor = getattr(value, "base", value)  # a TensorWrapper (e.g. reinterpret) holds the real tensor
-    storage_of = getattr(tensor, "untyped_storage", None)
-    if storage_of is None or not hasattr(value, "data_ptr"):
-        return
-    storage = storage_of()
-    lo = storage.data_ptr()
-    launch.args[id(value)] = _Arg(name, lo, lo + storage.nbytes(), tensor.data_ptr(), tuple(tensor.shape),
-                                  tensor.storage_offset())
 
 
 def _make_init_args(original: Any) -> Any:
@@ -212,8 +81,8 @@ def _make_init_args(original: Any) -> Any:
         args_hst, kwargs_hst = original(self, args_dev, kwargs)
         launch = _current()
         if launch is not None:
-            for name, value in _names(self, args_hst, kwargs_hst):
-                _register(launch, name, value)
+            for name, value in argument_names(self, args_hst, kwargs_hst):
+                register(launch, name, value)
         return args_hst, kwargs_hst
 
     return init_args_hst
@@ -248,7 +117,7 @@ def _make_implicit_cvt(original: Any) -> Any:
             found = launch.args.get(id(arg))
             handle = getattr(out, "handle", None)
             if found is not None and handle is not None and hasattr(handle, "attr"):
-                handle.attr[_TAG] = found
+                handle.attr[TAG] = found
         return out
 
     return implicit_cvt
@@ -260,10 +129,10 @@ def _keeps_tag(position: int) -> Any:
     def make(original: Any) -> Any:
         def method(self, *args):
             out = original(self, *args)
-            tag = args[position].attr.get(_TAG)
+            tag = args[position].attr.get(TAG)
             if tag is not None:
                 for handle in out if isinstance(out, tuple) else (out,):
-                    handle.attr[_TAG] = tag
+                    handle.attr[TAG] = tag
             return out
 
         return method
@@ -277,9 +146,9 @@ def _keeps_common_tag(first: int, second: int) -> Any:
     def make(original: Any) -> Any:
         def method(self, *args):
             out = original(self, *args)
-            tag = args[first].attr.get(_TAG)
-            if tag is not None and args[second].attr.get(_TAG) is tag:
-                out.attr[_TAG] = tag
+            tag = args[first].attr.get(TAG)
+            if tag is not None and args[second].attr.get(TAG) is tag:
+                out.attr[TAG] = tag
             return out
 
         return method
@@ -290,9 +159,9 @@ def _keeps_common_tag(first: int, second: int) -> Any:
 def _keeps_tag_when_pointer(original: Any) -> Any:
     def bitcast(self, src, dst_type):
         out = original(self, src, dst_type)
-        tag = src.attr.get(_TAG)
+        tag = src.attr.get(TAG)
         if tag is not None and dst_type.scalar.is_ptr():
-            out.attr[_TAG] = tag
+            out.attr[TAG] = tag
         return out
 
     return bitcast
@@ -301,9 +170,9 @@ def _keeps_tag_when_pointer(original: Any) -> Any:
 def _make_materialize(original: Any) -> Any:
     def materialize_pointers(self, offsets):
         ptrs, mask = original(self, offsets)
-        tag = self.base.attr.get(_TAG)
+        tag = self.base.attr.get(TAG)
         if tag is not None:
-            ptrs.attr[_TAG] = tag
+            ptrs.attr[TAG] = tag
         return ptrs, mask
 
     return materialize_pointers
@@ -313,7 +182,7 @@ def _make_masked_load(original: Any) -> Any:
     def create_masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
         launch = _current()
         if launch is not None:
-            _check(launch, ptrs, mask, "load")
+            check(launch, ptrs, mask, "load")
             if other is None and mask is not None and not mask.data.all():
                 other = _poisoned_other(launch, ptrs)
         return original(self, ptrs, mask, other, cache_policy, is_volatile)
@@ -338,7 +207,7 @@ def _make_masked_store(original: Any) -> Any:
     def create_masked_store(self, ptrs, value, mask, cache_policy):
         launch = _current()
         if launch is not None:
-            _check(launch, ptrs, mask, "store")
+            check(launch, ptrs, mask, "store")
         return original(self, ptrs, value, mask, cache_policy)
 
     return create_masked_store
@@ -348,7 +217,7 @@ def _make_atomic_rmw(original: Any) -> Any:
     def create_atomic_rmw(self, rmw_op, ptr, val, mask, sem, scope):
         launch = _current()
         if launch is not None:
-            _check(launch, ptr, mask, "atomic")
+            check(launch, ptr, mask, "atomic")
         return original(self, rmw_op, ptr, val, mask, sem, scope)
 
     return create_atomic_rmw
@@ -358,7 +227,7 @@ def _make_atomic_cas(original: Any) -> Any:
     def create_atomic_cas(self, ptr, cmp, val, sem, scope):
         launch = _current()
         if launch is not None:
-            _check(launch, ptr, None, "atomic")
+            check(launch, ptr, None, "atomic")
         return original(self, ptr, cmp, val, sem, scope)
 
     return create_atomic_cas
@@ -405,7 +274,7 @@ def _poisoning(original: Any) -> Any:
 
 # ─── installing ──────────────────────────────────────────────────────────────────────────────────
 
-_BUILDER_TAGS = {
+_BUILDERTAGS = {
     "create_addptr": _keeps_tag(0),
     "create_splat": _keeps_tag(1),
     "create_broadcast": _keeps_tag(0),
@@ -443,7 +312,7 @@ def install() -> bool:
     builder = getattr(interp, "InterpreterBuilder", None)
     needed = [(interp, "GridExecutor"), (interp, "_implicit_cvt"), (interp, "interpreter_builder"),
               (interp, "TensorHandle"), (interp, "InterpreterError"), (interp, "_get_np_dtype"),
-              (interp, "TensorDescHandle")] + [(builder, name) for name in _BUILDER_TAGS]
+              (interp, "TensorDescHandle")] + [(builder, name) for name in _BUILDERTAGS]
     missing = [name for owner, name in needed if owner is None or not hasattr(owner, name)]
     if missing or not hasattr(interp.GridExecutor, "_init_args_hst"):
         print(f"gpuemu sanitizer: note: Triton {getattr(sys.modules.get('triton'), '__version__', '?')}'s "
@@ -455,7 +324,7 @@ def install() -> bool:
     _patch(interp.GridExecutor, "_init_args_hst", _make_init_args)
     _patch(interp, "_implicit_cvt", _make_implicit_cvt)
     _patch(interp.TensorDescHandle, "materialize_pointers", _make_materialize)
-    for name, make in _BUILDER_TAGS.items():
+    for name, make in _BUILDERTAGS.items():
         _patch(builder, name, make)
     for owner, name in [(torch, "empty"), (torch, "empty_like"), (torch, "empty_strided"),
                         (torch.Tensor, "new_empty"), (torch.Tensor, "new_empty_strided")]:
