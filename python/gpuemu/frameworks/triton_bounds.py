@@ -110,7 +110,8 @@ def _out_of_bounds(launch: Any, arg: Arg, lanes: np.ndarray, size: int, what: st
         effect = "on a GPU this reads memory that is not the tensor's (a fault, or garbage), even where " \
                  "the values are discarded"
     return (f"out-of-bounds {what} in Triton kernel '{launch.kernel}' at {_kernel_line(launch.interp)}: program "
-            f"{_program_id(launch.interp)}, argument '{arg.name}', offsets {shown} ({len(bad)} of {len(flat)} enabled lanes), "
+            f"{_program_id(launch.interp)}, argument '{arg.name}', offsets {shown} "
+            f"({len(bad)} of {len(flat)} enabled lanes), "
             f"but {holds}; {effect}. Mask the lanes outside (e.g. mask=offs < n) or fix the offsets; "
             "the sanitizer is gpuemu's ([ops] sanitize, docs/frameworks.md)")
 
