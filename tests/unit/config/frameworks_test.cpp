@@ -48,6 +48,16 @@ TEST(ConfigFrameworks, InterpretModesDefaultFromValidationAndOverridePerOp) {
   EXPECT_EQ(c.find_op("sm")->pallas_interpret, InterpretMode::automatic);
 }
 
+TEST(ConfigFrameworks, SanitizeIsOnUnlessValidationOrTheOpTurnsItOff) {
+  EXPECT_TRUE(load_ok(kOp).find_op("mm")->sanitize);
+  const Config c = load_ok(kHead + "[validation]\nsanitize = false\n" + kOp.substr(kHead.size()) +
+                           "sanitize = true\n" + kSecondOp);
+  EXPECT_FALSE(c.validation.sanitize);
+  EXPECT_TRUE(c.find_op("mm")->sanitize);
+  EXPECT_FALSE(c.find_op("sm")->sanitize);
+  EXPECT_NE(load_ok(kOp).digest, load_ok(kOp + "sanitize = false\n").digest);
+}
+
 TEST(ConfigFrameworks, FrameworkChangesTheDigest) {
   const Config a = load_ok(kOp);
   const Config b = load_ok(kOp + "framework = \"pytorch\"\n");
