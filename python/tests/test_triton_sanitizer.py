@@ -288,3 +288,22 @@ def test_outside_a_gpuemu_call_the_interpreter_is_untouched():
     y = torch.empty_like(x)
     copy_kernel[(2,)](x, y, 13, MASK_LOAD=True, MASK_STORE=True, BLOCK=8)  # no CaseRun: nothing checked
     assert torch.equal(y, x)
+
+
+# ─── arming in a worker ─────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("flag,expected", [("1", "True"), ("0", "False")])
+def test_arm_installs_once_triton_is_imported_after_torch_looked_for_it(flag, expected):
+    # A worker arms before the user's code runs; torch looks for triton (find_spec) when imported,
+    # then the user's module imports it: the sanitizer must be installed by then, and only when asked.
+    import subprocess
+    import sys
+
+    code = ("from gpuemu.frameworks import triton_sanitizer as s; s.arm(); import torch; "
+            "import importlib.util; importlib.util.find_spec('triton'); import triton; print(s.installed())")
+    env = {**os.environ, "GPUEMU_SANITIZE": flag, "TRITON_INTERPRET": "1",
+           "PYTHONPATH": os.pathsep.join([os.path.join(os.path.dirname(__file__), ".."),
+                                          os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == expected, proc.stderr[-2000:]

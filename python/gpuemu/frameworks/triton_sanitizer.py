@@ -341,19 +341,28 @@ def uninstall() -> None:
 
 class _InstallAfterTriton(importlib.abc.MetaPathFinder):
     """Runs install() right after `import triton` finishes, so a worker whose op never imports Triton
-    never pays for importing it."""
+    never pays for importing it. It stays on sys.meta_path until then: torch asks
+    importlib.util.find_spec("triton") at import without importing it, and that must not use it up."""
+
+    def __init__(self):
+        self.finding = False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "triton":
+        if fullname != "triton" or self.finding:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec("triton")
+        self.finding = True  # the search below asks every finder again, this one included
+        try:
+            spec = importlib.util.find_spec("triton")
+        finally:
+            self.finding = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run_module = spec.loader.exec_module
 
         def exec_module(module):
             run_module(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
             try:
                 install()
             except Exception as exc:  # noqa: BLE001  (the kernel still runs, unsanitized, and says so)
