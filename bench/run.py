@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Runs every gpuemu benchmark and prints one table of ratios, each against a baseline measured in
 # the same run (docs/performance.md says what each one measures and the numbers we got).
-"""python3 bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i] [--json FILE]
+"""python3 bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j] [--json FILE]
 
 (a) fuzz cases/s, warm workers vs a process per case   (b) comparison vs memcpy (C++)
 (c) warm fuzz --jobs 2 vs --jobs 1                     (d) daemon ping p50/p99, alone and under load
@@ -9,6 +9,7 @@
 (g) framework adapter conversion (torch 64 MiB in and out) vs memcpy
 (h) daemon RSS over 10,000 mixed requests: flat
 (i) gpuemu's own share of ci run: 12 numpy ops, the Triton softmax (interpreter)
+(j) the Triton sanitizer's op time vs the bare interpreter on examples/triton
 
 The gpuemu binary is $GPUEMU_BIN (default build/gpuemu); the C++ benchmark is $GPUEMU_BENCH_COMPARE
 (default build-bench/bench/bench_compare, which bench/run.sh builds)."""
@@ -31,7 +32,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 
 from bench_lib import REPO, Row, fmt_bytes_rate, gpuemu_bin, log, print_table  # noqa: E402
 
-PARTS = "abcdefghi"
+PARTS = "abcdefghij"
 
 
 def bench_compare(quick: bool) -> list[Row]:
@@ -96,6 +97,10 @@ def main() -> int:
             from share_bench import bench_share
 
             rows += bench_share(binary, work / "share", args.quick)
+        if "j" in parts:
+            from sanitizer_bench import bench_sanitizer
+
+            rows += bench_sanitizer(args.quick)
 
     # Other work on the machine skews absolute numbers (ratios less so): say how busy it was.
     load_after = os.getloadavg()[0]

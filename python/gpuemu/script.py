@@ -25,7 +25,7 @@ import numpy as np
 
 from gpuemu import runtime
 from gpuemu.frameworks import AdapterSettings, Converter, triton_hook
-from gpuemu.frameworks.convert import output_dtype
+from gpuemu.frameworks.convert import output_dtype, seed_of
 from gpuemu.frameworks.settings import ROLES
 from gpuemu.wire import tensors
 
@@ -155,7 +155,7 @@ def run_once(fn: Fn, role: str = "op", stdin: IO[str] | None = None, stdout: IO[
     inputs = converter.inputs(_storages(request.get("inputs", {})), op)
     started = time.perf_counter_ns()
     called_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, gpuemu's steady clock
-    out = converter.call(fn, inputs, request["kwargs"], case_dtype)
+    out = converter.call(fn, inputs, request["kwargs"], case_dtype, seed_of(request))
     elapsed = time.perf_counter_ns() - started  # the function's time (with the device synchronize)
     encoded = {name: tensors.encode_tensor(arr, converter.wire_dtype(arr, case_dtype))
                for name, arr in converter.outputs(out, op)}

@@ -34,6 +34,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gpuemu import frameworks, runtime
+from gpuemu.frameworks.convert import seed_of
 from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
 from gpuemu.errors import CaseFailure, FrameError, TritonNeedsGpuError
 from gpuemu.frameworks import triton_hook
@@ -231,7 +232,7 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             called_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, gpuemu's steady clock: where the call lies in its wall
             convert = called - started
             try:
-                out = converter.call(fn, inputs, header.get("kwargs") or {}, dtype)
+                out = converter.call(fn, inputs, header.get("kwargs") or {}, dtype, seed_of(header))
             finally:
                 elapsed = time.perf_counter_ns() - called  # the user's time (with the device synchronize)
             returned = time.perf_counter_ns()

@@ -111,7 +111,7 @@ struct OpConfig {
   std::string spec;            // the [[ops]] name ("softmax"); equals `name` without implementations
   std::string implementation;  // "v2_tail_bug", or "" for an op without implementations
   std::string extends;         // the op this one inherits from, or ""
-  std::string module;  // informational dotted module path (seed docs)
+  std::string module;          // informational dotted module path (seed docs)
   Runnable reference;
   Runnable op_script;                    // the kernel under test
   std::vector<std::string> input_names;  // order of inputs; derived from schema when absent
@@ -136,6 +136,9 @@ struct OpConfig {
   // torch.cuda device queries in the op's own Python answer as one CPU device under the Triton
   // interpreter, instead of failing as interpreter_unsupported (docs/frameworks.md).
   bool interpreter_cuda_shim = false;
+  // The Triton sanitizer in the op's worker when its kernels run under the interpreter
+  // (docs/frameworks.md, "The sanitizer"); defaults to [validation]'s.
+  bool sanitize = true;
   SourceLocation location;  // of the [[ops]] table
 };
 
@@ -184,6 +187,7 @@ struct ValidationConfig {
   std::int64_t max_case_bytes = std::int64_t{1} << 30;
   InterpretMode triton_interpret = InterpretMode::automatic;  // the ops' default
   InterpretMode pallas_interpret = InterpretMode::automatic;  // the ops' default
+  bool sanitize = true;                                       // the ops' default
 };
 
 struct PolicyConfig {

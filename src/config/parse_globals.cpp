@@ -71,11 +71,12 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
   const TableReader r = TRY(root_section(diag, root, "validation", empty));
   TRY(r.only_keys({"dtypes", "check_nan", "check_inf", "seed", "tolerances", "timeout", "python",
                    "python_path", "test_cases", "fuzz_iterations", "worker_max_cases", "max_case_elements",
-                   "max_case_bytes", "triton_interpret", "pallas_interpret"}));
+                   "max_case_bytes", "triton_interpret", "pallas_interpret", "sanitize"}));
   if (auto m = TRY(parse_interpret_key(r, "triton_interpret"))) v.triton_interpret = *m;
   if (auto m = TRY(parse_interpret_key(r, "pallas_interpret"))) v.pallas_interpret = *m;
   if (auto d = TRY(parse_dtype_list(r, "dtypes"))) v.dtypes = *d;
   if (auto b = TRY(r.boolean("check_nan"))) v.check_nan = *b;
+  if (auto b = TRY(r.boolean("sanitize"))) v.sanitize = *b;
   if (auto b = TRY(r.boolean("check_inf"))) v.check_inf = *b;
   if (auto s = TRY(parse_seed(r))) v.seed = *s;
   v.tolerances = TRY(parse_tolerances(r, "tolerances", "[validation.tolerances]", check::default_tolerance));

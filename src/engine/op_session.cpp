@@ -139,6 +139,7 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
   s.triton_interpret = run::runs_interpreted(op.triton_interpret, run::KernelLanguage::triton, s.python);
   s.pallas_interpret = run::runs_interpreted(op.pallas_interpret, run::KernelLanguage::pallas, s.python);
   s.triton_cuda_shim = op.interpreter_cuda_shim;
+  s.sanitize = role == "op" && op.sanitize;  // the op's kernels are checked, never the reference's
   // The op's and the reference's workers compute at the same time: each gets half of the CPUs for
   // its BLAS and OpenMP threads, which would otherwise each take them all and spin against the other
   // (docs/worker-protocol.md "The op and the reference at the same time").
@@ -204,7 +205,8 @@ run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::js
                               plain ? (placed ? placed : &c.inputs) : &reference_inputs,
                               &c.input_order,
                               kwargs ? kwargs : &op_.kwargs,
-                              stop_at_};
+                              stop_at_,
+                              c.seed};
   return reference_runner_->run(ref_request);
 }
 
@@ -221,7 +223,8 @@ Expected<OpSession::RawOutputs> OpSession::run_placed(const fuzz::Case& c,
                             op_.name, config::execution_mode_name(op_.execution_mode)));
   }
   const tensor::NamedTensors& inputs = placed ? *placed : c.inputs;
-  run::RunRequest op_request{op_.name, c.params.dtype, &inputs, &c.input_order, &op_.kwargs, stop_at_};
+  run::RunRequest op_request{op_.name,    c.params.dtype, &inputs, &c.input_order,
+                             &op_.kwargs, stop_at_,       c.seed};
   RawOutputs raw;
   if (parallel_reference_) {
     // The op on a thread of its own while this one runs the reference: with a core to spare, a case

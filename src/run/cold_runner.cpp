@@ -28,10 +28,11 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
   spec.argv = {settings_.python, runnable_.script.string()};
   spec.cwd = settings_.cwd;
   spec.extra_env = python_env(settings_);
-  spec.stdin_data = encode_request(
-      request.inputs ? *request.inputs : kNoInputs, request.input_order ? *request.input_order : kNoOrder,
-      request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype,
-      config::framework_name(settings_.framework), config::numpy_bfloat16_name(settings_.numpy_bfloat16));
+  spec.stdin_data = encode_request(request.inputs ? *request.inputs : kNoInputs,
+                                   request.input_order ? *request.input_order : kNoOrder,
+                                   request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype,
+                                   config::framework_name(settings_.framework),
+                                   config::numpy_bfloat16_name(settings_.numpy_bfloat16), request.seed);
   const auto start = std::chrono::steady_clock::now();
   const CaseDeadline deadline = case_deadline(start, settings_.timeout, request.stop_at);
   spec.timeout = std::max(std::chrono::milliseconds(0),

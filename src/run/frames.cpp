@@ -112,7 +112,7 @@ std::size_t OutgoingFrame::size() const {
 OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
                                 const std::vector<std::string>& order, const json& kwargs,
                                 const std::vector<std::string>* released, InputFiles input_files,
-                                const SharedFile* output_file) {
+                                const SharedFile* output_file, std::optional<std::uint64_t> seed) {
   std::vector<const std::pair<const std::string, tensor::Tensor>*> items;
   for (const auto& name : order) {
     auto it = inputs.find(name);
@@ -154,6 +154,7 @@ OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype,
                  {"dtype", tensor::dtype_name(case_dtype)},
                  {"kwargs", kwargs.is_null() ? json::object() : kwargs},
                  {"tensors", std::move(tensors)}};
+  if (seed) header["seed"] = std::to_string(*seed);  // a uint64 may not fit a JSON number's double
   if (released != nullptr) {
     header["segments"] = true;  // large outputs may come back in a lent shared-memory segment
     header["released"] = *released;

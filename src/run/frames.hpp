@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,11 +61,13 @@ enum class InputFiles {
 // With `released`, the call says it accepts outputs in lent segments ("segments": true) and hands
 // back the segments listed ("released").
 // With `output_file`, the call offers it for the outputs ("output_file", "output_file_bytes").
+// With `seed`, the call carries the case seed ("seed": a decimal string).
 OutgoingFrame encode_call_frame(const std::string& op, tensor::DType case_dtype, const Tensors& inputs,
                                 const std::vector<std::string>& order, const nlohmann::json& kwargs,
                                 const std::vector<std::string>* released = nullptr,
                                 InputFiles input_files = InputFiles::send_bytes,
-                                const SharedFile* output_file = nullptr);
+                                const SharedFile* output_file = nullptr,
+                                std::optional<std::uint64_t> seed = std::nullopt);
 
 // Where decoded tensors' bytes come from. With a `keeper` (something that keeps `payload` alive)
 // tensors are views into the payload, else copies. An entry with "segment": PATH indexes that

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -56,6 +57,9 @@ struct RunRequest {
   // The whole run's time budget (`ci run`'s [ci] thorough_timeout): a case still running then is
   // killed like a timed-out one but reported as RunFailure::cut. Unset: only the case timeout holds.
   std::optional<std::chrono::steady_clock::time_point> stop_at;
+  // The case's seed, sent as "seed" (a decimal string) so the worker can seed what it randomizes
+  // for the case (the Triton sanitizer's program order and poison) and a replay does the same.
+  std::optional<std::uint64_t> seed{};
 };
 
 // The moment a case must end: its own timeout from `start`, or the run's stop_at when sooner
@@ -98,6 +102,9 @@ struct RunnerSettings {
   bool pallas_interpret = false;
   // GPUEMU_TRITON_CUDA_SHIM: the op's interpreter_cuda_shim (python/gpuemu/frameworks/triton_compat.py).
   bool triton_cuda_shim = false;
+  // GPUEMU_SANITIZE=1 in this runner's processes when triton_interpret is too: the Triton sanitizer
+  // for an op whose kernels run under the interpreter (docs/frameworks.md, "The sanitizer").
+  bool sanitize = false;
   // Threads for the thread pools of this runner's processes (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
   // MKL_NUM_THREADS), given only when gpuemu's environment sets none of them; 0 gives nothing.
   int pool_threads = 0;

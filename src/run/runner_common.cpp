@@ -85,6 +85,7 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
   env.emplace_back("TRITON_INTERPRET", settings.triton_interpret ? "1" : "0");
   env.emplace_back("GPUEMU_PALLAS_INTERPRET", settings.pallas_interpret ? "1" : "0");
   env.emplace_back("GPUEMU_TRITON_CUDA_SHIM", settings.triton_cuda_shim ? "1" : "0");
+  env.emplace_back("GPUEMU_SANITIZE", settings.sanitize && settings.triton_interpret ? "1" : "0");
   // A user who sized any thread pool (OpenBLAS also reads GOTO_ and OMP_) keeps all of them as set;
   // gpuemu sets the first three.
   constexpr std::array<const char*, 4> kPools = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",

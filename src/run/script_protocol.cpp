@@ -109,7 +109,7 @@ std::string key_list(const json& j) {
 
 std::string encode_request(const Tensors& inputs, const std::vector<std::string>& order, const json& kwargs,
                            tensor::DType case_dtype, std::string_view framework,
-                           std::string_view numpy_bfloat16) {
+                           std::string_view numpy_bfloat16, std::optional<std::uint64_t> seed) {
   std::vector<const std::pair<const std::string, tensor::Tensor>*> items;
   for (const auto& name : order) {
     auto it = inputs.find(name);
@@ -139,6 +139,11 @@ std::string encode_request(const Tensors& inputs, const std::vector<std::string>
   if (framework != "numpy") {
     out += ",\"framework\":";
     out += json_string(std::string(framework));
+  }
+  if (seed) {
+    out += ",\"seed\":\"";  // a decimal string: a uint64 may not fit a JSON number's double
+    out += std::to_string(*seed);
+    out += '"';
   }
   if (!numpy_bfloat16.empty()) {
     out += ",\"numpy_bfloat16\":";

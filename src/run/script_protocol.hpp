@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,10 +23,12 @@ using Tensors = tensor::NamedTensors;
 // as one line + '\n'; "dtype" is the case dtype (scripts may ignore it). Input order follows
 // `order` (names not in `order` come after, sorted). A `framework` other than numpy is sent as
 // "framework" (the tensors gpuemu.script hands the function), a non-empty `numpy_bfloat16` as
-// "numpy_bfloat16" (how a numpy function gets bfloat16 cases).
+// "numpy_bfloat16" (how a numpy function gets bfloat16 cases), a `seed` as "seed" (the case seed,
+// a decimal string).
 std::string encode_request(const Tensors& inputs, const std::vector<std::string>& order,
                            const nlohmann::json& kwargs, tensor::DType case_dtype,
-                           std::string_view framework = "numpy", std::string_view numpy_bfloat16 = {});
+                           std::string_view framework = "numpy", std::string_view numpy_bfloat16 = {},
+                           std::optional<std::uint64_t> seed = std::nullopt);
 
 // What a reply says besides its tensors: "elapsed_ns" (time inside the function), "called_ns" and "runtime".
 struct ReplyExtras {

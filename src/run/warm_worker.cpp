@@ -189,7 +189,7 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
     OutgoingFrame call = encode_call_frame(
         request.op, request.case_dtype, request.inputs ? *request.inputs : kNoInputs,
         request.input_order ? *request.input_order : kNoOrder, request.kwargs ? *request.kwargs : kNoKwargs,
-        &released, input_files, output_file.get());
+        &released, input_files, output_file.get(), request.seed);
     return worker_->exchange(&call, reply, deadline.at, settings_.max_output_bytes);
   };
   auto status = call_worker(maps_inputs_ ? InputFiles::name_file : InputFiles::send_bytes);

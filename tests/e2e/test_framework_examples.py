@@ -86,7 +86,8 @@ def test_correct_kernels_pass_and_buggy_ones_fail(gpuemu_bin, name, seed, tmp_pa
     report = "\n".join(describe(op) for op in result["ops"])
     correct = [n for n in ops if not n.endswith("_bug")]
     buggy = [n for n in ops if n.endswith("_bug")]
-    assert correct and len(buggy) == len(correct), sorted(ops)
+    # Every bug beside its correct twin (softmax_tail_bug beside softmax; a kernel may have several bugs).
+    assert correct and buggy and all(any(b.startswith(c + "_") for c in correct) for b in buggy), sorted(ops)
     for op_name in correct:
         assert ops[op_name]["passed"] == ops[op_name]["total"] > 0, report
     for op_name in buggy:

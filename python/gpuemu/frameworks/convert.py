@@ -16,9 +16,22 @@ from gpuemu.frameworks.foreign import to_numpy_any
 from gpuemu.frameworks.registry import adapter
 from gpuemu.frameworks.settings import ROLES, AdapterSettings, check_choice
 
-__all__ = ["Converter", "case_dtype", "output_dtype"]
+__all__ = ["CaseRun", "Converter", "case_dtype", "case_run", "case_seed", "output_dtype", "seed_of"]
 
 _CASE_DTYPE: contextvars.ContextVar[str | None] = contextvars.ContextVar("gpuemu_case_dtype", default=None)
+
+
+@dataclasses.dataclass(eq=False)
+class CaseRun:
+    """One call of an op or reference by gpuemu: the case's seed (None when the caller sent none) and
+    a scratch dict that lives exactly as long as the call, for per-case state such as the Triton
+    sanitizer's launch counter (a fresh object per call, so a replay starts from the same state)."""
+
+    seed: int | None
+    state: dict = dataclasses.field(default_factory=dict)
+
+
+_CASE_RUN: contextvars.ContextVar[CaseRun | None] = contextvars.ContextVar("gpuemu_case_run", default=None)
 # What a framework reference's floating-point inputs are widened from (docs/frameworks.md): every
 # value of these is exactly a float64, so the reference computes in high precision on the same numbers.
 _WIDENED_FOR_REFERENCES = ("float16", "bfloat16", "float32")
@@ -28,6 +41,28 @@ def case_dtype() -> str | None:
     """The dtype of the case being run ("float16", "bfloat16", ...) while gpuemu calls an op or a
     reference, else None. It is the dtype the op is expected to return."""
     return _CASE_DTYPE.get()
+
+
+def case_seed() -> int | None:
+    """The seed of the case being run while gpuemu calls an op or a reference (None outside a call,
+    or when the caller sent no seed): what `gpuemu reproduce SEED` replays."""
+    run = _CASE_RUN.get()
+    return run.seed if run is not None else None
+
+
+def case_run() -> CaseRun | None:
+    """The CaseRun of the call in progress, else None."""
+    return _CASE_RUN.get()
+
+
+def seed_of(frame: Mapping[str, Any]) -> int | None:
+    """The case seed a call frame or cold request carries ("seed": a decimal string, as a uint64 may
+    not fit a JSON number), else None (an older engine sends none)."""
+    value = frame.get("seed")
+    try:
+        return int(str(value), 10) if value is not None else None
+    except ValueError:
+        return None
 
 
 def output_dtype(arr: np.ndarray, case_dtype: str | None, role: str = "op") -> str | None:
@@ -87,14 +122,17 @@ class Converter:
         """{name: (storage view, dtype)} -> {name: framework tensor}, in the same order."""
         return {name: self.input(view, dtype, name, op) for name, (view, dtype) in storages.items()}
 
-    def call(self, fn: Callable[..., Any], inputs: dict, kwargs: Mapping[str, Any], dtype: str | None) -> Any:
-        """fn(inputs, **kwargs) with case_dtype() set and the framework's idioms around it (torch:
-        no_grad, then a device synchronize)."""
+    def call(self, fn: Callable[..., Any], inputs: dict, kwargs: Mapping[str, Any], dtype: str | None,
+             seed: int | None = None) -> Any:
+        """fn(inputs, **kwargs) with case_dtype() and case_seed() set and the framework's idioms around
+        it (torch: no_grad, then a device synchronize)."""
         token = _CASE_DTYPE.set(canonical_dtype(dtype) if dtype else None)
+        run_token = _CASE_RUN.set(CaseRun(seed))
         try:
             with self.adapter.calling(self.settings):
                 return fn(inputs, **kwargs)
         finally:
+            _CASE_RUN.reset(run_token)
             _CASE_DTYPE.reset(token)
 
     def output(self, value: Any, name: str, op: str = "") -> np.ndarray:

@@ -1,4 +1,4 @@
-# Installs gpuemu's Triton layers (the compatibility layer, later the sanitizer) in a process the moment
+# Installs gpuemu's Triton layers (the compatibility layer, then the sanitizer) in a process the moment
 # it imports Triton under TRITON_INTERPRET=1, without importing Triton for code that never does.
 """The install point of the Triton interpreter layers (docs/frameworks.md).
 
@@ -28,9 +28,18 @@ def _install_compat() -> None:
     triton_compat.install()
 
 
+def _install_sanitizer() -> None:
+    # lazy: as above; and only in an op's own worker, where gpuemu set GPUEMU_SANITIZE=1
+    from gpuemu.frameworks import triton_sanitizer
+
+    if os.environ.get(triton_sanitizer.ENV, "0").strip() == "1":
+        triton_sanitizer.install()
+
+
 # Each runs (in order) once triton is imported under TRITON_INTERPRET=1, and again after torch is:
-# each must be idempotent. The sanitizer's installer is added here, one line.
-INSTALLERS: list[Callable[[], None]] = [_install_compat]
+# each must be idempotent. The sanitizer comes after the compatibility layer, so its checks wrap the
+# bridged interpreter (it sees the loads and stores a bridged kernel really makes).
+INSTALLERS: list[Callable[[], None]] = [_install_compat, _install_sanitizer]
 _WATCHED = ("triton", "torch")
 
 

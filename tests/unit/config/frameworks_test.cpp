@@ -57,6 +57,16 @@ TEST(ConfigFrameworks, InterpreterCudaShimIsPerOpAndOffByDefault) {
             std::string::npos);
 }
 
+TEST(ConfigFrameworks, SanitizeIsOnUnlessValidationOrTheOpTurnsItOff) {
+  EXPECT_TRUE(load_ok(kOp).find_op("mm")->sanitize);
+  const Config c = load_ok(kHead + "[validation]\nsanitize = false\n" + kOp.substr(kHead.size()) +
+                           "sanitize = true\n" + kSecondOp);
+  EXPECT_FALSE(c.validation.sanitize);
+  EXPECT_TRUE(c.find_op("mm")->sanitize);
+  EXPECT_FALSE(c.find_op("sm")->sanitize);
+  EXPECT_NE(load_ok(kOp).digest, load_ok(kOp + "sanitize = false\n").digest);
+}
+
 TEST(ConfigFrameworks, FrameworkChangesTheDigest) {
   const Config a = load_ok(kOp);
   const Config b = load_ok(kOp + "framework = \"pytorch\"\n");
@@ -68,7 +78,8 @@ TEST(ConfigFrameworks, FrameworkChangesTheDigest) {
 TEST(ConfigFrameworks, NumpyBfloat16IsMlDtypesUnlessTheSwitchKeepsFloat32) {
   const Config fresh = load_ok(kOp);
   EXPECT_EQ(fresh.project.numpy_bfloat16, NumpyBfloat16::ml_dtypes);
-  const Config kept = load_ok("[project]\nname = \"p\"\nnumpy_bfloat16 = \"float32\"\n" + kOp.substr(kHead.size()));
+  const Config kept =
+      load_ok("[project]\nname = \"p\"\nnumpy_bfloat16 = \"float32\"\n" + kOp.substr(kHead.size()));
   EXPECT_EQ(kept.project.numpy_bfloat16, NumpyBfloat16::float32);
   EXPECT_NE(fresh.digest, kept.digest);  // the op computes on other arrays: another config
   EXPECT_EQ(load_ok("[project]\nname = \"p\"\nnumpy_bfloat16 = \"ml_dtypes\"\n").project.numpy_bfloat16,

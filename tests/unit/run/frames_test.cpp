@@ -71,6 +71,20 @@ TEST(Frames, CallFrameLaysOutTensorsInOrderWithoutCopying) {
   EXPECT_EQ(frame.payload[0].data(), inputs["b"].data.data());  // points at the tensor, no copy
 }
 
+TEST(Frames, CallFrameCarriesTheCaseSeedAsADecimalString) {
+  Tensors inputs;
+  inputs["x"] = tensor::Tensor::from_doubles(tensor::DType::float32, {1}, std::vector<double>{1});
+  const auto header_of = [](const OutgoingFrame& frame) {
+    return json::parse(frame.head.substr(kFramePrefixSize));
+  };
+  const json seeded =
+      header_of(encode_call_frame("op", tensor::DType::float32, inputs, {}, json::object(), nullptr,
+                                  InputFiles::send_bytes, nullptr, std::uint64_t{18446744073709551557u}));
+  EXPECT_EQ(seeded["seed"], "18446744073709551557");  // a uint64 beyond a double's exact integers
+  EXPECT_FALSE(header_of(encode_call_frame("op", tensor::DType::float32, inputs, {}, json::object()))
+                   .contains("seed"));
+}
+
 IncomingFrame result_frame(json tensors, std::size_t payload_bytes) {
   IncomingFrame f;
   f.header = {{"type", "result"}, {"tensors", std::move(tensors)}};

@@ -41,6 +41,17 @@ TEST(ScriptProtocol, AdapterFieldsFollowTheCaseDtype) {
   EXPECT_TRUE(text.ends_with("\"dtype\":\"bfloat16\",\"numpy_bfloat16\":\"ml_dtypes\"}\n")) << text;
 }
 
+TEST(ScriptProtocol, RequestCarriesTheCaseSeedAsADecimalString) {
+  Tensors inputs;
+  inputs["x"] = iota(tensor::DType::float32, {1});
+  const auto parsed =
+      nlohmann::json::parse(encode_request(inputs, {}, nlohmann::json::object(), tensor::DType::float32,
+                                           "pytorch", "ml_dtypes", std::uint64_t{18446744073709551557u}));
+  EXPECT_EQ(parsed["seed"], "18446744073709551557");
+  EXPECT_FALSE(
+      nlohmann::json::parse(encode_request(inputs, {}, {}, tensor::DType::float32)).contains("seed"));
+}
+
 TEST(ScriptProtocol, NamesNotInOrderComeAfterSorted) {
   Tensors inputs;
   inputs["z"] = iota(tensor::DType::float32, {1});
