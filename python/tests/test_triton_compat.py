@@ -19,6 +19,7 @@ from triton_interpreted import interpreting
 with interpreting():  # triton is imported here, under the interpreter
     import triton
     import triton.language as tl
+    from triton.language.extra import libdevice
 
     from gpuemu.frameworks import triton_compat
 
@@ -81,6 +82,11 @@ with interpreting():  # triton is imported here, under the interpreter
     def scatter_add(x_ptr, y_ptr, N: tl.constexpr, BINS: tl.constexpr):
         offsets = tl.arange(0, N)
         tl.atomic_add(y_ptr + offsets % BINS, tl.load(x_ptr + offsets))
+
+    @triton.jit
+    def half_tanh(x_ptr, y_ptr, N: tl.constexpr):
+        offsets = tl.arange(0, N)
+        tl.store(y_ptr + offsets, libdevice.tanh(tl.load(x_ptr + offsets)))
 
     @triton.jit
     def inline_asm(x_ptr, y_ptr, N: tl.constexpr):
@@ -210,6 +216,14 @@ def test_bfloat16_atomic_add_accumulates_lane_by_lane():
         for i, v in enumerate(x):
             want[i % 2] = (want[i % 2].float() + v.float()).bfloat16()
     assert torch.equal(y, want)
+
+
+def test_libdevice_with_a_type_its_table_lacks_fails_as_compiling_would():
+    """libdevice takes fp32 and fp64: an fp16 call is the kernel's error on a GPU too (a compile error)."""
+    x = torch.rand(8).half()
+    with pytest.raises(triton.runtime.errors.InterpreterError, match=r"libdevice.tanh at .*no version for arguments"
+                       r" of types .*fp16.*convert the arguments"):
+        half_tanh[(1,)](x, torch.empty_like(x), N=8)
 
 
 def test_inline_asm_is_an_interpreter_limit_with_the_kernel_line():

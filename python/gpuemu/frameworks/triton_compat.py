@@ -58,22 +58,28 @@ def installed() -> bool:
     return bool(_state["installed"])
 
 
+def _where(filename: str, line: int) -> str:
+    """file:line, relative to the working directory (the project's root in a worker) when inside it."""
+    with contextlib.suppress(ValueError):
+        filename = os.path.relpath(filename) if Path(filename).resolve().is_relative_to(Path.cwd()) else filename
+    return f"{filename}:{line}"
+
+
 def kernel_location() -> str:
     """file:line of the innermost frame of the user's code (the kernel or a @triton.jit helper)."""
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if not name.startswith(_SKIPPED_DIRS) and not name.startswith("<"):
-            return f"{name}:{frame.f_lineno}"
+            return _where(name, frame.f_lineno)
         frame = frame.f_back
     return "<unknown>"
 
 
 def _unsupported(construct: str) -> InterpreterUnsupportedError:
     return InterpreterUnsupportedError(
-        f"{construct} at {kernel_location()} cannot run under Triton {triton.__version__}'s CPU interpreter: "
-        "a limit of the interpreter, not a bug of the kernel (run this op on a GPU runner with "
-        "triton_interpret = \"auto\" to check it)")
+        f"{construct} at {kernel_location()}: Triton {triton.__version__}'s CPU interpreter cannot run it, a limit "
+        "of the interpreter, not a bug of the kernel (a GPU runner with triton_interpret = \"auto\" checks it)")
 
 
 # ─── bfloat16 as fp32 ────────────────────────────────────────────────────────────────────────
@@ -447,10 +453,10 @@ def _refusal(name: str) -> Callable:
     def refuse(*args, **kwargs):
         caller = sys._getframe(1)
         raise InterpreterUnsupportedError(
-            f"torch.cuda.{name}() called at {caller.f_code.co_filename}:{caller.f_lineno}: the op runs on a CPU "
-            "under the Triton interpreter, where there is no CUDA device. This is a limit of the interpreter "
-            "run, not a bug of the kernel; to let such calls answer as one CPU device (current_device() = 0, "
-            "capability (8, 0)), set interpreter_cuda_shim = true on the op in gpuemu.toml")
+            f"torch.cuda.{name}() at {_where(caller.f_code.co_filename, caller.f_lineno)}: no CUDA device under "
+            "Triton's CPU interpreter (a limit of the interpreter run, not a bug of the kernel); set "
+            "interpreter_cuda_shim = true on the op in gpuemu.toml to let such calls answer as one CPU device "
+            "(current_device() 0, capability (8, 0))")
 
     refuse.__name__ = name
     return refuse
