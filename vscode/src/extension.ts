@@ -19,7 +19,7 @@ import {
 } from './commands';
 import { DiagnosticSpec, byFile, diagnosticsFor } from './diagnostics';
 import { Finding, casePicks, collectFindings, label } from './findings';
-import { COMMANDS, DIAGNOSTIC_SOURCE, PROBLEM_MATCHER, SECTION, TASK_TYPE } from './ids';
+import { BOOLEAN_SETTINGS, COMMANDS, DIAGNOSTIC_SOURCE, PROBLEM_MATCHER, SECTION, TASK_TYPE } from './ids';
 import { LintReport, ResultDocument, ResultError, parseResult } from './result';
 import { exitMeaning, lintOutcome, locateBinary, runCaptured } from './run';
 import { SaveValidator, opsForFile, validateCommand } from './saveValidator';
@@ -151,7 +151,8 @@ export function activate(context: vscode.ExtensionContext): void {
     await reload();
   };
 
-  // gpuemu.validateOnSave: `gpuemu test` on the ops of a saved kernel file, shown in the Test Explorer.
+  // gpuemu.validateOnSave: `gpuemu test` on the ops of a saved kernel or reference script, shown in the
+  // Test Explorer.
   const validator = new SaveValidator(
     (invocation, signal) => runCaptured(invocation, undefined, signal),
     (v) => {
@@ -182,8 +183,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidSaveTextDocument((document) => {
       const project = state.project;
       if (!project || !state.folder) return;
-      if (!vscode.workspace.getConfiguration(SECTION, state.folder.uri).get<boolean>('validateOnSave', false))
-        return;
+      const settings = vscode.workspace.getConfiguration(SECTION, state.folder.uri);
+      if (!settings.get<boolean>('validateOnSave', BOOLEAN_SETTINGS.validateOnSave)) return;
       const ops = opsForFile(document.uri.fsPath, project, explorer.ops, state.result);
       if (ops.length > 0 && locateBinary(project.binary)) validator.saved(ops);
     }),
