@@ -1,8 +1,19 @@
-# The Python examples of the seed documents (python-api.txt, execution-modes.txt), run as written
-# against a real daemon; only op names are ours (my_relu -> softmax_client, my_matmul -> matmul).
+# The Python examples of the seed documents (python-api.txt, execution-modes.txt, faq.txt), run as
+# written against a real daemon, inline and the CLI; only op names (and counts) are ours.
+import json
+import os
+import shutil
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
+import ml_dtypes
+import numpy as np
 import pytest
+
+from gpuemu import Client, ClientError, DaemonError
+from gpuemu.client.inline import BFLOAT16_STARTUP
 
 EXAMPLES = {
     "client_side_example.py": """
@@ -163,3 +174,258 @@ def test_seed_example_runs_as_written(name, daemon, monkeypatch, capsys):
     code = compile(textwrap.dedent(EXAMPLES[name]), name, "exec")
     exec(code, {"__name__": "__main__"})
     assert capsys.readouterr().out or name.endswith("context.py")
+
+
+# ── issue 31: the seed documents' own scripts and calls, through the daemon, inline and the CLI ──
+# The FAQ's matmul_ref.py and execution-modes.txt's run_softmax.py are copied into seed_scripts/
+# as written (users copy them); the config around them is execution-modes.txt's, with schemas.
+
+SEED_SCRIPTS = Path(__file__).resolve().parent / "seed_scripts"
+
+SEED_TOML = """
+[project]
+name = "seeds"
+
+[validation]
+dtypes = ["float32", "bfloat16"]
+
+[[ops]]
+name = "my_matmul"
+reference = "scripts/matmul_ref.py"
+input_names = ["a", "b"]
+execution_mode = "client_side"
+
+[ops.schema]
+dims = { M = [1, 9], K = [1, 17], N = [1, 9] }
+inputs = { a = ["M", "K"], b = ["K", "N"] }
+output = ["M", "N"]
+
+[[ops]]
+name = "my_matmul_module"
+module = "seed_ops:matmul"
+reference = "scripts/matmul_ref.py"
+
+[ops.schema]
+dims = { M = [1, 9], K = [1, 17], N = [1, 9] }
+inputs = { a = ["M", "K"], b = ["K", "N"] }
+output = ["M", "N"]
+
+[[ops]]
+name = "my_matmul_module_bug"
+extends = "my_matmul_module"
+module = "seed_ops:matmul_bug"
+
+[[ops]]
+name = "my_softmax"
+reference = "scripts/ref_softmax.py"
+op_script = "scripts/run_softmax.py"
+input_names = ["x"]
+execution_mode = "script_based"
+
+[ops.schema]
+dims = { M = [1, 4], N = [1, 12] }
+inputs = { x = ["M", "N"] }
+output = ["M", "N"]
+
+[ops.tolerances]
+bfloat16 = { atol = 2e-2, rtol = 5e-2 }
+
+[[ops]]
+name = "my_softmax_bug"
+extends = "my_softmax"
+op_script = "scripts/run_softmax_bug.py"
+"""
+
+
+@pytest.fixture(scope="module")
+def seeds(tmp_path_factory):
+    """A project of the seed documents' scripts: gpuemu.toml, scripts/, seed_ops.py (module ops)."""
+    root = tmp_path_factory.mktemp("seeds")
+    (root / "scripts").mkdir()
+    for name in ("matmul_ref.py", "run_softmax.py", "ref_softmax.py"):
+        shutil.copy(SEED_SCRIPTS / name, root / "scripts" / name)
+    shutil.copy(SEED_SCRIPTS / "seed_ops.py", root / "seed_ops.py")
+    bug = (SEED_SCRIPTS / "run_softmax.py").read_text()
+    (root / "scripts" / "run_softmax_bug.py").write_text(
+        bug.replace("output = e_x / e_x.sum(axis=-1, keepdims=True)", "output = e_x / (e_x.sum(axis=-1, keepdims=True) + 0.5)"))
+    (root / "gpuemu.toml").write_text(SEED_TOML)
+    return root
+
+
+def matmul_case(seed=0, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((5, 7)).astype(np.float32)
+    b = rng.standard_normal((7, 3)).astype(np.float32)
+    if dtype == "bfloat16":  # float32 arrays holding bfloat16 values, as gpuemu's cases are
+        a, b = (x.astype(ml_dtypes.bfloat16).astype(np.float32) for x in (a, b))
+    return a, b
+
+
+def seeds_client(request, seeds, monkeypatch, tmp_path, mode):
+    """A client of the seeds project: through the examples' daemon, or inline (no daemon at all)."""
+    home = request.getfixturevalue("daemon").home if mode == "daemon" else tmp_path
+    monkeypatch.setenv("GPUEMU_HOME", str(home))
+    return Client(config=str(seeds / "gpuemu.toml"), inline=mode == "inline")
+
+
+@pytest.mark.parametrize("mode", ["daemon", "inline"])
+def test_faq_reference_names_its_output_result_and_an_op_returns_out(request, seeds, monkeypatch, tmp_path, mode):
+    # Item 1 (and 2 inline): one output each side is the same output, whatever the names.
+    client = seeds_client(request, seeds, monkeypatch, tmp_path, mode)
+    a, b = matmul_case()
+    good = client.validate_op("my_matmul", {"a": a, "b": b}, a @ b)
+    assert good.passed, good.failures
+    bad = client.validate_op("my_matmul", {"a": a, "b": b}, (a @ b) * 1.01)
+    assert not bad.passed and bad.kind == "mismatch" and "result[" in bad.failures[0]["message"]
+    fuzzed = client.fuzz_op_client_side("my_matmul", run_op=lambda i: i["a"] @ i["b"], iterations=6, seed=3,
+                                        dtypes=["float32"])
+    assert fuzzed.passed == fuzzed.total == 6, [f.failures for f in fuzzed.failures]
+    buggy = client.fuzz_op_client_side("my_matmul", run_op=lambda i: (i["a"] @ i["b"]) * 1.01, iterations=6,
+                                       seed=3, dtypes=["float32"])
+    assert buggy.failed > 0 and {f.kind for f in buggy.failures} == {"mismatch"}
+
+
+@pytest.mark.parametrize("mode", ["daemon", "inline"])
+def test_bfloat16_reaches_the_faq_template_the_same_way_in_every_mode(request, seeds, monkeypatch, tmp_path, mode):
+    # Item 11: np.dtype(t["dtype"]) of a bfloat16 case works in the reference process in both modes.
+    client = seeds_client(request, seeds, monkeypatch, tmp_path, mode)
+    a, b = matmul_case(1, "bfloat16")
+    exact = (a.astype(np.float64) @ b.astype(np.float64)).astype(ml_dtypes.bfloat16)
+    good = client.validate_op("my_matmul", {"a": a, "b": b}, exact, dtype="bfloat16")
+    assert good.passed, good.failures
+    bad = client.validate_op("my_matmul", {"a": a, "b": b}, (exact.astype(np.float32) * 1.1).astype(ml_dtypes.bfloat16),
+                             dtype="bfloat16")
+    assert bad.kind == "mismatch", bad.failures
+
+
+def test_inline_never_imports_a_stdin_script(seeds, tmp_path):
+    # Item 2: with stdin an open pipe that never ends (a terminal, `sleep 8 |`), importing the FAQ's
+    # script would block on sys.stdin.read(); run as a process it cannot.
+    code = ("import numpy as np\nfrom gpuemu import Client\n"
+            "a = np.ones((2, 3), np.float32); b = np.ones((3, 4), np.float32)\n"
+            f"r = Client(config={str(seeds / 'gpuemu.toml')!r}, inline=True).validate_op('my_matmul', {{'a': a, 'b': b}}, a @ b)\n"
+            "print(r.passed, r.kind)\n")
+    env = {**os.environ, "GPUEMU_HOME": str(tmp_path)}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+    with subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) as proc:
+        try:
+            out, err = proc.communicate(timeout=60)  # stdin stays open until then
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail("inline validate_op read the caller's stdin (the FAQ's script was imported)")
+    assert out.split() == ["True", "none"], err
+
+
+def test_cli_runs_the_seed_scripts_with_either_output_name_and_bfloat16(gpuemu_bin, seeds, tmp_path):
+    # Items 1 and 11 through the CLI: a module op ("out") against the FAQ reference ("result"), and
+    # execution-modes.txt's op script in bfloat16; each with its buggy twin.
+    env = {**os.environ, "GPUEMU_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+
+    def fuzz(*args):
+        return subprocess.run([str(gpuemu_bin), "--no-store", "--format", "json", "fuzz", *args, "-n", "6",
+                               "--seed", "7"], cwd=seeds, env=env, capture_output=True, text=True, timeout=300)
+
+    for op, dtype in (("my_matmul_module", "float32"), ("my_matmul_module", "bfloat16"), ("my_softmax", "bfloat16"),
+                      ("my_softmax", "float32")):
+        ok = fuzz("--op", op, "--dtype", dtype)
+        assert ok.returncode == 0, f"{op} {dtype}: {ok.stdout[-3000:]} {ok.stderr[-2000:]}"
+        bug = fuzz("--op", f"{op}_bug", "--dtype", dtype)
+        report = json.loads(bug.stdout)["ops"][0]
+        assert bug.returncode == 1 and report["failed"] > 0, bug.stderr
+        assert {f["kind"] for f in report["failures"]} == {"mismatch"}, report["failures"][0]
+
+
+FAQ_CALIBRATE = """
+from gpuemu.tolerances import calibrate_tolerance
+
+# Run multiple iterations and find the tightest tolerance that passes
+recommended = calibrate_tolerance(client, "softmax", dtype="float32", iterations=20)
+print(recommended)  # {"atol": 2.5e-6, "rtol": 3.1e-6}
+"""
+
+
+def test_faq_calibrate_tolerance_call(daemon, monkeypatch, capsys):
+    # Item 8: faq.txt's text (op and iteration count ours); python-api.txt's form in test_tolerance.py.
+    monkeypatch.chdir(daemon.project)
+    monkeypatch.setenv("GPUEMU_HOME", str(daemon.home))
+    scope = {"client": Client()}
+    exec(compile(FAQ_CALIBRATE, "faq_calibrate.py", "exec"), scope)
+    recommended = scope["recommended"]
+    assert set(recommended) == {"atol", "rtol"} and recommended["atol"] > 0 and recommended["rtol"] > 0
+    assert "'atol'" in capsys.readouterr().out
+    with pytest.raises(ClientError, match="must be a gpuemu.Client"):
+        scope["calibrate_tolerance"]("localhost", "softmax", dtype="float32")
+
+
+def test_lint_kernel_metrics_answer_both_spellings(daemon, monkeypatch):
+    # Item 14: python-api.txt's register_count / spill_count next to docs/lint.md's names.
+    monkeypatch.chdir(daemon.project)
+    monkeypatch.setenv("GPUEMU_HOME", str(daemon.home))
+    ptx = (Path(__file__).resolve().parents[2] / "tests" / "kernels" / "reduce_loop.ptx").read_text()
+    kernels = Client().lint_kernel(ptx)
+    assert kernels
+    for kernel in kernels:
+        metrics = kernel["metrics"]
+        assert "register_count" in metrics
+        assert metrics["register_count"] == metrics.get("registers", metrics.get("virtual_registers_32bit"))
+        assert ("spill_count" in metrics) == ("spills" in metrics)
+        if "spills" in metrics:
+            assert metrics["spill_count"] == metrics["spills"]
+        else:
+            with pytest.raises(KeyError, match="ptxas"):
+                metrics["spill_count"]
+        assert "register_count" not in list(metrics)  # each metric is listed once, under its own name
+
+
+def test_readme_flow_minimize_a_client_side_failure(daemon, monkeypatch):
+    # Item 9: fuzz_op_client_side, then minimize(seed) on the same client, no run_op repeated.
+    monkeypatch.chdir(daemon.project)
+    monkeypatch.setenv("GPUEMU_HOME", str(daemon.home))
+
+    def my_softmax_bug(inputs):
+        x = inputs["x"].astype(np.float64)
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return (e / e.sum(-1, keepdims=True) + 1e-3).astype(np.float32)
+
+    client = Client()
+    results = client.fuzz_op_client_side("softmax_client", run_op=my_softmax_bug, iterations=4, seed=11,
+                                         dtypes=["float32"])
+    assert results.failed > 0
+    small = client.minimize(results.failures[0].seed, max_iters=40)
+    assert small.result.kind == "mismatch" and small.minimized_shape == (1, 1), small
+    with pytest.raises(DaemonError, match=r"run_op=") as err:
+        Client().minimize(results.failures[0].seed, max_iters=5)  # another client: nothing remembered
+    assert "runs on the client" in str(err.value)
+
+
+def test_the_readme_licence_is_in_the_files_and_the_metadata(tmp_path):
+    # Item 15: readme.txt says "Dual-licensed under MIT or Apache 2.0 at your option".
+    root = Path(__file__).resolve().parents[2]
+    mit = (root / "LICENSE-MIT").read_text()
+    assert mit.startswith("MIT License") and "Copyright (c) 2026 The gpuemu authors" in mit
+    apache = (root / "LICENSE-APACHE").read_text()
+    assert "Apache License" in apache and "Version 2.0, January 2004" in apache
+    assert json.loads((root / "vscode" / "package.json").read_text())["license"] == "(MIT OR Apache-2.0)"
+    # The wheel's metadata, as pip would build it from python/pyproject.toml.
+    code = ("import sys\nfrom setuptools import build_meta\n"
+            "print(build_meta.prepare_metadata_for_build_wheel(sys.argv[1]))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=root / "python", capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    metadata = (tmp_path / proc.stdout.split()[-1] / "METADATA").read_text()
+    assert "License-Expression: MIT OR Apache-2.0" in metadata
+
+
+def test_the_bfloat16_startup_hook_names_the_dtype_and_keeps_a_users_sitecustomize(tmp_path):
+    # Item 11's mechanism: gpuemu/script_startup first on PYTHONPATH (only for bfloat16 cases).
+    (tmp_path / "sitecustomize.py").write_text("import builtins\nbuiltins.USER_SITE_RAN = True\n")
+    code = "import builtins, numpy as np\nprint(np.dtype('bfloat16'), getattr(builtins, 'USER_SITE_RAN', False))\n"
+
+    def run(*paths):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, paths))}
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+
+    assert run(BFLOAT16_STARTUP, tmp_path).stdout.split() == ["bfloat16", "True"]
+    without = run(tmp_path)  # what a plain-protocol script meets without the hook
+    assert without.returncode == 1 and "data type 'bfloat16' not understood" in without.stderr
