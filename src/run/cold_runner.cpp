@@ -28,15 +28,15 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
   spec.argv = {settings_.python, runnable_.script.string()};
   spec.cwd = settings_.cwd;
   const Tensors& inputs = request.inputs ? *request.inputs : kNoInputs;
-  const bool bfloat16 = request.case_dtype == tensor::DType::bfloat16 ||
-                        std::ranges::any_of(inputs, [](const auto& named) {
-                          return named.second.dtype == tensor::DType::bfloat16;
-                        });
+  const bool bfloat16 =
+      request.case_dtype == tensor::DType::bfloat16 || std::ranges::any_of(inputs, [](const auto& named) {
+        return named.second.dtype == tensor::DType::bfloat16;
+      });
   spec.extra_env = bfloat16 ? bfloat16_script_env(settings_) : python_env(settings_);
-  spec.stdin_data = encode_request(
-      inputs, request.input_order ? *request.input_order : kNoOrder,
-      request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype,
-      config::framework_name(settings_.framework), config::numpy_bfloat16_name(settings_.numpy_bfloat16));
+  spec.stdin_data = encode_request(inputs, request.input_order ? *request.input_order : kNoOrder,
+                                   request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype,
+                                   config::framework_name(settings_.framework),
+                                   config::numpy_bfloat16_name(settings_.numpy_bfloat16));
   const auto start = std::chrono::steady_clock::now();
   const CaseDeadline deadline = case_deadline(start, settings_.timeout, request.stop_at);
   spec.timeout = std::max(std::chrono::milliseconds(0),
