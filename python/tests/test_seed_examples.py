@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import ml_dtypes
@@ -429,3 +430,22 @@ def test_the_bfloat16_startup_hook_names_the_dtype_and_keeps_a_users_sitecustomi
     assert run(BFLOAT16_STARTUP, tmp_path).stdout.split() == ["bfloat16", "True"]
     without = run(tmp_path)  # what a plain-protocol script meets without the hook
     assert without.returncode == 1 and "data type 'bfloat16' not understood" in without.stderr
+
+
+def test_inline_runs_a_stdin_script_as_the_engine_does_cwd_and_timeout(tmp_path, monkeypatch):
+    # Item 2's process, as script-protocol.md's: the project root as cwd, the op's timeout, the group killed.
+    (tmp_path / "refs").mkdir()
+    (tmp_path / "refs" / "where.py").write_text(
+        "import json, os, sys, time\nrequest = json.load(sys.stdin)\n"
+        "if os.path.exists('slow'):\n    time.sleep(120)\n"
+        "print(json.dumps({'shape': [1], 'dtype': 'float64', 'data': 'AAAAAAAA8D8='}))\n")  # [1.0]
+    (tmp_path / "gpuemu.toml").write_text('[[ops]]\nname = "where"\nreference = "refs/where.py"\ntimeout = 2\n')
+    monkeypatch.setenv("GPUEMU_HOME", str(tmp_path / "home"))
+    client = Client(config=str(tmp_path / "gpuemu.toml"), inline=True)
+    x = np.zeros(1, np.float32)
+    assert client.validate_op("where", {"x": x}, np.ones(1)).passed
+    (tmp_path / "slow").write_text("")  # found only from the project root: the script's cwd
+    started = time.monotonic()
+    slow = client.validate_op("where", {"x": x}, np.ones(1))
+    assert slow.kind == "reference_error" and "timed out after 2 s" in slow.failures[0]["message"]
+    assert time.monotonic() - started < 30

@@ -8,6 +8,7 @@ import difflib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -180,7 +181,10 @@ class InlineProject:
             if entry == "serve" or (entry == "run" and bool(self._tables[op_name].get("persistent", False))):
                 fn, _role = loading.load_script(str(script))
             else:
-                fn = ColdScript(script, self._python(), self.numpy_bfloat16, self._python_path())
+                table = self._tables[op_name]
+                timeout = float(table.get("timeout", self.data.get("validation", {}).get("timeout", 60.0)))
+                fn = ColdScript(script, self._python(), self.numpy_bfloat16, self._python_path(), self.path.parent,
+                                timeout)
         self._references[op_name] = fn
         return fn
 
@@ -267,9 +271,11 @@ class ColdScript:
     script behaves the same with and without a daemon."""
 
     def __init__(self, script: Path, python: str, numpy_bfloat16: str = "ml_dtypes",
-                 python_path: list[str] | None = None):
+                 python_path: list[str] | None = None, cwd: Path | None = None, timeout: float = 60.0):
         self.script, self.python, self.numpy_bfloat16 = script, python, numpy_bfloat16
         self.python_path = list(python_path or [])
+        self.cwd = cwd or script.parent  # the engine runs scripts in the project root
+        self.timeout = timeout
 
     def __call__(self, inputs: dict, **kwargs) -> Any:
         return self.run(inputs, kwargs, None)
@@ -286,15 +292,24 @@ class ColdScript:
         paths = ([str(BFLOAT16_STARTUP)] if bf16 else []) + [package, *self.python_path]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        proc = subprocess.run([self.python, str(self.script)], input=json.dumps(request), capture_output=True,
-                              text=True, cwd=str(self.script.parent), env=env, check=False)
+        # Its own process group, killed whole at the timeout, as the engine does (script-protocol.md).
+        with subprocess.Popen([self.python, str(self.script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=str(self.cwd), env=env,
+                              start_new_session=True) as proc:
+            try:
+                stdout, stderr = proc.communicate(json.dumps(request), timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                raise RuntimeError(f"{self.script} timed out after {self.timeout:g} s; the whole process group "
+                                   "was killed") from None
         if proc.returncode != 0:
-            raise RuntimeError(f"{self.script} exited with status {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+            raise RuntimeError(f"{self.script} exited with status {proc.returncode}: {stderr.strip()[-2000:]}")
         try:
-            reply = json.loads(proc.stdout)
+            reply = json.loads(stdout)
         except json.JSONDecodeError:
             raise RuntimeError(f"{self.script} printed something other than one JSON reply on stdout (print logs "
-                               f"to stderr): {proc.stdout[:200]!r}") from None
+                               f"to stderr): {stdout[:200]!r}") from None
         if "outputs" in reply:
             return {k: tensors.decode_tensor(v) for k, v in reply["outputs"].items()}
         return tensors.decode_tensor(reply)
