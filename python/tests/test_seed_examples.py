@@ -246,9 +246,10 @@ def seeds(tmp_path_factory):
     for name in ("matmul_ref.py", "run_softmax.py", "ref_softmax.py"):
         shutil.copy(SEED_SCRIPTS / name, root / "scripts" / name)
     shutil.copy(SEED_SCRIPTS / "seed_ops.py", root / "seed_ops.py")
-    bug = (SEED_SCRIPTS / "run_softmax.py").read_text()
-    (root / "scripts" / "run_softmax_bug.py").write_text(
-        bug.replace("output = e_x / e_x.sum(axis=-1, keepdims=True)", "output = e_x / (e_x.sum(axis=-1, keepdims=True) + 0.5)"))
+    text = (SEED_SCRIPTS / "run_softmax.py").read_text()
+    right = "output = e_x / e_x.sum(axis=-1, keepdims=True)"
+    assert right in text
+    (root / "scripts" / "run_softmax_bug.py").write_text(text.replace(right, right.replace("True)", "True) + 0.5")))
     (root / "gpuemu.toml").write_text(SEED_TOML)
     return root
 
@@ -279,10 +280,10 @@ def test_faq_reference_names_its_output_result_and_an_op_returns_out(request, se
     bad = client.validate_op("my_matmul", {"a": a, "b": b}, (a @ b) * 1.01)
     assert not bad.passed and bad.kind == "mismatch" and "result[" in bad.failures[0]["message"]
     fuzzed = client.fuzz_op_client_side("my_matmul", run_op=lambda i: i["a"] @ i["b"], iterations=6, seed=3,
-                                        dtypes=["float32"])
+                                        dtypes=["float32"], value_distribution="regular")
     assert fuzzed.passed == fuzzed.total == 6, [f.failures for f in fuzzed.failures]
     buggy = client.fuzz_op_client_side("my_matmul", run_op=lambda i: (i["a"] @ i["b"]) * 1.01, iterations=6,
-                                       seed=3, dtypes=["float32"])
+                                       seed=3, dtypes=["float32"], value_distribution="regular")
     assert buggy.failed > 0 and {f.kind for f in buggy.failures} == {"mismatch"}
 
 
@@ -304,7 +305,8 @@ def test_inline_never_imports_a_stdin_script(seeds, tmp_path):
     # script would block on sys.stdin.read(); run as a process it cannot.
     code = ("import numpy as np\nfrom gpuemu import Client\n"
             "a = np.ones((2, 3), np.float32); b = np.ones((3, 4), np.float32)\n"
-            f"r = Client(config={str(seeds / 'gpuemu.toml')!r}, inline=True).validate_op('my_matmul', {{'a': a, 'b': b}}, a @ b)\n"
+            f"client = Client(config={str(seeds / 'gpuemu.toml')!r}, inline=True)\n"
+            "r = client.validate_op('my_matmul', {'a': a, 'b': b}, a @ b)\n"
             "print(r.passed, r.kind)\n")
     env = {**os.environ, "GPUEMU_HOME": str(tmp_path)}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
@@ -324,8 +326,9 @@ def test_cli_runs_the_seed_scripts_with_either_output_name_and_bfloat16(gpuemu_b
     env = {**os.environ, "GPUEMU_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
 
     def fuzz(*args):
-        return subprocess.run([str(gpuemu_bin), "--no-store", "--format", "json", "fuzz", *args, "-n", "6",
-                               "--seed", "7"], cwd=seeds, env=env, capture_output=True, text=True, timeout=300)
+        argv = [str(gpuemu_bin), "--no-store", "--format", "json", "fuzz", *args, "-n", "6", "--seed", "7",
+                "--values", "regular"]
+        return subprocess.run(argv, cwd=seeds, env=env, capture_output=True, text=True, timeout=300)
 
     for op, dtype in (("my_matmul_module", "float32"), ("my_matmul_module", "bfloat16"), ("my_softmax", "bfloat16"),
                       ("my_softmax", "float32")):
@@ -391,7 +394,7 @@ def test_readme_flow_minimize_a_client_side_failure(daemon, monkeypatch):
 
     client = Client()
     results = client.fuzz_op_client_side("softmax_client", run_op=my_softmax_bug, iterations=4, seed=11,
-                                         dtypes=["float32"])
+                                         dtypes=["float32"], value_distribution="regular")
     assert results.failed > 0
     small = client.minimize(results.failures[0].seed, max_iters=40)
     assert small.result.kind == "mismatch" and small.minimized_shape == (1, 1), small
