@@ -203,8 +203,12 @@ class Client:
         """Re-run a stored failure. With run_op, run_op runs on the stored inputs here (under the op's
         timeout) and the daemon validates its output: always, also for an op that names a `module` or
         `op_script` the daemon could run itself. Without it, the daemon re-runs the op when it can;
-        an op that runs only on the client comes back with needs_client set."""
-        run_op = run_op or self._remembered_run_op(seed, op)
+        an op that runs only on the client comes back with needs_client set. A failure this client's
+        fuzz_op_client_side found re-runs the run_op given there (remembered per op)."""
+        return self._reproduce(seed, op, run_op or self._remembered_run_op(seed, op))
+
+    def _reproduce(self, seed: int, op: str | None, run_op: Callable | None) -> ReproduceResult:
+        """reproduce() with exactly this run_op (None: the daemon re-runs the op or hands back the case)."""
         fields = _with_op({"seed": seed_to_wire(seed)}, op)
         if run_op is not None:
             fields["client_runs_op"] = True  # the daemon only hands back the case
