@@ -249,7 +249,8 @@ def seeds(tmp_path_factory):
     text = (SEED_SCRIPTS / "run_softmax.py").read_text()
     right = "output = e_x / e_x.sum(axis=-1, keepdims=True)"
     assert right in text
-    (root / "scripts" / "run_softmax_bug.py").write_text(text.replace(right, right.replace("True)", "True) + 0.5")))
+    # The bug: normalised by the row's largest term instead of the sum (right only for one column).
+    (root / "scripts" / "run_softmax_bug.py").write_text(text.replace(right, right.replace(".sum(", ".max(")))
     (root / "gpuemu.toml").write_text(SEED_TOML)
     return root
 

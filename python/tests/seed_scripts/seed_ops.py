@@ -8,4 +8,4 @@ def matmul(inputs):
 
 
 def matmul_bug(inputs):
-    return (inputs["a"].astype(np.float64) @ inputs["b"].astype(np.float64) * 1.01).astype(inputs["a"].dtype)
+    return (inputs["a"].astype(np.float64) @ inputs["b"].astype(np.float64) * 1.1).astype(inputs["a"].dtype)
