@@ -62,9 +62,9 @@ class Client:
         self._config_arg = config
         self._transport = NngTransport(self.socket_path, self.timeout_ms)
         self._inline_project = None
-        # The run_op each op was last given (fuzz_op_client_side, reproduce, minimize) and the op of
-        # every failure those found, so minimize(seed) / reproduce(seed) of such a failure re-run the
-        # same callable without the caller passing it again (the seed readme's headline flow).
+        # The run_op each op was last given (fuzz_op_client_side, reproduce) and the op of every failure
+        # fuzz_op_client_side found, so minimize(seed) of such a failure re-runs the same callable
+        # without the caller passing it again (the seed readme's headline flow).
         self._run_ops: dict[str, Callable] = {}
         self._failure_ops: dict[int, str] = {}
 
@@ -203,9 +203,9 @@ class Client:
         """Re-run a stored failure. With run_op, run_op runs on the stored inputs here (under the op's
         timeout) and the daemon validates its output: always, also for an op that names a `module` or
         `op_script` the daemon could run itself. Without it, the daemon re-runs the op when it can;
-        an op that runs only on the client comes back with needs_client set. A failure this client's
-        fuzz_op_client_side found re-runs the run_op given there (remembered per op)."""
-        return self._reproduce(seed, op, run_op or self._remembered_run_op(seed, op))
+        an op that runs only on the client comes back with needs_client set (run_op is never implied
+        here: reproduce without it shows the stored case; minimize is what re-runs a remembered one)."""
+        return self._reproduce(seed, op, run_op)
 
     def _reproduce(self, seed: int, op: str | None, run_op: Callable | None) -> ReproduceResult:
         """reproduce() with exactly this run_op (None: the daemon re-runs the op or hands back the case)."""
