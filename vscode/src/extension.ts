@@ -19,7 +19,7 @@ import {
 } from './commands';
 import { DiagnosticSpec, byFile, diagnosticsFor } from './diagnostics';
 import { Finding, casePicks, collectFindings, label } from './findings';
-import { BOOLEAN_SETTINGS, COMMANDS, DIAGNOSTIC_SOURCE, PROBLEM_MATCHER, SECTION, TASK_TYPE } from './ids';
+import { COMMANDS, DIAGNOSTIC_SOURCE, PROBLEM_MATCHER, SECTION, TASK_TYPE } from './ids';
 import { LintReport, ResultDocument, ResultError, parseResult } from './result';
 import { exitMeaning, lintOutcome, locateBinary, runCaptured } from './run';
 import { SaveValidator, opsForFile, validateCommand } from './saveValidator';
@@ -184,7 +184,7 @@ export function activate(context: vscode.ExtensionContext): void {
       const project = state.project;
       if (!project || !state.folder) return;
       const settings = vscode.workspace.getConfiguration(SECTION, state.folder.uri);
-      if (!settings.get<boolean>('validateOnSave', BOOLEAN_SETTINGS.validateOnSave)) return;
+      if (!settings.get<boolean>('validateOnSave', true)) return;
       const ops = opsForFile(document.uri.fsPath, project, explorer.ops, state.result);
       if (ops.length > 0 && locateBinary(project.binary)) validator.saved(ops);
     }),
