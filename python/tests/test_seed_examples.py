@@ -453,3 +453,55 @@ def test_inline_runs_a_stdin_script_as_the_engine_does_cwd_and_timeout(tmp_path,
     slow = client.validate_op("where", {"x": x}, np.ones(1))
     assert slow.kind == "reference_error" and "timed out after 2 s" in slow.failures[0]["message"]
     assert time.monotonic() - started < 30
+
+
+NHWC_OPS = '''
+import numpy as np
+import torch
+
+
+def double(inputs):
+    x = inputs["x"]
+    if not x.is_contiguous(memory_format=torch.channels_last):
+        raise ValueError(f"not in channels_last memory: strides {x.stride()}")
+    return x * 2
+
+
+def contiguous_only(inputs):
+    x = inputs["x"]
+    if not x.is_contiguous():
+        raise ValueError(f"expects NCHW memory: strides {x.stride()}")
+    return x * 2
+
+
+def double_ref(inputs):
+    return np.asarray(inputs["x"], np.float64) * 2
+'''
+
+
+def test_a_channels_last_case_reaches_a_torch_op_in_torch_channels_last_format(gpuemu_bin, tmp_path):
+    # Item 13 end to end: `layouts = ["channels_last"]` gives a pytorch op NHWC memory that torch
+    # itself calls channels_last; an op that assumes NCHW memory fails on it.
+    pytest.importorskip("torch")
+    (tmp_path / "nhwc_ops.py").write_text(NHWC_OPS)
+    op = ('[[ops]]\nname = "{name}"\nmodule = "nhwc_ops:{fn}"\nreference = "nhwc_ops:double_ref"\n'
+          'framework = "pytorch"\nlayouts = ["channels_last"]\ndtypes = ["float32"]\n\n'
+          '[ops.inputs.x]\nshape = [2, 3, 4, 5]\n')
+    (tmp_path / "gpuemu.toml").write_text('[project]\nname = "nhwc"\n\n' + op.format(name="nhwc", fn="double") +
+                                          op.format(name="nchw_only", fn="contiguous_only"))
+    env = {**os.environ, "GPUEMU_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+
+    def fuzz(name):
+        argv = [str(gpuemu_bin), "--no-store", "--format", "json", "fuzz", "--op", name, "-n", "3", "--seed", "5",
+                "--layout", "channels_last"]
+        return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    ok = fuzz("nhwc")
+    assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr[-2000:]
+    assert {f["layout"] for f in json.loads(ok.stdout)["ops"][0]["failures"]} == set()
+    bad = fuzz("nchw_only")
+    report = json.loads(bad.stdout)["ops"][0]
+    assert bad.returncode == 1 and report["failed"] + report["errors"] == 3, bad.stderr
+    assert {(f["kind"], f["layout"]) for f in report["failures"]} == {("op_error", "channels_last")}
+    assert "expects NCHW memory: strides (60, 1, 15, 3)" in report["failures"][0]["message"] + \
+        report["failures"][0].get("stderr", "")
