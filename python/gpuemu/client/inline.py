@@ -282,9 +282,10 @@ class ColdScript:
 
     def run(self, inputs: dict, kwargs: dict, dtype: str | None) -> Any:
         bf16 = dtype == "bfloat16" or any(_is_bfloat16(v) for v in inputs.values())
-        # A bfloat16 case travels as bfloat16 bits, as the engine sends it (float32 arrays of a
-        # bfloat16 case hold exact bfloat16 values, so nothing is rounded).
-        wire = {k: tensors.encode_tensor(v, "bfloat16" if bf16 and _is_float(v) else None) for k, v in inputs.items()}
+        # A bfloat16 case travels as bfloat16 bits, as the engine sends it: its inputs arrive here as
+        # float32 arrays holding exact bfloat16 values; any other input keeps its own dtype.
+        wire = {k: tensors.encode_tensor(v, "bfloat16" if bf16 and _holds_bfloat16(v) else None)
+                for k, v in inputs.items()}
         request = {"inputs": wire, "kwargs": kwargs, "numpy_bfloat16": self.numpy_bfloat16}
         if dtype:
             request["dtype"] = dtype
@@ -319,6 +320,9 @@ def _is_bfloat16(value: Any) -> bool:
     return np.asarray(value).dtype.name == "bfloat16"
 
 
-def _is_float(value: Any) -> bool:
-    kind = np.asarray(value).dtype
-    return kind.kind == "f" or kind.name == "bfloat16"
+def _holds_bfloat16(value: Any) -> bool:
+    """A float32 array whose every value is a bfloat16 (the low 16 bits zero): nothing is rounded."""
+    arr = np.asarray(value)
+    if arr.dtype != np.float32:
+        return False
+    return not np.any(np.ascontiguousarray(arr).view(np.uint32) & np.uint32(0xFFFF))
