@@ -5,7 +5,6 @@
 from gpuemu.client.client import Client
 from gpuemu.client.seeded_fuzzer import SeededFuzzer
 from gpuemu.client.validate import validate_op
-from gpuemu.core.calibrate import calibrate_tolerance
 from gpuemu.core.fuzzing import (
     fuzz_dtypes,
     fuzz_dtypes_seeded,
@@ -28,6 +27,7 @@ from gpuemu.errors import (
     ValidationError,
 )
 from gpuemu.frameworks import case_dtype
+from gpuemu.tolerances import calibrate_tolerance
 from gpuemu.results import (
     FuzzConfig,
     FuzzResults,

@@ -1,9 +1,11 @@
 # Loading the user's op or reference as a Python function: "module:function" callables and
 # persistent scripts that call gpuemu.script.serve. The warm worker and the client's inline mode share it.
-"""load_callable, load_script, source_of and install_hint (docs/worker-protocol.md "Starting a worker")."""
+"""load_callable, load_script, warm_entry, source_of and install_hint (docs/worker-protocol.md
+"Starting a worker")."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import inspect
@@ -16,7 +18,7 @@ from gpuemu import script
 
 Fn = Callable[..., Any]
 
-__all__ = ["load_callable", "load_script", "source_of", "install_hint"]
+__all__ = ["load_callable", "load_script", "warm_entry", "source_of", "install_hint"]
 
 # A framework module the user's code imports -> the gpuemu extra that installs it.
 _EXTRAS = {"torch": "torch", "triton": "triton", "jax": "jax", "jaxlib": "jax", "tensorflow": "tensorflow",
@@ -64,6 +66,35 @@ def source_of(fn: Any) -> tuple[str, int] | None:
             pass
         target = getattr(target, "fn", None)
     return None
+
+
+def warm_entry(path: str) -> str | None:
+    """How the script opts in to being imported, read from its source without running it:
+    "serve" (module-level code calls gpuemu.script's serve(...), which reads stdin only when run
+    as a program), "run" (it defines a module-level run(inputs, **kwargs)), else None.
+
+    Nothing else is ever imported by inline mode: a stdin/stdout script (the seed FAQ's
+    matmul_ref.py, whose top level is ``json.loads(sys.stdin.read())``) would read the importer's
+    stdin (a JSONDecodeError, or a hang on a terminal), so it runs as a process."""
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None  # run it as a process: its own error then reaches the result as in the CLI
+    defines_run = False
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defines_run = defines_run or statement.name == "run"
+            continue
+        if isinstance(statement, (ast.If, ast.ClassDef)):  # serve under `if __name__ == "__main__"` is cold
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                if name == "serve":
+                    return "serve"
+    return "run" if defines_run else None
 
 
 def load_script(path: str) -> tuple[Fn, str | None]:

@@ -1,6 +1,7 @@
 # The data classes the Python API returns (docs/python-api.md "Data classes"): validation, fuzz, reproduce and
 # minimize results, reproduction metadata, fuzz configuration and generated test cases.
-"""ValidationResult, FuzzResults, ReproduceResult, MinimizeResult, ReproductionInfo, FuzzConfig, TestCase."""
+"""ValidationResult, FuzzResults, ReproduceResult, MinimizeResult, ReproductionInfo, FuzzConfig, TestCase,
+LintMetrics."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ __all__ = [
     "ReproductionInfo",
     "FuzzConfig",
     "TestCase",
+    "LintMetrics",
     "utc_timestamp",
 ]
 
@@ -69,6 +71,37 @@ class Failure(str):
 
     def __setstate__(self, state):
         self.details = state["details"]
+
+
+class LintMetrics(dict):
+    """A lint_kernel result's "metrics": the names of docs/lint.md ("registers", "spills", ...), and
+    python-api.txt's "register_count" and "spill_count" for the same entries.
+
+    "register_count" is "registers" (after register allocation: ptxas or the cubin), else the PTX
+    upper bound "virtual_registers_32bit"; "spill_count" is "spills", which only ptxas knows. The
+    aliases are looked up, not stored: iterating shows each metric once, under its docs/lint.md name.
+    """
+
+    ALIASES = {"register_count": ("registers", "virtual_registers_32bit"), "spill_count": ("spills",)}
+
+    def _target(self, key: Any) -> Any:
+        return next((name for name in self.ALIASES.get(key, ()) if dict.__contains__(self, name)), None)
+
+    def __missing__(self, key: Any) -> Any:
+        target = self._target(key)
+        if target is not None:
+            return dict.__getitem__(self, target)
+        if key in self.ALIASES:
+            raise KeyError(f"{key} ({' or '.join(self.ALIASES[key])}) is not known for this kernel: spills and "
+                           "allocated registers exist only after ptxas ran (docs/lint.md); known: "
+                           f"{', '.join(self) or 'none'}")
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or self._target(key) is not None
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if key in self else default
 
 
 @dataclass

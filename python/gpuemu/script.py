@@ -11,6 +11,13 @@ Run as a program (cold mode), ``serve`` reads one request and writes one reply, 
 ``main``. Imported as a module (by the warm worker of ``python -m gpuemu.worker`` when the op
 says ``persistent = true``, or by a test), it only records the function, which the importer
 then finds with ``registered()``; the worker calls it once per case.
+
+bfloat16 in cold scripts (docs/script-protocol.md): a bfloat16 tensor is always its 16-bit bit
+patterns with ``"dtype": "bfloat16"``, in every mode (CLI, daemon, the client's inline mode). For
+a bfloat16 case gpuemu starts the script with ``gpuemu/script_startup`` first on PYTHONPATH, whose
+sitecustomize imports ml_dtypes, so numpy knows the name: a plain-protocol script (the seed
+documents' templates, ``np.dtype(t["dtype"])`` and ``str(arr.dtype)``) reads and writes bfloat16
+like any dtype. This module needs none of it: it decodes bfloat16 itself.
 """
 
 from __future__ import annotations

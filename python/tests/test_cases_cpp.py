@@ -48,6 +48,17 @@ domain = [-5, 1e300]
 [ops.inputs.y]
 shape = [3]
 dtype = "uint8"
+
+[[ops]]
+name = "nchw"
+op_script = "dump.py"
+reference = "ref.py"
+persistent = true
+dtypes = ["float32", "float16"]
+layouts = ["contiguous", "channels_last"]
+
+[ops.inputs.x]
+shape = [2, 3, 4, 5]
 """
 
 DUMP = """
@@ -100,7 +111,7 @@ def record(name, arr, with_strides=True):
     return json.dumps(out, sort_keys=True)
 
 
-@pytest.mark.parametrize("op", ["mm", "plain"])
+@pytest.mark.parametrize("op", ["mm", "plain", "nchw"])
 @pytest.mark.parametrize("master", MASTER_SEEDS)
 def test_python_cases_are_the_cpp_cases(gpuemu_bin, xproject, op, master):
     dump = xproject / f"dump-{op}-{master}.jsonl"
@@ -125,3 +136,5 @@ def test_python_cases_are_the_cpp_cases(gpuemu_bin, xproject, op, master):
         strides_seen = "bfloat16" not in spec.dtypes or case.dtype not in ("bfloat16", "float32")
         py += [record(name, arr, strides_seen) for name, arr in case.inputs.items()]
     assert sorted(py) == sorted(cpp)
+    if op == "nchw":  # both sides materialise NHWC memory: torch's channels_last strides, in elements
+        assert '"strides": [60, 1, 15, 3]' in "".join(cpp)

@@ -44,12 +44,12 @@ def test_dtype_and_layout_filters():
     assert drawn == {"float32", "bfloat16"}
     assert set(fuzz_dtypes(count=500)) == {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
                                            "int64", "uint8", "bool"}
-    assert set(fuzz_layouts(count=100)) == {"contiguous", "transposed", "strided"}
+    assert set(fuzz_layouts(count=100)) == {"contiguous", "transposed", "strided", "channels_last"}
     assert set(fuzz_layouts_seeded(1, include=["strided"], count=5)) == {"strided"}
     with pytest.raises(ValueError, match="no dtype left"):
         fuzz_dtypes(include=["float32"], exclude=["f32"])
-    with pytest.raises(ValueError, match="channels_last"):
-        fuzz_layouts(include=["channels_last"])
+    with pytest.raises(ValueError, match="channels_first"):
+        fuzz_layouts(include=["channels_first"])
 
 
 def test_choose_dim_prefers_boundaries_but_covers_the_range():
@@ -71,7 +71,23 @@ def test_generate_random_tensor_is_the_value_generator():
     assert np.array_equal(generate_random_tensor(big, (4,)), generate_random_tensor(big, (4,)))
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+def test_channels_last_is_nhwc_memory_and_torch_channels_last():
+    # python-api.txt's fuzz_layouts() yields "channels_last": a real NHWC-strided 4-D tensor.
+    x = generate_random_tensor(3, (2, 3, 4, 5))
+    y = with_layout(x, "channels_last")
+    assert np.array_equal(x, y) and not y.flags.c_contiguous
+    assert [s // 4 for s in y.strides] == [60, 1, 15, 3]  # (H*W*C, 1, W*C, C), as tensor::with_layout
+    assert np.array_equal(np.lib.stride_tricks.as_strided(y, (3,), (4,)), x[0, :, 0, 0])  # channels adjacent
+    assert with_layout(generate_random_tensor(3, (4, 5)), "channels_last").flags.c_contiguous  # no channel dim
+    assert [s // 4 for s in with_layout(generate_random_tensor(3, (1, 2, 3, 4, 5)), "channels_last").strides] == \
+        [120, 1, 40, 10, 2]  # rank 5: torch's channels_last_3d
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(y)
+    assert t.is_contiguous(memory_format=torch.channels_last) and not t.is_contiguous()
+    assert torch.equal(t, torch.from_numpy(x).contiguous(memory_format=torch.channels_last))
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "channels_last"])
 def test_with_layout_keeps_values_and_changes_memory(layout):
     x = generate_random_tensor(1, (2, 3, 5))
     y = with_layout(x, layout)

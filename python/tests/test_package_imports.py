@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gpuemu"
 # part is a subpackage or a top-level module; a part may always import its own modules.
 LAYERS = {
     "errors": set(),
+    "script_startup": set(),  # Python's start-up hook of bfloat16 cold scripts: imports nothing of gpuemu
     "runtime": set(),
     "results": set(),
     "core": {"errors", "results"},
@@ -24,12 +25,13 @@ LAYERS = {
     "fork_server": {"worker"},
     "client": {"core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
     "testing": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
+    "tolerances": {"core", "errors"},
     "validate": {"client"},
     "validation": {"client"},
     # Never worker: `python -m gpuemu.worker` imports the package first, and a worker module already
     # imported by then would run twice (runpy warns on stderr, which gpuemu keeps as the case's tail).
     "__init__": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire",
-                 "validate", "validation", "testing"},
+                 "validate", "validation", "testing", "tolerances"},
 }
 
 

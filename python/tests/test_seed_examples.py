@@ -1,8 +1,15 @@
-# The Python examples of the seed documents (python-api.txt, execution-modes.txt), run as written
-# against a real daemon; only op names are ours (my_relu -> softmax_client, my_matmul -> matmul).
+# The Python examples of the seed documents (python-api.txt, execution-modes.txt, faq.txt), run as
+# written against a real daemon, inline and the CLI; only op names (and counts) are ours.
+import json
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
+import numpy as np
 import pytest
+
+from gpuemu import Client, ClientError, DaemonError
 
 EXAMPLES = {
     "client_side_example.py": """
@@ -163,3 +170,84 @@ def test_seed_example_runs_as_written(name, daemon, monkeypatch, capsys):
     code = compile(textwrap.dedent(EXAMPLES[name]), name, "exec")
     exec(code, {"__name__": "__main__"})
     assert capsys.readouterr().out or name.endswith("context.py")
+
+
+FAQ_CALIBRATE = """
+from gpuemu.tolerances import calibrate_tolerance
+
+# Run multiple iterations and find the tightest tolerance that passes
+recommended = calibrate_tolerance(client, "softmax", dtype="float32", iterations=20)
+print(recommended)  # {"atol": 2.5e-6, "rtol": 3.1e-6}
+"""
+
+
+def test_faq_calibrate_tolerance_call(daemon, monkeypatch, capsys):
+    # Item 8: faq.txt's text (op and iteration count ours); python-api.txt's form in test_tolerance.py.
+    monkeypatch.chdir(daemon.project)
+    monkeypatch.setenv("GPUEMU_HOME", str(daemon.home))
+    scope = {"client": Client()}
+    exec(compile(FAQ_CALIBRATE, "faq_calibrate.py", "exec"), scope)
+    recommended = scope["recommended"]
+    assert set(recommended) == {"atol", "rtol"} and recommended["atol"] > 0 and recommended["rtol"] > 0
+    assert "'atol'" in capsys.readouterr().out
+    with pytest.raises(ClientError, match="must be a gpuemu.Client"):
+        scope["calibrate_tolerance"]("localhost", "softmax", dtype="float32")
+
+
+def test_lint_kernel_metrics_answer_both_spellings(daemon, monkeypatch):
+    # Item 14: python-api.txt's register_count / spill_count next to docs/lint.md's names.
+    monkeypatch.chdir(daemon.project)
+    monkeypatch.setenv("GPUEMU_HOME", str(daemon.home))
+    ptx = (Path(__file__).resolve().parents[2] / "tests" / "kernels" / "reduce_loop.ptx").read_text()
+    kernels = Client().lint_kernel(ptx)
+    assert kernels
+    for kernel in kernels:
+        metrics = kernel["metrics"]
+        assert "register_count" in metrics
+        assert metrics["register_count"] == metrics.get("registers", metrics.get("virtual_registers_32bit"))
+        assert ("spill_count" in metrics) == ("spills" in metrics)
+        if "spills" in metrics:
+            assert metrics["spill_count"] == metrics["spills"]
+        else:
+            with pytest.raises(KeyError, match="ptxas"):
+                metrics["spill_count"]
+        assert "register_count" not in list(metrics)  # each metric is listed once, under its own name
+
+
+def test_readme_flow_minimize_a_client_side_failure(daemon, monkeypatch):
+    # Item 9: fuzz_op_client_side, then minimize(seed) on the same client, no run_op repeated.
+    monkeypatch.chdir(daemon.project)
+    monkeypatch.setenv("GPUEMU_HOME", str(daemon.home))
+
+    def my_softmax_bug(inputs):
+        x = inputs["x"].astype(np.float64)
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return (e / e.sum(-1, keepdims=True) + 1e-3).astype(np.float32)
+
+    client = Client()
+    results = client.fuzz_op_client_side("softmax_client", run_op=my_softmax_bug, iterations=4, seed=11,
+                                         dtypes=["float32"], value_distribution="regular")
+    assert results.failed > 0
+    small = client.minimize(results.failures[0].seed, max_iters=40)
+    assert small.result.kind == "mismatch" and small.minimized_shape == (1, 1), small
+    with pytest.raises(DaemonError, match=r"run_op=") as err:
+        Client().minimize(results.failures[0].seed, max_iters=5)  # another client: nothing remembered
+    assert "runs on the client" in str(err.value)
+
+
+def test_the_readme_licence_is_in_the_files_and_the_metadata(tmp_path):
+    # Item 15: readme.txt says "Dual-licensed under MIT or Apache 2.0 at your option".
+    root = Path(__file__).resolve().parents[2]
+    mit = (root / "LICENSE-MIT").read_text()
+    assert mit.startswith("MIT License") and "Copyright (c) 2026 The gpuemu authors" in mit
+    apache = (root / "LICENSE-APACHE").read_text()
+    assert "Apache License" in apache and "Version 2.0, January 2004" in apache
+    assert json.loads((root / "vscode" / "package.json").read_text())["license"] == "(MIT OR Apache-2.0)"
+    # The wheel's metadata, as pip would build it from python/pyproject.toml.
+    code = ("import sys\nfrom setuptools import build_meta\n"
+            "print(build_meta.prepare_metadata_for_build_wheel(sys.argv[1]))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=root / "python", capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    metadata = (tmp_path / proc.stdout.split()[-1] / "METADATA").read_text()
+    assert "License-Expression: MIT OR Apache-2.0" in metadata

@@ -81,6 +81,21 @@ def test_calibrate_tolerance_fits_the_error_of_a_float32_matmul():
     assert exact == ToleranceConfig(2.0**-53, 2.0**-53)  # floored at the unit roundoff
 
 
+def test_python_api_calibrate_form_through_gpuemu_tolerances():
+    # python-api.txt's signature, keywords as written there, from the FAQ's module (issue 31, item 8).
+    from gpuemu.tolerances import calibrate_tolerance as faq_module_form  # noqa: PLC0415  (the FAQ's import)
+
+    def op_fn(a):
+        return np.exp(a.astype(np.float32))
+
+    def ref_fn(a):
+        return np.exp(a.astype(np.float64))
+
+    fitted = faq_module_form(op_fn=op_fn, ref_fn=ref_fn, shapes=[(16, 16)], dtype="float32", n_samples=10)
+    assert isinstance(fitted, ToleranceConfig) and fitted == calibrate_tolerance(op_fn, ref_fn, [(16, 16)], "float32", 10)
+    assert fitted.rtol < 1e-5
+
+
 def test_compare_output_kinds_in_cpp_order():
     tol = ToleranceConfig(1e-5, 1e-5)
     ref = np.array([[1.0, 2.0], [np.nan, 4.0]])

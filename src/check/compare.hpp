@@ -44,9 +44,10 @@ struct CompareOptions {
 using Outputs = tensor::NamedTensors;
 
 // The verdict for one case. Every output of the reference must appear in `actual` under the
-// same name; extra outputs of the op are ignored. The worst failing kind wins, in this order:
-// missing_output, shape_mismatch, dtype_mismatch, nonfinite_mismatch, unexpected_nonfinite,
-// mismatch, invariant_violation.
+// same name; extra outputs of the op are ignored. When each side has exactly one output, the two
+// are the same output whatever their names (an op's "out" against a reference's "result"). The worst failing
+// kind wins, in this order: missing_output, shape_mismatch, dtype_mismatch, nonfinite_mismatch,
+// unexpected_nonfinite, mismatch, invariant_violation.
 Verdict compare_outputs(const Outputs& actual, const Outputs& reference, const CompareOptions& options);
 
 }  // namespace gpuemu::check

@@ -129,7 +129,8 @@ class FuzzCommand final : public RunCommand {
     app.add_flag("--fail-fast", fail_fast_, "Stop at the first failing case");
     app.add_option("--values", values_,
                    "Value distribution: regular, boundary, adversarial or mixed (default)");
-    app.add_option("--layout", layout_, "Only cases of this memory layout: contiguous, transposed, strided");
+    app.add_option("--layout", layout_,
+                   "Only cases of this memory layout: contiguous, transposed, strided, channels_last");
   }
   Expected<void> add_specific_selection(engine::Selection& selection) override {
     if (!values_.empty()) {
@@ -146,7 +147,8 @@ class FuzzCommand final : public RunCommand {
       if (!selection.layout) {
         return fail(
             ErrorKind::usage,
-            fmt::format("--layout '{}' is not a layout; use contiguous, transposed or strided", layout_));
+            fmt::format("--layout '{}' is not a layout; use contiguous, transposed, strided or channels_last",
+                        layout_));
       }
     }
     return {};

@@ -13,7 +13,8 @@ namespace {
 
 std::vector<std::string_view> layout_names() {
   std::vector<std::string_view> names;
-  for (auto l : {tensor::Layout::contiguous, tensor::Layout::transposed, tensor::Layout::strided}) {
+  for (auto l : {tensor::Layout::contiguous, tensor::Layout::transposed, tensor::Layout::strided,
+                 tensor::Layout::channels_last}) {
     names.push_back(tensor::layout_name(l));
   }
   return names;

@@ -67,7 +67,7 @@ struct Reply {
 // The names optional_choice accepts, as its errors list them.
 inline constexpr std::string_view kDtypeChoices =
     "one of float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool";
-inline constexpr std::string_view kLayoutChoices = "contiguous, transposed or strided";
+inline constexpr std::string_view kLayoutChoices = "contiguous, transposed, strided or channels_last";
 inline constexpr std::string_view kValuesChoices = "regular, boundary, adversarial or mixed";
 
 // Typed readers of header fields. Errors are bad_request and name the field and the request.

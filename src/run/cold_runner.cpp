@@ -27,9 +27,13 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
   ProcessSpec spec;
   spec.argv = {settings_.python, runnable_.script.string()};
   spec.cwd = settings_.cwd;
-  spec.extra_env = python_env(settings_);
-  spec.stdin_data = encode_request(request.inputs ? *request.inputs : kNoInputs,
-                                   request.input_order ? *request.input_order : kNoOrder,
+  const Tensors& inputs = request.inputs ? *request.inputs : kNoInputs;
+  const bool bfloat16 =
+      request.case_dtype == tensor::DType::bfloat16 || std::ranges::any_of(inputs, [](const auto& named) {
+        return named.second.dtype == tensor::DType::bfloat16;
+      });
+  spec.extra_env = bfloat16 ? bfloat16_script_env(settings_) : python_env(settings_);
+  spec.stdin_data = encode_request(inputs, request.input_order ? *request.input_order : kNoOrder,
                                    request.kwargs ? *request.kwargs : kNoKwargs, request.case_dtype,
                                    config::framework_name(settings_.framework),
                                    config::numpy_bfloat16_name(settings_.numpy_bfloat16), request.seed);

@@ -70,6 +70,21 @@ std::string describe_runnable(const config::Runnable& runnable, const RunnerSett
   return fmt::format("{} {}", role, shown.string());
 }
 
+std::vector<std::pair<std::string, std::string>> bfloat16_script_env(const RunnerSettings& settings) {
+  auto env = python_env(settings);
+  const fs::path package = settings.package_dir.empty() ? python_package_dir() : settings.package_dir;
+  if (package.empty()) return env;
+  const std::string startup = (package / "gpuemu" / "script_startup").string();
+  for (auto& [name, value] : env) {
+    if (name == "PYTHONPATH") {
+      value = startup + ":" + value;
+      return env;
+    }
+  }
+  env.emplace_back("PYTHONPATH", startup);
+  return env;
+}
+
 std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings& settings) {
   std::vector<std::string> parts;
   fs::path package = settings.package_dir.empty() ? python_package_dir() : settings.package_dir;

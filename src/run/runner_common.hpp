@@ -20,6 +20,11 @@ std::string describe_runnable(const config::Runnable& runnable, const RunnerSett
 // the interpreter switches; the thread pools' sizes (RunnerSettings::pool_threads).
 std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings& settings);
 
+// python_env for a cold script of a bfloat16 case: the package's script_startup folder first on
+// PYTHONPATH, whose sitecustomize makes numpy know the dtype name "bfloat16" (ml_dtypes), so a plain
+// protocol script's np.dtype(t["dtype"]) decodes the case (docs/script-protocol.md).
+std::vector<std::pair<std::string, std::string>> bfloat16_script_env(const RunnerSettings& settings);
+
 // The CPUs this process may run on (its affinity mask; at least 1).
 int usable_cpus();
 

@@ -53,8 +53,8 @@ Expected<StoredFailure> read_failure(const sqlite::Statement& row, const std::st
   f.config_digest = row.column_text(failure_column("f.config_digest"));
   r.params.dtype =
       TRY(enum_column(row.column_int(failure_column("f.dtype")), tensor::DType::bool_, what, "dtype"));
-  r.params.layout =
-      TRY(enum_column(row.column_int(failure_column("f.layout")), tensor::Layout::strided, what, "layout"));
+  r.params.layout = TRY(
+      enum_column(row.column_int(failure_column("f.layout")), tensor::Layout::channels_last, what, "layout"));
   r.params.distribution = TRY(enum_column(row.column_int(failure_column("f.distribution")),
                                           rng::ValueDistribution::adversarial, what, "distribution"));
   r.dims = TRY(detail::parse_dims(row.column_text(failure_column("f.dims")), what + " dims"));

@@ -1,4 +1,4 @@
-// Real memory layouts (contiguous, transposed, strided) and the bounds check every view from
+// Real memory layouts (contiguous, transposed, strided, channels_last) and the bounds check every view from
 // outside gpuemu goes through before anything reads it.
 #include <algorithm>
 #include <cstring>
@@ -17,12 +17,14 @@ std::string_view layout_name(Layout layout) {
       return "transposed";
     case Layout::strided:
       return "strided";
+    case Layout::channels_last:
+      return "channels_last";
   }
   return "contiguous";
 }
 
 std::optional<Layout> parse_layout(std::string_view name) {
-  for (Layout l : {Layout::contiguous, Layout::transposed, Layout::strided}) {
+  for (Layout l : {Layout::contiguous, Layout::transposed, Layout::strided, Layout::channels_last}) {
     if (layout_name(l) == name) {
       return l;
     }
@@ -52,7 +54,8 @@ double layout_poison(DType dtype) {
 Tensor with_layout(const Tensor& contiguous_tensor, Layout layout, std::int64_t pad) {
   Tensor src = contiguous_tensor.contiguous();
   const std::size_t rank = src.shape.size();
-  if (layout == Layout::contiguous || rank == 0 || (layout == Layout::transposed && rank < 2)) {
+  if (layout == Layout::contiguous || rank == 0 || (layout == Layout::transposed && rank < 2) ||
+      (layout == Layout::channels_last && rank < 3)) {
     return src;
   }
   const std::size_t item = dtype_size(src.dtype);
@@ -74,6 +77,31 @@ Tensor with_layout(const Tensor& contiguous_tensor, Layout layout, std::int64_t 
           std::memcpy(out.data.data() + static_cast<std::size_t>(b * matrix + j * rows + i) * item,
                       src.data.data() + static_cast<std::size_t>(b * matrix + i * cols + j) * item, item);
         }
+      }
+    }
+    return out;
+  }
+
+  if (layout == Layout::channels_last) {
+    // Memory order, outermost first: dim 0, dims 2..r-1, then dim 1 innermost (NCHW -> NHWC).
+    std::vector<std::size_t> order = {0};
+    for (std::size_t k = 2; k < rank; ++k) order.push_back(k);
+    order.push_back(1);
+    std::int64_t step = 1;
+    for (std::size_t k = rank; k-- > 0;) {
+      out.strides[order[k]] = step;
+      step *= std::max<std::int64_t>(src.shape[order[k]], 1);
+    }
+    out.data.resize(src.data.size());
+    std::vector<std::int64_t> index(rank, 0);  // the logical index of linear element i, row-major
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int64_t offset = 0;
+      for (std::size_t k = 0; k < rank; ++k) offset += index[k] * out.strides[k];
+      std::memcpy(out.data.data() + static_cast<std::size_t>(offset) * item,
+                  src.data.data() + static_cast<std::size_t>(i) * item, item);
+      for (std::size_t k = rank; k-- > 0;) {
+        if (++index[k] < src.shape[k]) break;
+        index[k] = 0;
       }
     }
     return out;

@@ -24,6 +24,8 @@ enum class Layout : int {
   contiguous = 0,  // row-major, strides are the usual products
   transposed = 1,  // last two dims stored swapped (column-major for matrices); logical shape unchanged
   strided = 2,     // row-major with a gap after every row (leading-dim padding), so strides[-2] > shape[-1]
+  // dim 1 (channels) stored innermost: NHWC memory of an NCHW tensor (torch.channels_last)
+  channels_last = 3,
 };
 std::string_view layout_name(Layout layout);
 std::optional<Layout> parse_layout(std::string_view name);
@@ -65,9 +67,10 @@ std::vector<std::int64_t> unravel_index(const Shape& shape, std::int64_t linear)
 
 // Materialise a contiguous tensor in the given memory layout: the result has the same logical
 // values and shape, but its data buffer and strides are the real layout. Rank < 2 is unchanged
-// for transposed; strided pads rows by `pad` elements (pad >= 1; smaller values count as 1), and
-// for rank 1 uses stride 2 (every other element); rank 0 is unchanged. The gaps hold layout_poison().
-// A non-contiguous input is made contiguous first.
+// for transposed, rank < 3 for channels_last (rank 4 is NHWC; in general dims 0, 2, ..., r-1, 1
+// from outermost to innermost, so rank 5 is torch's channels_last_3d); strided pads rows by `pad` elements
+// (pad >= 1; smaller values count as 1), and for rank 1 uses stride 2 (every other element); rank 0 is
+// unchanged. The gaps hold layout_poison(). A non-contiguous input is made contiguous first.
 Tensor with_layout(const Tensor& contiguous_tensor, Layout layout, std::int64_t pad = 3);
 // What fills layout gaps, chosen so a kernel that ignores strides visibly reads garbage: NaN for
 // floating dtypes, the minimum for signed ints, 255 for uint8, true for bool.

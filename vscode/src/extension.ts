@@ -151,7 +151,8 @@ export function activate(context: vscode.ExtensionContext): void {
     await reload();
   };
 
-  // gpuemu.validateOnSave: `gpuemu test` on the ops of a saved kernel file, shown in the Test Explorer.
+  // gpuemu.validateOnSave: `gpuemu test` on the ops of a saved kernel or reference script, shown in the
+  // Test Explorer.
   const validator = new SaveValidator(
     (invocation, signal) => runCaptured(invocation, undefined, signal),
     (v) => {
@@ -182,8 +183,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidSaveTextDocument((document) => {
       const project = state.project;
       if (!project || !state.folder) return;
-      if (!vscode.workspace.getConfiguration(SECTION, state.folder.uri).get<boolean>('validateOnSave', false))
-        return;
+      const settings = vscode.workspace.getConfiguration(SECTION, state.folder.uri);
+      if (!settings.get<boolean>('validateOnSave', true)) return;
       const ops = opsForFile(document.uri.fsPath, project, explorer.ops, state.result);
       if (ops.length > 0 && locateBinary(project.binary)) validator.saved(ops);
     }),

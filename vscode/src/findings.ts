@@ -144,6 +144,17 @@ export function replayText(f: Finding): string {
   return f.worst?.replay ?? '';
 }
 
+// "; shapes a [5, 7], b [7, 3]": the worst case's input shapes (result.json "shapes"), in the order
+// the result lists them; empty when the result has none (older results, a lint finding).
+export function shapesText(c: Failure): string {
+  const shapes = c.shapes;
+  if (shapes === null || typeof shapes !== 'object' || Array.isArray(shapes)) return '';
+  const parts = Object.entries(shapes as Record<string, unknown>)
+    .filter(([, dims]) => Array.isArray(dims))
+    .map(([name, dims]) => `${name} [${(dims as unknown[]).join(', ')}]`);
+  return parts.length > 0 ? `; shapes ${parts.join(', ')}` : '';
+}
+
 // "op[float32]": how every report names an (op, dtype).
 export function label(f: Finding): string {
   return `${f.op}[${f.dtype}]`;
@@ -158,7 +169,7 @@ export function describe(f: Finding): string {
     const noun = f.totalCases === 1 || (f.totalCases === 0 && f.cases.length === 1) ? 'case' : 'cases';
     lines.push(
       `${f.cases.length}${of} ${noun} failed (${f.worst.kind}, ${f.worst.layout ?? 'contiguous'}, ` +
-        `${f.worst.distribution ?? 'regular'} values)`,
+        `${f.worst.distribution ?? 'regular'} values)${shapesText(f.worst)}`,
     );
   }
   const replay = replayText(f);

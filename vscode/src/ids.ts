@@ -24,7 +24,7 @@ export const PALETTE_COMMANDS: Record<string, string> = {
 export const SECTION = 'gpuemu';
 export const SETTINGS = ['binaryPath', 'configPath', 'resultPath'] as const;
 // Settings that are not strings, with their defaults.
-export const BOOLEAN_SETTINGS = { validateOnSave: false } as const;
+export const BOOLEAN_SETTINGS = { validateOnSave: true } as const;
 export const TEST_CONTROLLER = 'gpuemu';
 
 export const TASK_TYPE = 'gpuemu';

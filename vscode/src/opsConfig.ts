@@ -9,6 +9,7 @@ export interface ConfigOp {
   implementation?: string; // set for an op with `implementations`
   dtypes: string[];
   kernelFiles: string[]; // script files of the op (relative to the config's folder), for validate-on-save
+  referenceFiles: string[]; // its reference script (relative to the config's folder), for validate-on-save
   line: number; // 0-based line of the op's `name = ...` (or its [[ops]] header)
 }
 
@@ -243,6 +244,8 @@ export function configOps(text: string): ConfigOp[] {
     const dtypes = strings(lookup(table, (t) => t.dtypes)) ?? defaultDtypes;
     const kernels = (lookup(table, kernelKeys) ?? {}) as Table;
     const line = opLines[i] ?? 0;
+    const reference = lookup(table, (t) => t.reference);
+    const referenceFiles = typeof reference === 'string' && !isCallable(reference) ? [reference] : [];
     const impls = Array.isArray(kernels.implementations)
       ? kernels.implementations.map(implementation)
       : undefined;
@@ -256,13 +259,14 @@ export function configOps(text: string): ConfigOp[] {
           dtypes,
           line,
           kernelFiles: impl.file ? [impl.file] : [],
+          referenceFiles,
         });
       }
       return;
     }
     const script =
       typeof kernels.op_script === 'string' && !isCallable(kernels.op_script) ? [kernels.op_script] : [];
-    out.push({ name: spec, spec, dtypes, line, kernelFiles: script });
+    out.push({ name: spec, spec, dtypes, line, kernelFiles: script, referenceFiles });
   });
   return out;
 }

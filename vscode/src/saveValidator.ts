@@ -1,5 +1,5 @@
-// gpuemu.validateOnSave: saving a kernel file runs `gpuemu test` on the ops whose kernel it is,
-// debounced (a burst of saves makes one run) and cancelling the run a newer save makes stale.
+// gpuemu.validateOnSave: saving a kernel or reference script runs `gpuemu test` on the ops that use
+// it, debounced (a burst of saves makes one run) and cancelling the run a newer save makes stale.
 import * as path from 'node:path';
 
 import { Invocation, Project, invocation } from './commands';
@@ -9,8 +9,9 @@ import { Captured } from './run';
 
 export const SAVE_DEBOUNCE_MS = 750;
 
-// The ops whose kernel is `file`: script paths of the config (relative to its folder) and the
-// `source` paths of the last result (relative to the project root; they also cover callables).
+// The ops that use `file`: kernel and reference script paths of the config (relative to its folder;
+// a reference shared by several ops validates all of them) and the `source` paths of the last
+// result (relative to the project root; they also cover callables).
 export function opsForFile(
   file: string,
   project: Project,
@@ -22,7 +23,8 @@ export function opsForFile(
   const add = (op: string) => !found.includes(op) && found.push(op);
   const configDir = project.config !== undefined ? path.dirname(project.config) : project.root;
   for (const op of ops) {
-    if (op.kernelFiles.some((k) => path.resolve(configDir, k) === target)) add(op.name);
+    const files = [...op.kernelFiles, ...op.referenceFiles];
+    if (files.some((k) => path.resolve(configDir, k) === target)) add(op.name);
   }
   for (const r of result?.ops ?? []) {
     const source = r.source.replace(/:\d+$/, '');

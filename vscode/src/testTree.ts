@@ -35,6 +35,7 @@ export function buildTree(ops: ConfigOp[], result?: ResultDocument): TreeNode[] 
         ...(spec !== r.op ? { implementation: r.op.slice(spec.length + 1) } : {}),
         dtypes: [],
         kernelFiles: [],
+        referenceFiles: [],
         line: 0,
       };
       entries.push(entry);

@@ -16,7 +16,7 @@ from gpuemu.client.minimize import minimize_client_side
 from gpuemu.core.rng import generate_seed
 from gpuemu.errors import ClientError, DaemonError, ProtocolMismatchError
 from gpuemu.frameworks.foreign import arrays_of
-from gpuemu.results import FuzzResults, MinimizeResult, ReproduceResult, ValidationResult
+from gpuemu.results import FuzzResults, LintMetrics, MinimizeResult, ReproduceResult, ValidationResult
 from gpuemu.wire import protocol
 from gpuemu.wire.records import (
     float_from_wire,
@@ -62,6 +62,11 @@ class Client:
         self._config_arg = config
         self._transport = NngTransport(self.socket_path, self.timeout_ms)
         self._inline_project = None
+        # The run_op each op was last given (fuzz_op_client_side, reproduce) and the op of every failure
+        # fuzz_op_client_side found, so minimize(seed) of such a failure re-runs the same callable
+        # without the caller passing it again (the seed readme's headline flow).
+        self._run_ops: dict[str, Callable] = {}
+        self._failure_ops: dict[int, str] = {}
 
     # ── lifecycle ──────────────────────────────────────────────────────────────────────────
     def close(self) -> None:
@@ -198,7 +203,12 @@ class Client:
         """Re-run a stored failure. With run_op, run_op runs on the stored inputs here (under the op's
         timeout) and the daemon validates its output: always, also for an op that names a `module` or
         `op_script` the daemon could run itself. Without it, the daemon re-runs the op when it can;
-        an op that runs only on the client comes back with needs_client set."""
+        an op that runs only on the client comes back with needs_client set (run_op is never implied
+        here: reproduce without it shows the stored case; minimize is what re-runs a remembered one)."""
+        return self._reproduce(seed, op, run_op)
+
+    def _reproduce(self, seed: int, op: str | None, run_op: Callable | None) -> ReproduceResult:
+        """reproduce() with exactly this run_op (None: the daemon re-runs the op or hands back the case)."""
         fields = _with_op({"seed": seed_to_wire(seed)}, op)
         if run_op is not None:
             fields["client_runs_op"] = True  # the daemon only hands back the case
@@ -211,6 +221,7 @@ class Client:
                               from_snapshot=bool(reply.get("from_snapshot", False)))
         if run_op is not None:
             op_name = original.op_name if original else out.result.op_name
+            self._run_ops[op_name] = run_op
             run = run_guarded(run_op, {k: np.array(v) for k, v in inputs.items()}, run_cases.op_timeout(self, op_name))
             extra = {"client_failure": {"kind": run.kind, "message": run.message}} if run.kind != "none" else {}
             dtype = original.dtype if original else None
@@ -227,11 +238,20 @@ class Client:
         if name is None:
             raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(MINIMIZE_STRATEGIES)}")
         max_iters = _bounded_int("max_iters", max_iters, 1, MAX_MINIMIZE_ITERS)
+        run_op = run_op or self._remembered_run_op(seed, op)
         if run_op is not None:
             return minimize_client_side(self, seed, run_op, name, max_iters, op)
-        reply, tensors = self._request("minimize", _with_op({"seed": seed_to_wire(seed), "strategy": name,
-                                                             "max_iters": max_iters}, op),
-                                       timeout_ms=self._long_timeout(max_iters))
+        try:
+            reply, tensors = self._request("minimize", _with_op({"seed": seed_to_wire(seed), "strategy": name,
+                                                                 "max_iters": max_iters}, op),
+                                           timeout_ms=self._long_timeout(max_iters))
+        except DaemonError as err:
+            if "runs on the client" not in str(err):
+                raise
+            raise DaemonError(f"{err}. From Python: client.minimize({seed}, run_op=your_function) shrinks it here "
+                              "(the function fuzz_op_client_side ran; this client remembers it after "
+                              "fuzz_op_client_side, so calling minimize on the same client needs no run_op)",
+                              err.kind, err.request) from None
         minimized = reply.get("minimized") or {}
         original = reply.get("original") or {}
         return MinimizeResult(
@@ -245,6 +265,12 @@ class Client:
             out_of_budget=bool(reply.get("out_of_budget", False)),
             stopped_in=reply.get("stopped_in"),
         )
+
+    def _remembered_run_op(self, seed: int, op: str | None) -> Callable | None:
+        """The run_op this client last gave the failure's op, for a failure its own client-side runs
+        found (or any seed when `op` names a remembered op); None otherwise (the daemon decides)."""
+        name = op or self._failure_ops.get(int(seed))
+        return self._run_ops.get(name) if name else None
 
     def list_failures(self, limit: int = 20, op: str | None = None) -> list[ValidationResult]:
         reply, _ = self._request("list_failures", _with_op({"limit": int(limit)}, op))
@@ -264,6 +290,7 @@ class Client:
         out = []
         for k in reply.get("kernels", []):
             entry = dict(k)
+            entry["metrics"] = LintMetrics(entry.get("metrics") or {})  # also register_count, spill_count
             entry.setdefault("kernel_name", entry.get("name", ""))
             entry.setdefault("timestamp", reply.get("timestamp", ""))
             out.append(entry)
@@ -331,8 +358,11 @@ class Client:
         fn = run_op or op_fn
         if fn is None:
             raise ClientError("fuzz_op_client_side needs run_op: a function taking the inputs dict, returning the output")
-        return run_cases.fuzz(self, op_name, fn, int(iterations), generate_seed() if seed is None else seed,
-                                fail_fast, op_schema, dtypes, batch_size, framework, value_distribution, timeout)
+        results = run_cases.fuzz(self, op_name, fn, int(iterations), generate_seed() if seed is None else seed,
+                                 fail_fast, op_schema, dtypes, batch_size, framework, value_distribution, timeout)
+        self._run_ops[op_name] = fn
+        self._failure_ops.update({int(f.seed): op_name for f in results.failures})
+        return results
 
     def shutdown_daemon(self) -> None:
         """Ask the daemon to finish in-flight requests and exit."""

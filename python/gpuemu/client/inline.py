@@ -8,6 +8,7 @@ import difflib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -21,14 +22,14 @@ from gpuemu import loading
 from gpuemu.frameworks import triton_hook
 from gpuemu.client.repro import input_snapshot
 from gpuemu.core.cases import OpSpec, case_seed, declared_output, generate_case
-from gpuemu.core.compare import compare_output
+from gpuemu.core.compare import compare_outputs, named_outputs
 from gpuemu.core.dtypes import canonical_dtype
 from gpuemu.core.tolerance import ToleranceConfig, tolerance_from_tables
 from gpuemu.errors import ClientError
 from gpuemu.results import Failure, ReproductionInfo, TestCase, ValidationResult
 from gpuemu.wire import tensors
 
-__all__ = ["InlineProject", "find_config", "CALLABLE_RE"]
+__all__ = ["InlineProject", "ColdScript", "find_config", "CALLABLE_RE", "BFLOAT16_STARTUP"]
 
 # package.module:function, as config::is_callable_spec.
 CALLABLE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
@@ -152,11 +153,14 @@ class InlineProject:
         return tolerance_from_tables(dtype, [self.data.get("validation", {}).get("tolerances", {}),
                                              self._tables[op_name].get("tolerances", {})])
 
+    def _python_path(self) -> list[str]:
+        """[validation] python_path, resolved against the file that set it."""
+        return [str((self._base["python_path"] / p).resolve())
+                for p in self.data.get("validation", {}).get("python_path", [])]
+
     def _import_paths(self) -> None:
         triton_hook.arm()  # the op's code runs here, in the caller's process: same Triton layers as a worker
-        extra = [str((self._base["python_path"] / p).resolve())
-                 for p in self.data.get("validation", {}).get("python_path", [])]
-        for folder in [*extra, str(self.path.parent)]:
+        for folder in [*self._python_path(), str(self.path.parent)]:
             if folder not in sys.path:
                 sys.path.insert(0, folder)
 
@@ -173,10 +177,16 @@ class InlineProject:
             fn = loading.load_callable(spec)
         else:
             script = (self._base["ops"] / spec).resolve()
-            try:
+            # Imported only when it opts in as the engine's warm worker sees it (serve(), or run()
+            # with persistent = true); anything else, e.g. a stdin/stdout script, runs as a process.
+            entry = loading.warm_entry(str(script))
+            if entry == "serve" or (entry == "run" and bool(self._tables[op_name].get("persistent", False))):
                 fn, _role = loading.load_script(str(script))
-            except LookupError:
-                fn = _cold_script(script, self._python(), self.numpy_bfloat16)
+            else:
+                table = self._tables[op_name]
+                timeout = float(table.get("timeout", self.data.get("validation", {}).get("timeout", 60.0)))
+                fn = ColdScript(script, self._python(), self.numpy_bfloat16, self._python_path(), self.path.parent,
+                                timeout)
         self._references[op_name] = fn
         return fn
 
@@ -196,29 +206,32 @@ class InlineProject:
             dtype=dtype, layout="contiguous" if first is None or first.flags.c_contiguous else "strided",
             input_snapshot=input_snapshot(inputs))
         try:
-            expected = self.reference(op_name)({k: self._reference_input(v) for k, v in inputs.items()},
-                                               **{**op.kwargs, **(kwargs or {})})
+            reference = self.reference(op_name)
+            given = {k: self._reference_input(v) for k, v in inputs.items()}
+            if isinstance(reference, ColdScript):  # a process gets the case dtype, as from the engine
+                expected = reference.run(given, {**op.kwargs, **(kwargs or {})}, dtype)
+            else:
+                expected = reference(given, **{**op.kwargs, **(kwargs or {})})
         except Exception as exc:  # a broken reference is a result of its own kind
             result.kind = "reference_error"
             result.failures = [Failure(f"the reference of '{op_name}' raised {type(exc).__name__}: {exc}",
                                        "reference_error")]
             result.duration_ms = int((time.perf_counter() - start) * 1000)
             return result
-        if isinstance(expected, dict):
-            expected = expected.get("out", next(iter(expected.values())))
-        if isinstance(output, dict):
-            output = output.get("out", next(iter(output.values()), None))
+        expected = named_outputs(expected)
         declared = declared_output(op, inputs)
-        if declared is not None and tuple(np.shape(expected)) != declared[0]:
+        wrong = next(((name, ref) for name, ref in expected.items()
+                      if declared is not None and tuple(np.shape(ref)) != declared[0]), None)
+        if wrong is not None:
             # As the C++ side: a reference of the wrong shape cannot judge the op.
-            shape, source = declared
+            (shape, source), (name, ref) = declared, wrong
             result.kind = "reference_error"
-            result.failures = [Failure(f"reference output 'out' has shape {list(np.shape(expected))}, but {source} is "
+            result.failures = [Failure(f"reference output '{name}' has shape {list(np.shape(ref))}, but {source} is "
                                        f"{list(shape)}: fix the reference (or the declaration); a reference of the "
                                        "wrong shape cannot judge the op", "reference_error")]
             result.duration_ms = int((time.perf_counter() - start) * 1000)
             return result
-        verdict = compare_output(output, expected, self.tolerance(op_name, dtype), self.check_nan, self.check_inf)
+        verdict = compare_outputs(output, expected, self.tolerance(op_name, dtype), self.check_nan, self.check_inf)
         result.passed = verdict.passed
         result.kind = verdict.kind
         result.max_diff, result.max_rel_diff = verdict.max_abs, verdict.max_rel
@@ -249,18 +262,69 @@ def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:
     return op.dtypes[0] if op.dtypes else "float32"
 
 
-def _cold_script(script: Path, python: str, numpy_bfloat16: str = "ml_dtypes") -> Callable:
-    """A reference script that does not opt in to warm mode: one subprocess per call (script protocol)."""
-    def call(inputs: dict, **kwargs) -> Any:
-        request = {"inputs": {k: tensors.encode_tensor(v) for k, v in inputs.items()}, "kwargs": kwargs,
-                   "numpy_bfloat16": numpy_bfloat16}  # as the engine's cold requests say it
-        proc = subprocess.run([python, str(script)], input=json.dumps(request), capture_output=True, text=True,
-                              cwd=str(script.parent), check=False)
+# Where gpuemu.script's startup hook for bfloat16 cases lives (docs/script-protocol.md, "bfloat16 in
+# cold scripts"); the C++ cold runner puts the same folder first on PYTHONPATH (run/runner_common.cpp).
+BFLOAT16_STARTUP = Path(__file__).resolve().parent.parent / "script_startup"
+
+
+class ColdScript:
+    """A reference script that does not opt in to being imported: one subprocess per call, the
+    request and environment the C++ cold runner gives it (script protocol), so a stdin/stdout
+    script behaves the same with and without a daemon."""
+
+    def __init__(self, script: Path, python: str, numpy_bfloat16: str = "ml_dtypes",
+                 python_path: list[str] | None = None, cwd: Path | None = None, timeout: float = 60.0):
+        self.script, self.python, self.numpy_bfloat16 = script, python, numpy_bfloat16
+        self.python_path = list(python_path or [])
+        self.cwd = cwd or script.parent  # the engine runs scripts in the project root
+        self.timeout = timeout
+
+    def __call__(self, inputs: dict, **kwargs) -> Any:
+        return self.run(inputs, kwargs, None)
+
+    def run(self, inputs: dict, kwargs: dict, dtype: str | None) -> Any:
+        bf16 = dtype == "bfloat16" or any(_is_bfloat16(v) for v in inputs.values())
+        # A bfloat16 case travels as bfloat16 bits, as the engine sends it: its inputs arrive here as
+        # float32 arrays holding exact bfloat16 values; any other input keeps its own dtype.
+        wire = {k: tensors.encode_tensor(v, "bfloat16" if bf16 and _holds_bfloat16(v) else None)
+                for k, v in inputs.items()}
+        request = {"inputs": wire, "kwargs": kwargs, "numpy_bfloat16": self.numpy_bfloat16}
+        if dtype:
+            request["dtype"] = dtype
+        package = str(Path(tensors.__file__).resolve().parent.parent.parent)
+        paths = ([str(BFLOAT16_STARTUP)] if bf16 else []) + [package, *self.python_path]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        # Its own process group, killed whole at the timeout, as the engine does (script-protocol.md).
+        with subprocess.Popen([self.python, str(self.script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=str(self.cwd), env=env,
+                              start_new_session=True) as proc:
+            try:
+                stdout, stderr = proc.communicate(json.dumps(request), timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                raise RuntimeError(f"{self.script} timed out after {self.timeout:g} s; the whole process group "
+                                   "was killed") from None
         if proc.returncode != 0:
-            raise RuntimeError(f"{script} exited with status {proc.returncode}: {proc.stderr.strip()[-2000:]}")
-        reply = json.loads(proc.stdout)
+            raise RuntimeError(f"{self.script} exited with status {proc.returncode}: {stderr.strip()[-2000:]}")
+        try:
+            reply = json.loads(stdout)
+        except json.JSONDecodeError:
+            raise RuntimeError(f"{self.script} printed something other than one JSON reply on stdout (print logs "
+                               f"to stderr): {stdout[:200]!r}") from None
         if "outputs" in reply:
             return {k: tensors.decode_tensor(v) for k, v in reply["outputs"].items()}
         return tensors.decode_tensor(reply)
 
-    return call
+
+def _is_bfloat16(value: Any) -> bool:
+    return np.asarray(value).dtype.name == "bfloat16"
+
+
+def _holds_bfloat16(value: Any) -> bool:
+    """A float32 array whose every value is a bfloat16 (the low 16 bits zero): nothing is rounded."""
+    arr = np.asarray(value)
+    if arr.dtype != np.float32:
+        return False
+    return not np.any(np.ascontiguousarray(arr).view(np.uint32) & np.uint32(0xFFFF))

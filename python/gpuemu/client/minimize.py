@@ -116,7 +116,7 @@ def shrink(spec, inputs: dict, fails: Callable[[dict], bool], strategy: str, max
 
 def minimize_client_side(client, seed: int, run_op: Callable, strategy: str, max_iters: int,
                          op: str | None = None) -> MinimizeResult:
-    repro = client.reproduce(seed, op=op)
+    repro = client._reproduce(seed, op, None)  # the stored case only: run_op runs below, on each candidate
     original = repro.original or repro.result
     project = client._project()
     spec = project.op(original.op_name)

@@ -1,6 +1,7 @@
 # The pass rule (docs/configuration.md "[validation.tolerances]", the kinds of docs/result-json.md
 # "failure") in numpy: the same kinds, precedence and statistics as src/check/compare.cpp.
-"""compare_output(actual, expected, tolerance) -> Verdict (inline client-side validation)."""
+"""compare_output(actual, expected, tolerance) -> Verdict, and compare_outputs for named outputs
+(inline client-side validation)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Protocol
 
 import numpy as np
 
-__all__ = ["Bounds", "Verdict", "compare_output"]
+__all__ = ["Bounds", "Verdict", "compare_output", "compare_outputs", "named_outputs", "paired_outputs"]
 
 
 class Bounds(Protocol):
@@ -54,15 +55,60 @@ def _share(count: int, total: int) -> str:
     return f"{count} of {total} elements ({100.0 * count / total if total else 0.0:.3g}%)"
 
 
+def named_outputs(value) -> dict:
+    """{name: array}: a dict of outputs as it is, one tensor as {"out": tensor} (the script protocol's name)."""
+    if isinstance(value, dict):
+        return dict(value)
+    return {} if value is None else {"out": value}
+
+
+def paired_outputs(actual: dict, expected: dict) -> dict:
+    """actual with its outputs under the reference's names: when each side has exactly one output
+    they are the same output whatever their names (an op's "out", the FAQ reference's "result"),
+    as check::compare_outputs pairs them; otherwise unchanged (matched by name)."""
+    if len(actual) == 1 and len(expected) == 1:
+        return {next(iter(expected)): next(iter(actual.values()))}
+    return actual
+
+
+def compare_outputs(actual, expected, tolerance: Bounds, check_nan: bool = True,
+                    check_inf: bool = True) -> Verdict:
+    """Every reference output against the op's output of the same name (one each: paired whatever
+    their names); extra outputs of the op are ignored; the worst kind wins, statistics span all."""
+    ours, theirs = named_outputs(actual), named_outputs(expected)
+    ours = paired_outputs(ours, theirs)
+    verdicts = []
+    for name, ref in theirs.items():
+        if ours.get(name) is None:
+            returned = ", ".join(f"'{n}'" for n in sorted(ours)) or "nothing"
+            verdicts.append(Verdict("missing_output", f"the op's answer has no output '{name}' (it returned "
+                                                      f"{returned}); return every output the reference returns, "
+                                                      "under the same name"))
+            continue
+        verdicts.append(compare_output(ours[name], ref, tolerance, check_nan, check_inf, name=name))
+    merged = Verdict()
+    for v in verdicts:
+        merged.max_abs = max(merged.max_abs, v.max_abs)
+        merged.max_rel = max(merged.max_rel, v.max_rel)
+        merged.tolerance_used = max(merged.tolerance_used, v.tolerance_used)
+        merged.mismatches += v.mismatches
+        merged.elements += v.elements
+    failed = [v for v in verdicts if not v.passed]
+    if failed:
+        worst = min(failed, key=lambda v: _ORDER.index(v.kind) if v.kind in _ORDER else len(_ORDER))
+        merged.kind, merged.message, merged.worst_index = worst.kind, worst.message, worst.worst_index
+    return merged
+
+
 def compare_output(actual, expected, tolerance: Bounds, check_nan: bool = True,
-                   check_inf: bool = True) -> Verdict:
+                   check_inf: bool = True, name: str = "out") -> Verdict:
     """Compare one op output with the reference output elementwise in float64."""
     if actual is None:
         return Verdict("missing_output", "the op returned nothing; return the output tensor")
     a = np.asarray(actual)
     e = np.asarray(expected)
     if a.shape != e.shape:
-        return Verdict("shape_mismatch", f"output has shape {list(a.shape)}, expected {list(e.shape)} "
+        return Verdict("shape_mismatch", f"output '{name}' has shape {list(a.shape)}, expected {list(e.shape)} "
                                          "(the reference's shape)")
     x = a.astype(np.float64).reshape(-1)
     y = e.astype(np.float64).reshape(-1)
@@ -92,7 +138,7 @@ def compare_output(actual, expected, tolerance: Bounds, check_nan: bool = True,
 
     def where(i: int) -> str:
         idx = np.unravel_index(i, a.shape) if a.shape else ()
-        return f"out{[int(v) for v in idx]}: got {float(x[i])!r}, expected {float(y[i])!r}"
+        return f"{name}{[int(v) for v in idx]}: got {float(x[i])!r}, expected {float(y[i])!r}"
 
     if bad_nonfinite.any():
         first = int(np.argmax(bad_nonfinite))

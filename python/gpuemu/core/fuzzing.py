@@ -125,7 +125,7 @@ def layout_pool(include: Sequence[str] | None) -> list[str]:
 
 
 def fuzz_layouts_seeded(seed: int, include: Sequence[str] | None = None, count: int | None = None) -> Iterator[str]:
-    """Layout names (contiguous, transposed, strided) drawn uniformly from include (default: all)."""
+    """Layout names (contiguous, transposed, strided, channels_last) drawn uniformly from include (default: all)."""
     pool = layout_pool(include)
     rng = SeededRng(derive_seed(seed, "fuzz/layouts"))
     return _limited((rng.choice(pool) for _ in itertools.count()), count)

@@ -203,6 +203,25 @@ TEST(Compare, MissingOutputAndExtraOutputs) {
   EXPECT_TRUE(compare_outputs(out, ref, f32_options()).passed());  // the extra 'w' is ignored
 }
 
+TEST(Compare, OneOutputOnEachSideIsTheSameOutputWhateverTheNames) {
+  // The seed FAQ's reference answers {"outputs": {"result": ...}}; an op returning one tensor is "out".
+  const Outputs ref = one(make(DType::float32, {2}, {1, 2}), "result");
+  EXPECT_TRUE(compare_outputs(one(make(DType::float32, {2}, {1, 2})), ref, f32_options()).passed());
+  const Verdict wrong = compare_outputs(one(make(DType::float32, {2}, {1, 3})), ref, f32_options());
+  EXPECT_EQ(wrong.kind, FailureKind::mismatch);
+  EXPECT_NE(wrong.message.find("result[1]: got 3"), std::string::npos) << wrong.message;
+  EXPECT_EQ(wrong.stats.max_abs, 1);
+  const Verdict shape = compare_outputs(one(make(DType::float32, {3}, {1, 2, 3})), ref, f32_options());
+  EXPECT_EQ(shape.kind, FailureKind::shape_mismatch);
+  // With several outputs on either side, names still decide, and the message lists them.
+  Outputs two{{"out", make(DType::float32, {2}, {1, 2})}, {"extra", make(DType::float32, {1}, {0})}};
+  const Verdict missing = compare_outputs(two, ref, f32_options());
+  EXPECT_EQ(missing.kind, FailureKind::missing_output);
+  EXPECT_EQ(missing.message,
+            "the op's answer has no output 'result' (it returned 'extra', 'out'); return every output the "
+            "reference returns, under the same name");
+}
+
 TEST(Compare, InvalidViewsAreErrorsNotReads) {
   Tensor short_out = make(DType::float32, {4}, {1, 2, 3, 4});
   short_out.data.resize(12);

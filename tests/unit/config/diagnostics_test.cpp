@@ -110,7 +110,7 @@ TEST(ConfigDiagnostics, UnknownExecutionModeAndLayout) {
                 ":7:12: error: unknown layout 'colmajor'\n"
                 "layouts = [\"colmajor\"]\n"
                 "           ^\n"
-                "hint: layouts are 'contiguous', 'transposed' or 'strided'");
+                "hint: layouts are 'contiguous', 'transposed', 'strided' or 'channels_last'");
 }
 
 TEST(ConfigDiagnostics, UndeclaredDim) {

@@ -26,7 +26,7 @@ TEST(RequestFields, AnUnknownChoiceNamesTheRequestTheFieldAndTheChoices) {
   ASSERT_FALSE(layout.has_value());
   EXPECT_EQ(layout.error().kind, WireError::bad_request);
   EXPECT_EQ(layout.error().message,
-            "validate request: layout 'diagonal' is not contiguous, transposed or strided");
+            "validate request: layout 'diagonal' is not contiguous, transposed, strided or channels_last");
   // A name of the wrong JSON type is the string reader's error, before any choice.
   const auto dtype = fields.optional_choice("dtype", tensor::parse_dtype, kDtypeChoices);
   ASSERT_FALSE(dtype.has_value());
@@ -43,7 +43,7 @@ TEST(RequestFields, AListOfChoicesNamesTheFirstUnknownEntry) {
   const auto layouts = fields.optional_choices("layouts", tensor::parse_layout, kLayoutChoices);
   ASSERT_FALSE(layouts.has_value());
   EXPECT_EQ(layouts.error().message,
-            "fuzz request: 'tiled' in \"layouts\" is not contiguous, transposed or strided");
+            "fuzz request: 'tiled' in \"layouts\" is not contiguous, transposed, strided or channels_last");
   EXPECT_EQ(fields.optional_choices("absent", tensor::parse_dtype, kDtypeChoices).value(), std::nullopt);
 }
 

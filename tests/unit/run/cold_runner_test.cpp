@@ -43,6 +43,22 @@ TEST(ColdRunner, NamedOutputsReplyAndCaseDtype) {
   EXPECT_EQ(out.outputs["flag"].to_doubles(), (std::vector<double>{1}));
 }
 
+TEST(ColdRunner, APlainProtocolScriptNamesBfloat16InABfloat16CaseOnly) {
+  // The seed templates' np.dtype(t["dtype"]): numpy knows "bfloat16" in a bfloat16 case's process.
+  testing::Case c =
+      case_x(tensor::Tensor::from_doubles(tensor::DType::bfloat16, {3}, std::vector<double>{1, -2, 0.5}));
+  c.dtype = tensor::DType::bfloat16;
+  RunOutcome out = run_script("plain_dtype_name.py", c);
+  ASSERT_TRUE(out.ok()) << out.message << "\n" << out.stderr_tail;
+  EXPECT_EQ(out.outputs["out"].dtype, tensor::DType::bfloat16);
+  EXPECT_EQ(out.outputs["out"].to_doubles(), (std::vector<double>{2, -4, 1}));
+  EXPECT_EQ(out.outputs["hooked"].to_doubles(), (std::vector<double>{1}));
+  // Other cases start as before: no start-up hook on the path.
+  RunOutcome plain = run_script("plain_dtype_name.py", simple_case());
+  ASSERT_TRUE(plain.ok()) << plain.message << "\n" << plain.stderr_tail;
+  EXPECT_EQ(plain.outputs["hooked"].to_doubles(), (std::vector<double>{0}));
+}
+
 TEST(ColdRunner, CrashIsReportedWithItsStderr) {
   RunOutcome out = run_script("crash.py", simple_case());
   EXPECT_EQ(out.failure, RunFailure::crashed);

@@ -17,9 +17,10 @@ Tensor iota(DType dtype, Shape shape) {
 }
 
 TEST(Layout, Names) {
-  for (Layout l : {Layout::contiguous, Layout::transposed, Layout::strided}) {
+  for (Layout l : {Layout::contiguous, Layout::transposed, Layout::strided, Layout::channels_last}) {
     EXPECT_EQ(parse_layout(layout_name(l)), l);
   }
+  EXPECT_EQ(layout_name(Layout::channels_last), "channels_last");
   EXPECT_EQ(layout_name(Layout::strided), "strided");
   EXPECT_EQ(parse_layout("column_major"), std::nullopt);
 }
@@ -40,6 +41,25 @@ TEST(Layout, TransposedBatchDimsStayOuter) {
   Tensor t = with_layout(iota(DType::float64, {2, 3, 4}), Layout::transposed);
   EXPECT_EQ(t.strides, (std::vector<std::int64_t>{12, 1, 3}));
   EXPECT_EQ(t.to_doubles(), iota(DType::float64, {2, 3, 4}).to_doubles());
+}
+
+TEST(Layout, ChannelsLastIsNhwcMemory) {
+  // N=2, C=3, H=2, W=2: torch's channels_last strides (H*W*C, 1, W*C, C).
+  const Tensor nchw = iota(DType::float32, {2, 3, 2, 2});
+  Tensor t = with_layout(nchw, Layout::channels_last);
+  EXPECT_EQ(t.strides, (std::vector<std::int64_t>{12, 1, 6, 3}));
+  EXPECT_EQ(t.data.size(), nchw.data.size());  // a permutation: no gaps
+  EXPECT_EQ(t.to_doubles(), nchw.to_doubles());
+  // The first pixel's three channels lie next to each other in memory.
+  Tensor raw = t;
+  raw.shape = {3};
+  raw.strides = {1};
+  EXPECT_EQ(raw.to_doubles(), (std::vector<double>{1, 5, 9}));
+  // Rank 5 is channels_last_3d; ranks below 3 have no channel dim to move and stay contiguous.
+  EXPECT_EQ(with_layout(iota(DType::float32, {1, 2, 3, 4, 5}), Layout::channels_last).strides,
+            (std::vector<std::int64_t>{120, 1, 40, 10, 2}));
+  EXPECT_TRUE(with_layout(iota(DType::float32, {4, 5}), Layout::channels_last).is_contiguous());
+  EXPECT_TRUE(validate_view(t, "channels_last").has_value());
 }
 
 TEST(Layout, StridedRowsHavePoisonGaps) {

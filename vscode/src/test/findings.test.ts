@@ -199,6 +199,20 @@ describe('finding text', () => {
     );
   });
 
+  it("names the worst case's input shapes (readme.txt: the Problems panel shows seed, dtype, shape)", () => {
+    const worst = { ...failure('matmul', 'bfloat16', 'mismatch', 3, '77'), shapes: { a: [5, 7], b: [7, 3] } };
+    const other = failure('matmul', 'bfloat16', 'mismatch', 1, '2');
+    const [f] = collectFindings(document([op('matmul', [worst, other], '', 4)]));
+    assert.equal(
+      describeFinding(f),
+      'matmul[bfloat16] output outside tolerance: seed 77: mismatch in matmul[bfloat16]\n' +
+        '2 of 4 cases failed (mismatch, contiguous, regular values); shapes a [5, 7], b [7, 3]\n' +
+        'Replay: gpuemu reproduce 77 --op matmul',
+    );
+    const scalar = { ...failure('s', 'float32', 'mismatch', 3, '9'), shapes: { x: [] } };
+    assert.match(describeFinding(collectFindings(document([op('s', [scalar])]))[0]), /; shapes x \[\]\n/);
+  });
+
   it('lists every failing case for the quick pick, worst finding and worst case first', () => {
     const doc = document(
       [

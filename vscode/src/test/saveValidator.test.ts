@@ -52,12 +52,55 @@ describe('validate on save', () => {
   it('maps a saved kernel file to its ops', () => {
     const ops = configOps(fs.readFileSync(project.config!, 'utf8'));
     assert.deepEqual(opsForFile(path.join(root, 'op_off_by_tail.py'), project, ops), ['tail']);
-    assert.deepEqual(opsForFile(path.join(root, 'ref_identity.py'), project, ops), []);
+    // The reference script all three share: saving it validates every op that uses it.
+    const shared = opsForFile(path.join(root, 'ref_identity.py'), project, ops);
+    assert.deepEqual(shared, ['tail', 'identity', 'hang']);
+    assert.deepEqual(opsForFile(path.join(root, 'ref_other.py'), project, ops), []);
     // A callable's file is known from the last result's source.
     const result = { ops: [{ op: 'fancy', source: 'kernels/fancy.py:12' }] } as unknown as Parameters<
       typeof opsForFile
     >[3];
     assert.deepEqual(opsForFile(path.join(root, 'kernels', 'fancy.py'), project, [], result), ['fancy']);
+  });
+
+  it("saving a reference script validates the ops that use it (readme.txt's on-save promise)", async () => {
+    const refRoot = tempDir('save-ref');
+    try {
+      const shared = opToml('tail', 'op_off_by_tail.py') + opToml('identity', 'op_identity.py');
+      const callable =
+        '\n[[ops]]\nname = "by_module"\nop_script = "op_identity.py"\nreference = "refs.identity:run"\n';
+      const config = writeProject(refRoot, projectToml(shared + callable, ''), [
+        'op_off_by_tail.py',
+        'op_identity.py',
+        'ref_identity.py',
+      ]);
+      const refProject = resolveProject({ ...DEFAULT_SETTINGS, binaryPath: gpuemuBinary() }, refRoot, config);
+      const ops = configOps(fs.readFileSync(config, 'utf8'));
+      const saved = opsForFile(path.join(refRoot, 'ref_identity.py'), refProject, ops);
+      assert.deepEqual(saved, ['tail', 'identity']); // a module:function reference is no file of its own
+      const reports: Validation[] = [];
+      const validator = new SaveValidator(
+        (inv, signal) => runCaptured(inv, gpuemuEnv(refRoot), signal),
+        (v) => reports.push(v),
+        (names) => validateCommand(refProject, names),
+        10,
+      );
+      validator.saved(saved);
+      await until(() => reports.length === 1);
+      const outcome = reports[0].outcome as { captured: Captured };
+      // The buggy kernel fails, its twin passes.
+      assert.equal(outcome.captured.code, 1, outcome.captured.stderr);
+      assert.deepEqual(
+        parseResult(outcome.captured.stdout, 'stdout').ops.map((o) => [o.op, o.failed > 0]),
+        [
+          ['identity', false],
+          ['tail', true],
+        ],
+      );
+      validator.dispose();
+    } finally {
+      fs.rmSync(refRoot, { recursive: true, force: true });
+    }
   });
 
   it('debounces a burst of saves into one run of their ops', async () => {

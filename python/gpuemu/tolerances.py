@@ -1,0 +1,47 @@
+# The seed FAQ's `from gpuemu.tolerances import calibrate_tolerance`: one name that takes both documented
+# call forms, a client and an op (the daemon's calibrate) or two functions and shapes (fitted here).
+"""calibrate_tolerance(client, "my_op", dtype=..., iterations=100) -> {"atol", "rtol"}, or
+calibrate_tolerance(op_fn, ref_fn, shapes, dtype=..., n_samples=100) -> ToleranceConfig; plus the
+tolerance classes of gpuemu.core.tolerance (docs/python-api.md, "Tolerances")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuemu.core.calibrate import calibrate_tolerance as _fit_functions
+from gpuemu.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
+from gpuemu.errors import ClientError
+
+__all__ = ["calibrate_tolerance", "ToleranceConfig", "ToleranceProfile", "get_recommended_tolerance"]
+
+
+def calibrate_tolerance(*args: Any, **kwargs: Any) -> Any:
+    """Two call forms, told apart by the second argument (an op name) or its keyword:
+
+    - ``calibrate_tolerance(client, "my_op", dtype="float32", iterations=100)`` (faq.txt): the
+      daemon runs the op's trusted implementation against its reference on ``iterations`` cases
+      (``client.calibrate``, as ``gpuemu calibrate``) and the fitted bounds of ``dtype`` come back as
+      ``{"atol": ..., "rtol": ...}``. ``dtype=None`` takes the op's first dtype; ``seed=`` and
+      ``against=`` are passed on.
+    - ``calibrate_tolerance(op_fn, ref_fn, shapes, dtype="float32", n_samples=100)``
+      (python-api.txt): both functions run here on random inputs, a ToleranceConfig comes back.
+    """
+    if (len(args) >= 2 and isinstance(args[1], str)) or "client" in kwargs or "op_name" in kwargs:
+        return _calibrate_op(*args, **kwargs)
+    return _fit_functions(*args, **kwargs)
+
+
+def _calibrate_op(client: Any, op_name: str, dtype: str | None = None, iterations: int = 100,
+                  seed: int | None = None, against: str | None = None) -> dict[str, float]:
+    if not callable(getattr(client, "calibrate", None)):
+        raise ClientError(f"calibrate_tolerance({client!r}, {op_name!r}, ...): the first argument must be a "
+                          "gpuemu.Client when the second is an op name (or pass op_fn, ref_fn, shapes to fit "
+                          "two functions here)")
+    rows = client.calibrate(op_name, dtype=dtype, iterations=iterations, seed=seed, against=against)
+    row = next((r for r in rows if dtype is None or r.get("dtype") == dtype), None)
+    if row is None:
+        found = ", ".join(str(r.get("dtype")) for r in rows) or "none"
+        raise ClientError(f"calibrating '{op_name}' gave no {dtype} row (dtypes calibrated: {found}); "
+                          "name one of the op's dtypes")
+    fitted = row.get("fitted") or {}
+    return {"atol": float(fitted["atol"]), "rtol": float(fitted["rtol"])}
