@@ -153,6 +153,18 @@ RUNNERS = {
 }
 
 
+VALIDATE_EMPTY = '''
+import numpy as np
+from gpuemu import Client
+
+client = Client()
+x = np.zeros((0, 3), np.float32)
+for out in (np.zeros((0, 3), np.float32), np.zeros((1, 3), np.float32)):
+    result = client.validate_op("relu", {"x": x}, out)
+    print(result.passed, result.kind)
+'''
+
+
 def empty_cases(project):
     """The seeds of the cases of `fuzz -n 12` that are empty, found with the wrong-shape twin (the case
     plan depends on the op's name, dims, dtypes and layouts, not on which op runs)."""
@@ -184,6 +196,14 @@ def test_empty_tensors_pass_through_every_runner(project, runner):
             through = project.run("--daemon", "fuzz", "-n", "12", "--format", "json", env=env)
             assert through.returncode == 0, through.stderr
             assert json.loads(through.stdout)["ops"][0]["passed"] == 12
+            # A client's empty tensors through the daemon's validate: equal empty shapes pass, a
+            # wrong shape fails.
+            run_env = dict(os.environ, GPUEMU_HOME=str(home), HOME=str(project.root),
+                           PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "python"),
+                                                                    os.environ.get("PYTHONPATH")])))
+            proc = subprocess.run([sys.executable, "-c", VALIDATE_EMPTY], cwd=project.root, env=run_env,
+                                  capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0 and proc.stdout == "True none\nFalse shape_mismatch\n", proc.stdout + proc.stderr
         finally:
             project.run("daemon", "stop", env=env, timeout=120)
             shutil.rmtree(home.parent, ignore_errors=True)
