@@ -179,8 +179,7 @@ class TestCommand final : public RunCommand {
     if (selection.dtype && stored->record.params.dtype != *selection.dtype) return std::nullopt;
     context.log(
         fmt::format("gpuemu test: --seed {} is the case seed of a stored {} failure of op '{}': running "
-                    "that case again, as 'gpuemu reproduce {}' does (a master seed of the same value "
-                    "would need the failure gone from the store: gpuemu failures)",
+                    "that case again, as 'gpuemu reproduce {}' does",
                     seed, check::failure_kind_name(stored->record.verdict.kind), op->name, seed));
     const auto resolved = TRY(resolve_loadable_case(context, seed, op->name));
     engine::OpSession session(config, *resolved.op);
@@ -191,6 +190,8 @@ class TestCommand final : public RunCommand {
     run.config_digest = config.digest;
     run.project = config.project.name;
     run.ops.push_back(engine::summarize_op(config, *resolved.op, {record}));
+    // One case has one dtype: no empty rows for the op's other dtypes (as the daemon's validate).
+    std::erase_if(run.ops.back().dtypes, [](const result::DtypeSummary& d) { return d.total == 0; });
     run.warnings = engine::tolerance_warnings(config, {record});
     TRY(write_result(context, result::make_document(run)));
     log_warnings(context, run.warnings);
