@@ -157,6 +157,14 @@ std::string install_hint(std::string_view tool) {
   return fmt::format("install it with 'python3 -m pip install {}' or set GPUEMU_{} to its path", wheel, var);
 }
 
+std::optional<std::string> missing_tool_for(const Toolchain& tools, const fs::path& source) {
+  if (source.extension() != ".cu" || tools.nvcc) return std::nullopt;
+  return fmt::format(
+      "compiling CUDA C ({}) needs nvcc, which was not found; {}, or point the kernel's source "
+      "at PTX generated elsewhere (nvcc -ptx)",
+      source.filename().string(), install_hint("nvcc"));
+}
+
 Expected<std::string> compile_cu(const Toolchain& tools, const fs::path& cu, std::string_view arch) {
   if (!tools.nvcc) {
     return fail(

@@ -46,6 +46,10 @@ struct SassFunction {
 };
 std::map<std::string, SassFunction> parse_sass(std::string_view text);
 
+// Why `source` cannot be built into an artifact on this machine (a .cu file without nvcc), naming
+// the missing tool and how to get it; nullopt when it can. `ci run` skips such a kernel with a warning.
+std::optional<std::string> missing_tool_for(const Toolchain& tools, const fs::path& source);
+
 // PTX text from a .cu file: nvcc -ptx -arch=ARCH -lineinfo. Errors name the file and the fix.
 Expected<std::string> compile_cu(const Toolchain& tools, const fs::path& cu, std::string_view arch);
 

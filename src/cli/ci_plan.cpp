@@ -45,29 +45,38 @@ Expected<engine::RunPlan> plan_ci(const config::Config& config, std::uint64_t ma
   const int iterations = options.iterations > 0
                              ? options.iterations
                              : (options.quick ? config.ci.quick_iterations : config.ci.fuzz_iterations);
-  engine::RunPlan plan{.command = "ci", .master_seed = master_seed};
-  for (const auto* op : TRY(engine::select_ops(config, {}))) {
+  const int test_cases = options.test_cases > 0 ? options.test_cases : config.validation.test_cases;
+  engine::RunPlan plan{.command = options.command, .master_seed = master_seed};
+  for (const auto* op : TRY(engine::select_ops(config, options.ops))) {
     engine::OpPlan op_plan{.op = op};
     engine::Selection selection;
     selection.ops = {op->name};
     if (!options.quick) {
-      append(op_plan, TRY(engine::plan_test(config, selection, master_seed, config.validation.test_cases)));
+      selection.dtype = options.dtype;
+      if (options.dtype && std::ranges::find(op->dtypes, *options.dtype) == op->dtypes.end()) continue;
+      append(op_plan, TRY(engine::plan_test(config, selection, master_seed, test_cases)));
       append(op_plan, TRY(engine::plan_fuzz(config, selection, master_seed, iterations)));
     } else {
       std::vector<tensor::DType> dtypes;
       for (auto dtype : config.ci.quick_dtypes) {
+        if (options.dtype && dtype != *options.dtype) continue;
         if (std::ranges::find(op->dtypes, dtype) != op->dtypes.end()) dtypes.push_back(dtype);
       }
       // The fuzz budget is spread over the op's quick dtypes, the remainder to the first ones.
       const int count = static_cast<int>(dtypes.size());
       for (int k = 0; k < count; ++k) {
         selection.dtype = dtypes[k];
-        append(op_plan, TRY(engine::plan_test(config, selection, master_seed, config.validation.test_cases)));
+        append(op_plan, TRY(engine::plan_test(config, selection, master_seed, test_cases)));
         const int share = iterations / count + (k < iterations % count ? 1 : 0);
         if (share > 0) append(op_plan, TRY(engine::plan_fuzz(config, selection, master_seed, share)));
       }
     }
     if (!op_plan.seeds.empty()) plan.ops.push_back(std::move(op_plan));
+  }
+  if (plan.ops.empty() && options.dtype) {
+    return fail(ErrorKind::usage,
+                fmt::format("no selected op is tested in {}{}", tensor::dtype_name(*options.dtype),
+                            options.quick ? " among [ci] quick_dtypes" : ""));
   }
   if (plan.ops.empty()) {
     std::vector<std::string> names;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "engine/executor.hpp"
@@ -22,7 +24,11 @@ Expected<Shard> parse_shard(const std::string& text);
 
 struct CiPlanOptions {
   bool quick = false;
-  int iterations = 0;  // fuzz cases per op; 0 = [ci] quick_iterations or fuzz_iterations
+  int iterations = 0;                  // fuzz cases per op; 0 = [ci] quick_iterations or fuzz_iterations
+  int test_cases = 0;                  // test cases per op and dtype; 0 = [validation] test_cases
+  std::string command = "ci";          // `gpuemu test --quick` runs this plan as "test"
+  std::vector<std::string> ops;        // empty = every op the CLI can run (engine::select_ops)
+  std::optional<tensor::DType> dtype;  // only this one of the dtypes the plan would run
 };
 
 // For each op, in config order: its test cases (per dtype), then its fuzz cases. With `quick` only

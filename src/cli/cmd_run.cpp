@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <thread>
 
+#include "cli/ci_plan.hpp"
 #include "cli/command.hpp"
 #include "cli/daemon_access.hpp"
 #include "cli/progress.hpp"
@@ -10,6 +11,7 @@
 #include "cli/seed_options.hpp"
 #include "cli/store_access.hpp"
 #include "config/table_reader.hpp"
+#include "engine/op_session.hpp"
 #include "engine/plans.hpp"
 
 namespace gpuemu::cli {
@@ -41,8 +43,16 @@ class RunCommand : public Command {
       }
     }
     TRY(add_specific_selection(selection));
+    if (auto replayed = TRY(run_stored_case(context, selection))) return *replayed;
     const std::uint64_t master = TRY(master_seed(seed_, config));
-    if (context.globals.daemon) return run_in_daemon(context, selection.ops, master);
+    if (selection.ops.empty()) {
+      for (const auto& line : engine::ops_not_run_here(config))
+        context.log(fmt::format("gpuemu {}: {}", name(), line));
+    }
+    if (context.globals.daemon) {
+      TRY(check_daemon_options());
+      return run_in_daemon(context, selection.ops, master);
+    }
     auto plan = TRY(make_plan(config, selection, master));
     plan.jobs = jobs_ > 0 ? jobs_ : config.ci.parallel_jobs;
     plan.fail_fast = fail_fast_;
@@ -66,6 +76,7 @@ class RunCommand : public Command {
                               recorder->stored_failures(), store->file().string()));
     }
     TRY(write_result(context, result::make_document(*result)));
+    log_warnings(context, result->warnings);
     return result->passed() ? ExitCode::ok : ExitCode::check_failed;
   }
 
@@ -83,7 +94,19 @@ class RunCommand : public Command {
     const auto result = TRY(result::from_json(reply.header.at("result"), "the daemon's result"));
     context.log(fmt::format("gpuemu: the daemon stored run {}", reply.header.value("run_id", 0)));
     TRY(write_result(context, result));
+    log_warnings(context, result.warnings);
     return result.passed ? ExitCode::ok : ExitCode::check_failed;
+  }
+  // The text document ends with its warnings; other formats get them on stderr as well.
+  void log_warnings(const Context& context, const std::vector<std::string>& warnings) const {
+    if (context.globals.format == "text") return;
+    for (const auto& warning : warnings) context.log(fmt::format("gpuemu {}: warning: {}", name(), warning));
+  }
+  virtual std::string_view name() const = 0;  // "test" or "fuzz", for messages
+  virtual Expected<void> check_daemon_options() const { return {}; }
+  // `test --seed S` with S a stored failure's case seed replays that case (faq.txt); nullopt = no.
+  virtual Expected<std::optional<ExitCode>> run_stored_case(Context&, const engine::Selection&) {
+    return std::nullopt;
   }
   virtual void add_daemon_fields(nlohmann::json& request) = 0;
   virtual void add_specific_options(CLI::App& app) = 0;
@@ -100,6 +123,7 @@ class RunCommand : public Command {
 };
 
 class TestCommand final : public RunCommand {
+  std::string_view name() const override { return "test"; }
   void add_daemon_fields(nlohmann::json& request) override {
     request["type"] = "test";
     if (cases_ > 0) request["cases"] = cases_;
@@ -108,15 +132,79 @@ class TestCommand final : public RunCommand {
     app.add_option("--cases", cases_, "Cases per op and dtype (default [validation] test_cases)")
         ->check(CLI::Range(std::int64_t{1}, config::kMaxCasesPerOp));
     app.add_flag("--fail-fast", fail_fast_, "Stop at the first failing case");
+    app.add_flag(
+        "--quick", quick_,
+        "The plan of 'ci run --quick': [ci] quick_dtypes only, with [ci] quick_iterations fuzz cases "
+        "per op (the fast check for every push)");
   }
   Expected<engine::RunPlan> make_plan(const config::Config& config, const engine::Selection& selection,
                                       std::uint64_t master) override {
+    if (quick_) {
+      return plan_ci(config, master,
+                     {.quick = true,
+                      .test_cases = cases_,
+                      .command = "test",
+                      .ops = selection.ops,
+                      .dtype = selection.dtype});
+    }
     return engine::plan_test(config, selection, master, cases_ > 0 ? cases_ : config.validation.test_cases);
   }
+  Expected<void> check_daemon_options() const override {
+    if (quick_) {
+      return fail(ErrorKind::usage,
+                  "--quick runs in this process: drop --daemon (or run 'gpuemu test --quick' "
+                  "without it)");
+    }
+    return {};
+  }
+  // The FAQ's `gpuemu test --seed 98765` after a fuzz run printed "FAIL at seed 98765": that seed is
+  // a case seed, so the case runs again as `gpuemu reproduce` runs it. A seed the store does not
+  // hold as a failure (of a selected op) keeps its meaning of master seed.
+  Expected<std::optional<ExitCode>> run_stored_case(Context& context,
+                                                    const engine::Selection& selection) override {
+    if (seed_.empty()) return std::nullopt;
+    const std::uint64_t seed = TRY(parse_seed(seed_, "--seed"));
+    const auto store = TRY(open_existing_store());
+    if (!store) return std::nullopt;
+    const auto stored = TRY(store->find_failure(seed, std::nullopt));
+    if (!stored) return std::nullopt;
+    const config::Config& config = *TRY(context.config());
+    const config::OpConfig* op = config.find_op(stored->record.op);
+    const auto selected = [&](const std::string& name) {
+      return std::ranges::find(selection.ops, name) != selection.ops.end();
+    };
+    if (op == nullptr || (!selection.ops.empty() && !selected(op->name) && !selected(op->spec))) {
+      return std::nullopt;
+    }
+    if (selection.dtype && stored->record.params.dtype != *selection.dtype) return std::nullopt;
+    context.log(
+        fmt::format("gpuemu test: --seed {} is the case seed of a stored {} failure of op '{}': running "
+                    "that case again, as 'gpuemu reproduce {}' does",
+                    seed, check::failure_kind_name(stored->record.verdict.kind), op->name, seed));
+    const auto resolved = TRY(resolve_loadable_case(context, seed, op->name));
+    engine::OpSession session(config, *resolved.op);
+    auto record = TRY(session.run_case(resolved.c));
+    result::RunResult run;
+    run.command = "test";
+    run.master_seed = seed;
+    run.config_digest = config.digest;
+    run.project = config.project.name;
+    run.ops.push_back(engine::summarize_op(config, *resolved.op, {record}));
+    // One case has one dtype: no empty rows for the op's other dtypes (as the daemon's validate).
+    std::erase_if(run.ops.back().dtypes, [](const result::DtypeSummary& d) { return d.total == 0; });
+    run.warnings = engine::tolerance_warnings(config, {record});
+    TRY(write_result(context, result::make_document(run)));
+    log_warnings(context, run.warnings);
+    context.log(
+        fmt::format("gpuemu test: seed {} {}", seed, record.verdict.passed() ? "passes now" : "still fails"));
+    return run.passed() ? ExitCode::ok : ExitCode::check_failed;
+  }
   int cases_ = 0;
+  bool quick_ = false;
 };
 
 class FuzzCommand final : public RunCommand {
+  std::string_view name() const override { return "fuzz"; }
   void add_daemon_fields(nlohmann::json& request) override {
     request["type"] = "fuzz";
     if (iterations_ > 0) request["iterations"] = iterations_;

@@ -16,7 +16,11 @@ class FamilyResolver {
  public:
   FamilyResolver(const Diagnostics& diag, const ValidationConfig& validation,
                  const std::vector<const toml::table*>& tables, const std::vector<std::string>& names)
-      : diag_(diag), validation_(validation), tables_(tables), names_(names), specs_(tables.size()),
+      : diag_(diag),
+        validation_(validation),
+        tables_(tables),
+        names_(names),
+        specs_(tables.size()),
         state_(tables.size(), State::unread) {
     for (std::size_t i = 0; i < names.size(); ++i) index_[names[i]] = i;
   }
@@ -73,14 +77,16 @@ class FamilyResolver {
   std::map<std::string, std::size_t, std::less<>> index_;
 };
 
-// The checks that need the op's final, inherited settings: something to run, warm flags.
+// The checks that need the op's final, inherited settings: something to run, warm flags. In
+// client_side and daemon_orchestrated mode the client runs the op, so it may have none here.
 Expected<void> finish(const Diagnostics& diag, const toml::table& table, OpConfig& op) {
-  if (op.op_script.empty() && op.execution_mode != ExecutionMode::client_side) {
+  if (op.op_script.empty() && op.execution_mode == ExecutionMode::script_based) {
     return diag.at(table.source(),
                    "op '" + op.name + "' has no op under test, which execution_mode '" +
                        std::string(execution_mode_name(op.execution_mode)) + "' runs",
                    "add op_script = \"kernels/" + op.name +
-                       ".py\", module = \"package.module:function\" or implementations = [...]");
+                       ".py\", module = \"package.module:function\" or implementations = [...]; or, when a "
+                       "client runs the op, execution_mode = \"client_side\" or \"daemon_orchestrated\"");
   }
   for (Runnable* runnable : {&op.reference, &op.op_script}) {
     runnable->persistent = op.persistent && runnable->kind == Runnable::Kind::script;
@@ -96,7 +102,8 @@ Expected<std::vector<OpConfig>> parse_ops(const Diagnostics& diag, const toml::t
   std::vector<std::string> names;
   std::map<std::string, const toml::table*> seen;
   for (const toml::table* table : tables) {
-    const std::string name = TRY(TableReader(diag, *table, "[[ops]]").required_string("name", "\"matmul\"")).value;
+    const std::string name =
+        TRY(TableReader(diag, *table, "[[ops]]").required_string("name", "\"matmul\"")).value;
     if (const auto it = seen.find(name); it != seen.end()) {
       return diag.at(*table->get("name"), "duplicate op name '" + name + "'",
                      "op names must be unique; the first is at " + diag.position(it->second->source()));

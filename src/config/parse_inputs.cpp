@@ -46,12 +46,13 @@ Expected<DimSpec> parse_dim(const Diagnostics& diag, const Entry& e) {
       return diag.at(*e.value, "dim '" + e.name + "' must be a range [min, max] of two integers", example);
     dim.min = (*range)[0].as_integer()->get();
     dim.max = (*range)[1].as_integer()->get();
-    if (dim.min < 1 || dim.min > dim.max) {
+    // 0 is a size like any other (an empty tensor); the fuzzer draws it as a boundary when in range.
+    if (dim.min < 0 || dim.min > dim.max) {
       return diag.at(*e.value,
                      "bad range [" + std::to_string(dim.min) + ", " + std::to_string(dim.max) +
-                         "] for dim '" + e.name + "': need 1 <= min <= max",
-                     "write " + e.name + " = [" + std::to_string(std::max<std::int64_t>(1, dim.min)) + ", " +
-                         std::to_string(std::max<std::int64_t>({1, dim.min, dim.max})) + "]");
+                         "] for dim '" + e.name + "': need 0 <= min <= max",
+                     "write " + e.name + " = [" + std::to_string(std::max<std::int64_t>(0, dim.min)) + ", " +
+                         std::to_string(std::max<std::int64_t>({0, dim.min, dim.max})) + "]");
     }
     return dim;
   }

@@ -159,6 +159,10 @@ Result<Reply> validate_given_output(DaemonState& state, Message& message, const 
   }
   Reply reply;
   reply.header["result"] = record_json(record, at, duration_ms, stored, failure_id);
+  // [policies] warn_threshold: a pass that used most of its tolerance (docs/protocol.md "validate").
+  nlohmann::json warnings = nlohmann::json::array();
+  if (auto warning = engine::tolerance_warning(*config, record)) warnings.push_back(std::move(*warning));
+  reply.header["result"]["warnings"] = std::move(warnings);
   return reply;
 }
 

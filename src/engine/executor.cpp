@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "engine/load_ops.hpp"
 #include "engine/op_session.hpp"
 #include "run/cancel.hpp"
@@ -23,6 +25,36 @@ struct Item {
 };
 
 }  // namespace
+
+std::optional<std::string> tolerance_warning(const config::Config& config, const result::CaseRecord& record) {
+  const double used = record.verdict.stats.tolerance_used;
+  const double threshold = config.policies.warn_threshold;
+  if (!record.verdict.passed() || !(used > threshold)) return std::nullopt;
+  return fmt::format(
+      "{} [{}] passed but used {:.0f}% of its tolerance (warn_threshold {:.0f}%, seed {}): close "
+      "to failing; look at it with '{}', or widen the tolerance ('gpuemu calibrate')",
+      record.op, tensor::dtype_name(record.params.dtype), 100 * used, 100 * threshold, record.seed,
+      result::replay_command(record));
+}
+
+std::vector<std::string> tolerance_warnings(const config::Config& config,
+                                            const std::vector<result::CaseRecord>& records) {
+  // (op, dtype) -> its worst passing case, in the order the groups first appear.
+  std::vector<std::pair<std::string, const result::CaseRecord*>> worst;
+  for (const auto& r : records) {
+    if (!tolerance_warning(config, r)) continue;
+    const std::string key = r.op + "\n" + std::string(tensor::dtype_name(r.params.dtype));
+    auto it = std::ranges::find(worst, key, &std::pair<std::string, const result::CaseRecord*>::first);
+    if (it == worst.end()) {
+      worst.emplace_back(key, &r);
+    } else if (r.verdict.stats.tolerance_used > it->second->verdict.stats.tolerance_used) {
+      it->second = &r;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [key, record] : worst) out.push_back(*tolerance_warning(config, *record));
+  return out;
+}
 
 result::OpResult summarize_op(const config::Config& config, const config::OpConfig& op,
                               const std::vector<result::CaseRecord>& records) {
@@ -207,6 +239,7 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
     }
   }
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    for (auto& warning : tolerance_warnings(config, per_op[i])) result.warnings.push_back(std::move(warning));
     result.ops.push_back(summarize_op(config, *plan.ops[i].op, per_op[i]));
     if (const auto it = inferred_sources.find(plan.ops[i].op->name);
         result.ops.back().source.empty() && it != inferred_sources.end()) {

@@ -42,11 +42,18 @@ class ResultSink {
 };
 
 // Progress for people: called after each case with counts for the case's op.
-using ProgressFn = std::function<void(const std::string& op, std::size_t done, std::size_t total,
-                                      std::size_t not_passed)>;
+using ProgressFn =
+    std::function<void(const std::string& op, std::size_t done, std::size_t total, std::size_t not_passed)>;
 
 Expected<result::RunResult> execute(const config::Config& config, const RunPlan& plan,
                                     ResultSink* sink = nullptr, const ProgressFn& progress = {});
+
+// [policies] warn_threshold: the warning for a case that passed using more than that share of its
+// tolerance (close to failing), naming its seed and the replay; nullopt otherwise.
+std::optional<std::string> tolerance_warning(const config::Config& config, const result::CaseRecord& record);
+// One warning per (op, dtype), for its worst passing case, in the order the records come.
+std::vector<std::string> tolerance_warnings(const config::Config& config,
+                                            const std::vector<result::CaseRecord>& records);
 
 // Folds case records (in order) into one OpResult; exposed for the daemon's client-side runs.
 result::OpResult summarize_op(const config::Config& config, const config::OpConfig& op,

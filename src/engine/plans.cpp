@@ -2,8 +2,8 @@
 // plan is a pure function of (config, selection, master seed, count).
 #include "engine/plans.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <random>
 
 #include "util/suggest.hpp"
@@ -11,7 +11,20 @@
 namespace gpuemu::engine {
 namespace {
 
-bool runnable_here(const config::OpConfig& op) { return !op.op_script.empty() && !op.reference.empty(); }
+bool runnable_here(const config::OpConfig& op) {
+  return !op.op_script.empty() && !op.reference.empty();
+}
+
+// Why the CLI leaves `op` out: a client runs it (the config requires an op under test otherwise).
+std::string client_runs_text(const config::OpConfig& op) {
+  const bool orchestrated = op.execution_mode == config::ExecutionMode::daemon_orchestrated;
+  return fmt::format(
+      "op '{}' is not run here: execution_mode '{}' without op_script or module means a client "
+      "runs it ({}); add op_script to run it from the CLI too",
+      op.name, config::execution_mode_name(op.execution_mode),
+      orchestrated ? "Client.get_test_case / get_test_batch, then submit_output"
+                   : "Client.validate_op or fuzz_op_client_side");
+}
 
 std::string dtype_list(const std::vector<tensor::DType>& dtypes) {
   std::string out;
@@ -23,16 +36,18 @@ Expected<fuzz::CaseFilter> filter_for(const config::OpConfig& op, const Selectio
   fuzz::CaseFilter f;
   if (s.dtype) {
     if (std::find(op.dtypes.begin(), op.dtypes.end(), *s.dtype) == op.dtypes.end()) {
-      return fail(ErrorKind::usage, fmt::format("op '{}' is not tested in {} (its dtypes: {}); add it to the op's "
-                                                "dtypes in gpuemu.toml or pick one of those",
-                                                op.name, tensor::dtype_name(*s.dtype), dtype_list(op.dtypes)));
+      return fail(ErrorKind::usage,
+                  fmt::format("op '{}' is not tested in {} (its dtypes: {}); add it to the op's "
+                              "dtypes in gpuemu.toml or pick one of those",
+                              op.name, tensor::dtype_name(*s.dtype), dtype_list(op.dtypes)));
     }
     f.dtype = s.dtype;
   }
   if (s.layout) {
     if (std::find(op.layouts.begin(), op.layouts.end(), *s.layout) == op.layouts.end()) {
-      return fail(ErrorKind::usage, fmt::format("op '{}' does not declare layout '{}'; add it to the op's layouts",
-                                                op.name, tensor::layout_name(*s.layout)));
+      return fail(ErrorKind::usage,
+                  fmt::format("op '{}' does not declare layout '{}'; add it to the op's layouts", op.name,
+                              tensor::layout_name(*s.layout)));
     }
     f.layout = s.layout;
   }
@@ -50,9 +65,12 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
       if (runnable_here(op)) ops.push_back(&op);
     }
     if (ops.empty()) {
-      return fail(ErrorKind::config, fmt::format("{}: no [[ops]] with both a reference and an op_script to run; add "
-                                                 "one (see docs/configuration.md)",
-                                                 config.project_file.string()));
+      std::string left_out;
+      for (const auto& line : ops_not_run_here(config)) left_out += "; " + line;
+      return fail(ErrorKind::config,
+                  fmt::format("{}: no [[ops]] with both a reference and an op_script to run{}; "
+                              "add one (see docs/configuration.md)",
+                              config.project_file.string(), left_out));
     }
     return ops;
   }
@@ -77,15 +95,19 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
                               }()));
     }
     for (const auto* op : matched) {
-      if (!runnable_here(*op)) {
-        return fail(ErrorKind::usage, fmt::format("op '{}' has no op_script (execution_mode {}): the CLI cannot run "
-                                                  "it; drive it from the Python client or add op_script",
-                                                  op->name, config::execution_mode_name(op->execution_mode)));
-      }
+      if (!runnable_here(*op)) return fail(ErrorKind::usage, client_runs_text(*op));
       if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
     }
   }
   return ops;
+}
+
+std::vector<std::string> ops_not_run_here(const config::Config& config) {
+  std::vector<std::string> lines;
+  for (const auto& op : config.ops) {
+    if (!runnable_here(op)) lines.push_back(client_runs_text(op));
+  }
+  return lines;
 }
 
 std::uint64_t resolve_master_seed(std::optional<std::uint64_t> cli_seed, const config::Config& config) {
@@ -97,8 +119,8 @@ std::uint64_t resolve_master_seed(std::optional<std::uint64_t> cli_seed, const c
   return seed;
 }
 
-Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
-                            int cases_per_dtype) {
+Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection,
+                            std::uint64_t master_seed, int cases_per_dtype) {
   RunPlan plan{.command = "test", .master_seed = master_seed};
   for (const auto* op : TRY(select_ops(config, selection.ops))) {
     OpPlan op_plan{op, {}};
@@ -108,20 +130,22 @@ Expected<RunPlan> plan_test(const config::Config& config, const Selection& selec
       per_dtype.dtype = dtype;
       auto filter = TRY(filter_for(*op, per_dtype));
       for (int i = 0; i < cases_per_dtype; ++i) {
-        op_plan.seeds.push_back(fuzz::case_seed(*op, master_seed, "test/" + std::string(tensor::dtype_name(dtype)),
+        op_plan.seeds.push_back(fuzz::case_seed(*op, master_seed,
+                                                "test/" + std::string(tensor::dtype_name(dtype)),
                                                 static_cast<std::uint64_t>(i), filter));
       }
     }
     if (!op_plan.seeds.empty()) plan.ops.push_back(std::move(op_plan));
   }
   if (plan.ops.empty() && selection.dtype) {
-    return fail(ErrorKind::usage, fmt::format("no selected op is tested in {}", tensor::dtype_name(*selection.dtype)));
+    return fail(ErrorKind::usage,
+                fmt::format("no selected op is tested in {}", tensor::dtype_name(*selection.dtype)));
   }
   return plan;
 }
 
-Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
-                            int iterations) {
+Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection,
+                            std::uint64_t master_seed, int iterations) {
   RunPlan plan{.command = "fuzz", .master_seed = master_seed};
   std::optional<Error> first_error;
   for (const auto* op : TRY(select_ops(config, selection.ops))) {
@@ -134,12 +158,14 @@ Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selec
     }
     OpPlan op_plan{op, {}};
     for (int i = 0; i < iterations; ++i) {
-      op_plan.seeds.push_back(fuzz::case_seed(*op, master_seed, "fuzz", static_cast<std::uint64_t>(i), *filter));
+      op_plan.seeds.push_back(
+          fuzz::case_seed(*op, master_seed, "fuzz", static_cast<std::uint64_t>(i), *filter));
     }
     plan.ops.push_back(std::move(op_plan));
   }
   if (plan.ops.empty() && first_error) {
-    return fail(ErrorKind::usage, "no op matches the requested --dtype/--layout; for example, " + first_error->message);
+    return fail(ErrorKind::usage,
+                "no op matches the requested --dtype/--layout; for example, " + first_error->message);
   }
   return plan;
 }

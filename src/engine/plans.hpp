@@ -19,16 +19,20 @@ struct Selection {
 };
 
 // The ops a CLI run executes. Unknown names are usage errors with a suggestion; ops the CLI
-// cannot run (client_side without an op script) are skipped unless named, then an error.
+// cannot run (a client runs them: no op under test here) are skipped unless named, then an error.
 Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& config,
                                                           const std::vector<std::string>& names);
+
+// One line per op that select_ops leaves out of an unnamed selection, saying why (a client runs
+// it) and how to run it; the commands print these so no op is left out without a word.
+std::vector<std::string> ops_not_run_here(const config::Config& config);
 
 // --seed, else [validation] seed, else a fresh random seed (0 means random in the config).
 std::uint64_t resolve_master_seed(std::optional<std::uint64_t> cli_seed, const config::Config& config);
 
-Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
-                            int cases_per_dtype);
-Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
-                            int iterations);
+Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection,
+                            std::uint64_t master_seed, int cases_per_dtype);
+Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection,
+                            std::uint64_t master_seed, int iterations);
 
 }  // namespace gpuemu::engine

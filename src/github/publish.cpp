@@ -97,6 +97,10 @@ void write_annotations(const result::ResultDocument& result, const Environment& 
                                 " per step); see the job summary or result.json")
         << "\n";
   }
+  // Warnings (warn_threshold, skipped artifact checks) have their own per-step limit on GitHub.
+  for (std::size_t i = 0; i < result.warnings.size() && i < max_annotations; ++i) {
+    log << workflow_command("warning", {{"title", "gpuemu warning"}}, result.warnings[i]) << "\n";
+  }
   for (std::size_t i = 0; i < findings.size() && i < max_annotations; ++i)
     echo_script_output(findings[i], log);
 }

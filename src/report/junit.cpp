@@ -270,6 +270,11 @@ void write_lint_suite(pugi::xml_node suites, const nlohmann::json& lint, const R
       if (location.line > 0) testcase.append_attribute("line").set_value(location.line);
     }
     ++counts.tests;
+    if (kernel.contains("skipped")) {
+      ++counts.skipped;
+      set(testcase.append_child("skipped"), "message", kernel.value("skipped", ""));
+      continue;
+    }
     const auto& violations = kernel["violations"];
     if (violations.empty()) continue;
     ++counts.failures;
@@ -290,9 +295,10 @@ void write_lint_suite(pugi::xml_node suites, const nlohmann::json& lint, const R
   suite.insert_attribute_after("tests", suite.attribute("name")).set_value(counts.tests);
   suite.insert_attribute_after("failures", suite.attribute("tests")).set_value(counts.failures);
   suite.insert_attribute_after("errors", suite.attribute("failures")).set_value(0);
-  suite.insert_attribute_after("skipped", suite.attribute("errors")).set_value(0);
+  suite.insert_attribute_after("skipped", suite.attribute("errors")).set_value(counts.skipped);
   totals.tests += counts.tests;
   totals.failures += counts.failures;
+  totals.skipped += counts.skipped;
 }
 
 }  // namespace

@@ -217,12 +217,25 @@ void kernel_lint(Budget& budget, const result::ResultDocument& result) {
       violations += (violations.empty() ? "" : "<br>") + util::markdown_inline(v.value("message", ""));
     }
     const auto metrics = k.value("metrics", nlohmann::json());
+    const bool skipped = k.contains("skipped");
+    if (skipped) violations = util::markdown_inline(k.value("skipped", ""));
     budget.add("| " + util::markdown_inline(k["name"].get<std::string>()) + " | " +
-               (k["passed"].get<bool>() ? "✅ pass" : "❌ fail") + " | " + metric_cell(metrics, "registers") +
-               " | " + metric_cell(metrics, "spills") + " | " + metric_cell(metrics, "local_memory_bytes") +
-               " | " + (violations.empty() ? "-" : violations) + " |\n");
+               (skipped                   ? "⚠️ skipped"
+                : k["passed"].get<bool>() ? "✅ pass"
+                                          : "❌ fail") +
+               " | " + metric_cell(metrics, "registers") + " | " + metric_cell(metrics, "spills") + " | " +
+               metric_cell(metrics, "local_memory_bytes") + " | " + (violations.empty() ? "-" : violations) +
+               " |\n");
   }
   budget.add("\nRe-run one: `gpuemu lint --kernel NAME`\n\n");
+}
+
+// What passed but deserves a look (result.json "warnings"): never a failure, always shown.
+void warnings(Budget& budget, const result::ResultDocument& result) {
+  if (result.warnings.empty()) return;
+  budget.add("### Warnings\n\n");
+  for (const auto& warning : result.warnings) budget.add("- ⚠️ " + util::markdown_inline(warning) + "\n");
+  budget.add("\n");
 }
 
 std::string failure_block(const Finding& f) {
@@ -300,6 +313,7 @@ Expected<std::string> write_markdown(const result::ResultDocument& result, const
   ran_and_time(budget, result);
   regressions(budget, result);
   kernel_lint(budget, result);
+  warnings(budget, result);
   auto findings = collect_findings(result, options.workspace);
   std::erase_if(findings, [](const Finding& f) { return f.worst == nullptr; });
   if (!findings.empty()) budget.add("### Failures, worst first\n\n");

@@ -194,6 +194,7 @@ Expected<ResultDocument> merge_documents(std::span<const ShardDocument> shards) 
   std::map<std::string, result::OpEntry> ops;  // sorted by name: the merged order
   std::vector<result::CutCase> cut;
   bool any_cut_field = false;
+  std::vector<std::string> warnings;  // each once, in shard order
   bool passed = true, partial = false, any_ci = false;
   double duration = 0;
   for (const auto* shard : ordered) {
@@ -202,6 +203,9 @@ Expected<ResultDocument> merge_documents(std::span<const ShardDocument> shards) 
     partial = partial || doc.partial;
     duration = std::max(duration, doc.duration_secs);
     any_ci = any_ci || doc.ci.has_value();
+    for (const auto& w : doc.warnings) {
+      if (std::ranges::find(warnings, w) == warnings.end()) warnings.push_back(w);
+    }
     if (doc.cut) {
       any_cut_field = true;
       cut.insert(cut.end(), doc.cut->begin(), doc.cut->end());
@@ -216,6 +220,7 @@ Expected<ResultDocument> merge_documents(std::span<const ShardDocument> shards) 
   merged.passed = passed;
   merged.partial = partial;
   merged.duration_secs = duration;
+  merged.warnings = std::move(warnings);
   merged.ops.clear();
   std::optional<result::Timing> timing;
   for (auto& [name, op] : ops) {

@@ -42,6 +42,10 @@ std::string ci_text(const result::ResultDocument& result) {
   if (const auto& lint = result.ci->lint; lint.is_object()) {
     for (const auto& k : lint.value("kernels", nlohmann::json::array())) {
       const auto violations = k.value("violations", nlohmann::json::array());
+      if (k.contains("skipped")) {
+        out += fmt::format("SKIP lint {}: {}\n", k.value("name", ""), k.value("skipped", ""));
+        continue;
+      }
       out += fmt::format("{} lint {}: {} violation(s)\n", violations.empty() ? "PASS" : "FAIL",
                          k.value("name", ""), violations.size());
       for (const auto& v : violations) out += "  - " + v.value("message", "") + "\n";
@@ -111,6 +115,7 @@ std::string render_text(const result::ResultDocument& result, const TextOptions&
     out += fmt::format("CUT {} case {} seed {}: {}\n", c.op, c.index, c.seed, c.message);
   }
   out += ci_text(result);
+  for (const auto& warning : result.warnings) out += "warning: " + warning + "\n";
   if (const std::string time = timing_phrase(result.timing); !time.empty()) {
     out += "time in cases: " + time + "\n";
   }

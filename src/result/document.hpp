@@ -138,6 +138,7 @@ struct ResultDocument {
   std::optional<Timing> timing;             // the ops' timing summed; absent when the ops have none
   std::vector<OpEntry> ops;                 // sorted by op name
   std::optional<std::vector<CutCase>> cut;  // absent in documents written before 0.1.0
+  std::vector<std::string> warnings;        // RunResult::warnings; absent (empty) when none
   std::optional<CiSection> ci;
 
   // Whether a partial result may pass (`ci run --allow-partial`).

@@ -290,6 +290,18 @@ Expected<ResultDocument> from_json(const Json& document, std::string_view name) 
   if (r.ok()) {
     if (const Json* cut = r.field(document, "", "cut", FieldType::array, false)) out.cut = read_cut(r, *cut);
   }
+  if (r.ok()) {
+    if (const Json* warnings = r.field(document, "", "warnings", FieldType::array, false)) {
+      for (std::size_t i = 0; i < warnings->size() && r.ok(); ++i) {
+        if (!(*warnings)[i].is_string()) {
+          r.problem("warnings[" + std::to_string(i) + "]",
+                    "should be a string, found " + (*warnings)[i].dump());
+          break;
+        }
+        out.warnings.push_back((*warnings)[i].get<std::string>());
+      }
+    }
+  }
   if (r.ok() && document.contains("ci") && !document["ci"].is_null()) {
     if (const Json* ci = r.field(document, "", "ci", FieldType::object)) out.ci = read_ci(r, *ci);
   }

@@ -131,6 +131,7 @@ ResultDocument make_document(const RunResult& result) {
   doc.timing = total;
   // Cut cases by (op, case), the order report merge rebuilds from shards.
   doc.cut = result.cut;
+  doc.warnings = result.warnings;
   std::ranges::stable_sort(*doc.cut, [](const CutCase& a, const CutCase& b) {
     return std::tie(a.op, a.index) < std::tie(b.op, b.index);
   });
@@ -210,6 +211,7 @@ nlohmann::json to_json(const ResultDocument& doc) {
     }
     out["cut"] = std::move(cut);
   }
+  if (!doc.warnings.empty()) out["warnings"] = doc.warnings;
   if (doc.ci) out["ci"] = ci_json(*doc.ci);
   return out;
 }

@@ -104,6 +104,9 @@ struct RunResult {
   double duration_secs = 0;
   std::vector<OpResult> ops;
   std::vector<CutCase> cut;  // cases killed at the time budget (then partial is true), in plan order
+  // What passed but deserves a look: [policies] warn_threshold exceeded, checks skipped for a
+  // missing tool. Never a failure.
+  std::vector<std::string> warnings;
 
   // No case failed. Whether a partial run (or an op not run) may pass is the caller's policy:
   // `ci run` fails it unless --allow-partial.

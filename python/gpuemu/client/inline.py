@@ -237,6 +237,11 @@ class InlineProject:
         result.max_diff, result.max_rel_diff = verdict.max_abs, verdict.max_rel
         result.mismatches, result.tolerance_used = verdict.mismatches, verdict.tolerance_used
         result.failures = [] if verdict.passed else [Failure(verdict.message, verdict.kind)]
+        threshold = float(self.data.get("policies", {}).get("warn_threshold", 0.8))
+        if verdict.passed and verdict.tolerance_used > threshold:  # as the daemon's validate reply
+            result.warnings = [f"{op_name} [{dtype}] passed but used {100 * verdict.tolerance_used:.0f}% of its "
+                               f"tolerance (warn_threshold {100 * threshold:.0f}%, seed {seed}): close to failing; "
+                               "look at the op, or widen the tolerance ('gpuemu calibrate')"]
         result.duration_ms = int((time.perf_counter() - start) * 1000)
         return result
 

@@ -124,15 +124,24 @@ TEST(ConfigDiagnostics, UndeclaredDim) {
                 "hint: add N = [1, 128] to dims");
 }
 
+// faq.txt: shapes include size-0 dims. A range may start at 0 (an empty tensor).
+TEST(ConfigDiagnostics, RangesMayStartAtZero) {
+  const Config c = load_ok(kOp + "[ops.schema]\ndims = { M = [0, 8] }\ninputs = { a = [\"M\"] }\n");
+  ASSERT_EQ(c.ops.size(), 1u);
+  ASSERT_TRUE(c.ops[0].schema.has_value());
+  EXPECT_EQ(c.ops[0].schema->dims.at(0).min, 0);
+  EXPECT_EQ(c.ops[0].schema->dims.at(0).max, 8);
+}
+
 TEST(ConfigDiagnostics, BadRange) {
   EXPECT_EQ(error_of(kOp + "[ops.schema]\n"
-                           "dims = { M = [0, 256] }\n"
+                           "dims = { M = [-1, 256] }\n"
                            "inputs = { a = [\"M\"] }\n"),
             kPath +
-                ":8:14: error: bad range [0, 256] for dim 'M': need 1 <= min <= max\n"
-                "dims = { M = [0, 256] }\n"
+                ":8:14: error: bad range [-1, 256] for dim 'M': need 0 <= min <= max\n"
+                "dims = { M = [-1, 256] }\n"
                 "             ^\n"
-                "hint: write M = [1, 256]");
+                "hint: write M = [0, 256]");
   EXPECT_EQ(error_of(kOp + "[ops.schema]\n"
                            "dims = { K = { candidates = [4, -1] } }\n"
                            "inputs = { a = [\"K\"] }\n"),
@@ -166,7 +175,20 @@ TEST(ConfigDiagnostics, MissingReferenceAndOpUnderTest) {
                 "[[ops]]\n"
                 "^\n"
                 "hint: add op_script = \"kernels/mm.py\", module = \"package.module:function\" or "
-                "implementations = [...]");
+                "implementations = [...]; or, when a client runs the op, execution_mode = \"client_side\" or "
+                "\"daemon_orchestrated\"");
+}
+
+// execution-modes.txt's daemon-orchestrated op: the client runs it, so it needs no op under test.
+TEST(ConfigDiagnostics, ClientRunOpsNeedNoOpUnderTest) {
+  for (const char* mode : {"client_side", "daemon_orchestrated"}) {
+    const Config c =
+        load_ok(kHead + "[[ops]]\nname = \"my_matmul\"\nreference = \"scripts/matmul_ref.py\"\n" +
+                "input_names = [\"a\", \"b\"]\nexecution_mode = \"" + mode + "\"\n");
+    ASSERT_EQ(c.ops.size(), 1u);
+    EXPECT_TRUE(c.ops[0].op_script.empty()) << mode;
+    EXPECT_EQ(execution_mode_name(c.ops[0].execution_mode), mode);
+  }
 }
 
 TEST(ConfigDiagnostics, DuplicateOpName) {

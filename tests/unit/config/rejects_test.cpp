@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
         Row{kOp + "[ops.schema]\ndims = { M = [1] }\ninputs = { a = [\"M\"] }\n",
             "dim 'M' must be a range [min, max] of two integers"},
         Row{kOp + "[ops.schema]\ndims = { M = [8, 2] }\ninputs = { a = [\"M\"] }\n",
-            "bad range [8, 2] for dim 'M': need 1 <= min <= max"},
+            "bad range [8, 2] for dim 'M': need 0 <= min <= max"},
         Row{kOp + "[ops.schema]\ndims = { M = { candidates = [] } }\ninputs = { a = [\"M\"] }\n",
             "dim 'M' needs a non-empty candidates list"},
         Row{kOp + "[ops.schema]\ndims = { M = { candidate = [1] } }\ninputs = { a = [\"M\"] }\n",

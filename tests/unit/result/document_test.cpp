@@ -118,6 +118,18 @@ TEST(ResultDocument, RunResultDocumentIsUnchangedAndRoundTrips) {
             case_to_json(sample_run().ops[0].failures[0]).dump());
 }
 
+// [policies] warn_threshold and skipped artifact checks: written only when there are some.
+TEST(ResultDocument, WarningsRoundTripAndStayAbsentWhenNone) {
+  auto run = sample_run();
+  EXPECT_FALSE(to_json(make_document(run)).contains("warnings"));
+  run.warnings = {"relu [float32] passed but used 93% of its tolerance",
+                  "kernel 'k': artifact checks skipped"};
+  const auto written = to_json(make_document(run));
+  EXPECT_EQ(written["warnings"], nlohmann::json(run.warnings));
+  EXPECT_EQ(round_trip(written), written.dump());
+  EXPECT_EQ(from_json(written).value().warnings, run.warnings);
+}
+
 TEST(ResultDocument, CiSectionsRoundTrip) {
   auto document = to_json(sample_run());
   const nlohmann::json lint = {{"kernels",
@@ -239,6 +251,13 @@ TEST(ResultDocument, RefusesEachMalformedShapeNamingTheField) {
        "out/result.json: ops[1].failures[0].dims.N should be an integer, found \"65\""},
       {"warning", [](nlohmann::json& d) { d["ci"]["baseline"]["warnings"][0] = 1; },
        "out/result.json: ci.baseline.warnings[0] should be a string, found 1"},
+      {"run warning",
+       [](nlohmann::json& d) {
+         d["warnings"] = {"near [float32] passed", false};
+       },
+       "out/result.json: warnings[1] should be a string, found false"},
+      {"run warnings", [](nlohmann::json& d) { d["warnings"] = "near"; },
+       "out/result.json: warnings should be an array, found \"near\""},
       {"timing",
        [](nlohmann::json& d) {
          d["timing"] = {{"wall_secs", "long"}};
