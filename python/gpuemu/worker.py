@@ -36,8 +36,10 @@ import numpy as np
 from gpuemu import frameworks, runtime
 from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
 from gpuemu.errors import CaseFailure, FrameError, TritonNeedsGpuError
+from gpuemu.frameworks import triton_autotune
 from gpuemu.loading import install_hint, load_callable, load_script, source_of
 from gpuemu.wire import frames, input_files, output_file, segments, tensors
+from gpuemu.wire.input_guard import InputGuard
 
 Fn = Callable[..., Any]
 
@@ -61,6 +63,9 @@ def _check(callables: list[str], scripts: list[str]) -> dict:
                             "traceback": traceback.format_exc()})
             continue
         entry = {"kind": kind, "target": target, "ok": True}
+        autotuned = triton_autotune.discover(fn)
+        if autotuned:  # gpuemu tests each config as a variant of the op (docs/configuration.md)
+            entry["autotune"] = autotuned
         where = source_of(fn)
         if where is not None:
             entry["file"], entry["line"] = where
@@ -85,12 +90,12 @@ def _read_every_line(raw: memoryview) -> None:
         np.frombuffer(raw, dtype=np.uint8)[::64].max()
 
 
-def decode_storages(header: dict, payload: bytearray) -> dict:
+def decode_storages(header: dict, payload: bytearray, guard: InputGuard | None = None) -> dict:
     """{name: (storage view, dtype)} for a call frame's "tensors": writable views into the payload,
     into a private (copy-on-write) mapping of gpuemu's input file for an entry with "file"
     (input_files.map_input_files), or into a private copy of the bytes an entry names in a
     shared-memory segment (segments.read_segment: never a mapping its sender could shrink under us).
-    bfloat16 stays uint16 bits."""
+    bfloat16 stays uint16 bits. With a guard, every input is watched for writes by the call."""
     view = memoryview(payload)
     entries = header.get("tensors", [])
     files = input_files.map_input_files(entries)  # inputs in gpuemu's own file: mapped, not copied
@@ -106,8 +111,12 @@ def decode_storages(header: dict, payload: bytearray) -> dict:
             raise FrameError(f"tensor {entry.get('name')!r} lies outside the frame payload")
         else:
             raw = view[offset : offset + nbytes]
-        inputs[entry["name"]] = (tensors.decode_storage(entry["dtype"], entry["shape"], entry.get("strides"), raw),
-                                 canonical_dtype(entry["dtype"]))
+        storage = tensors.decode_storage(entry["dtype"], entry["shape"], entry.get("strides"), raw)
+        if guard is not None and entry.get("file") is not None:
+            guard.watch_file(str(entry["name"]), storage, raw, str(entry["file"]), offset)
+        elif guard is not None:
+            guard.watch(str(entry["name"]), storage, raw)
+        inputs[entry["name"]] = (storage, canonical_dtype(entry["dtype"]))
     return inputs
 
 
@@ -180,14 +189,16 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any =
     lent = segments.LentSegments() if segments.available() else None
     out_file = output_file.OutputFile()
     try:
-        return _serve(fn, frames_in, frames_out, _Converters(converter), lent, out_file)
+        # Only the op's inputs are checked: the reference gets its own private copy (docs/worker-protocol.md).
+        return _serve(fn, frames_in, frames_out, _Converters(converter), lent, out_file, role == "op")
     finally:
         out_file.close()
         if lent is not None:
             lent.close()
 
 
-def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any, out_file: Any) -> int:
+def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any, out_file: Any,
+           guard_inputs: bool) -> int:
     while True:
         try:
             frame = frames.read_frame(frames_in)
@@ -210,7 +221,8 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             converter = converters.for_call(header)
             op, dtype = str(header.get("op") or ""), header.get("dtype")
             started = time.perf_counter_ns()
-            inputs = converter.inputs(decode_storages(header, payload), op)
+            guard = InputGuard(op) if guard_inputs else None
+            inputs = converter.inputs(decode_storages(header, payload, guard), op)
             called = time.perf_counter_ns()
             called_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, gpuemu's steady clock: where the call lies in its wall
             convert = called - started
@@ -219,6 +231,8 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             finally:
                 elapsed = time.perf_counter_ns() - called  # the user's time (with the device synchronize)
             returned = time.perf_counter_ns()
+            if guard is not None:
+                guard.check()  # raises InputMutatedError, a CaseFailure: the reply names input_mutated
             entries, buffers = encode_items(converter.outputs(out, op), dtype, converter)
             convert += time.perf_counter_ns() - returned
             del inputs, out  # framework tensors over the payload: nothing of ours keeps them past the call
@@ -309,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         frames.write_frame(frames_out, {"type": "fatal", "kind": "load", "error": _error_text(exc) + install_hint(exc),
                                          "traceback": traceback.format_exc()})
         return 2
+    triton_autotune.install()  # one call site until the Triton import hook runs it (frameworks/triton_hook.py)
     _flush_user_output()
     load_ns = time.perf_counter_ns() - load_started
     frames.write_frame(frames_out, {"type": "ready", "protocol": frames.VERSION, "pid": os.getpid(),

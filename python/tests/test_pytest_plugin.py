@@ -179,7 +179,7 @@ def test_an_op_declared_in_python(project):
     failed = set(re.findall(r"FAILED test_inline.py::(\w+)\[", out))
     assert failed == {"test_relu_that_leaks_negatives", "test_relu_in_place", "test_forgets_to_check"}
     assert "not stored: the op is declared in Python (gpuemu.testing.Op)" in out
-    assert "input_mutated" in out and "run_op wrote into its input(s) x" in out
+    assert "input_mutated" in out and "run_op wrote into its input 'x': " in out
     assert "never called gpuemu_case.run(kernel) or gpuemu_case.check(output): the case checked nothing" in out
 
 
