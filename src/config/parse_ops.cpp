@@ -70,15 +70,15 @@ Expected<ImplementationEntry> parse_implementation(const TableReader& r, const t
     }
     if (auto source = TRY(t.string("source"))) entry.source = *source;
   } else {
-    return r.type_error("implementations", element,
-                        "an array of \"module:function\" or script strings, or of tables { name, op_script }");
+    return r.type_error(
+        "implementations", element,
+        "an array of \"module:function\" or script strings, or of tables { name, op_script }");
   }
   entry.runnable = TRY(resolve_runnable(diag, *runnable_item, "implementations"));
   entry.node = &element;
   if (entry.name.empty()) {
-    entry.name = entry.runnable.kind == Runnable::Kind::callable
-                     ? entry.runnable.function
-                     : entry.runnable.script.stem().string();
+    entry.name = entry.runnable.kind == Runnable::Kind::callable ? entry.runnable.function
+                                                                 : entry.runnable.script.stem().string();
     entry.name_node = &element;
   }
   if (!is_implementation_name(entry.name)) {
@@ -99,9 +99,9 @@ Expected<std::vector<ImplementationEntry>> parse_implementations(const TableRead
   }
   for (const char* other : {"op_script", "module"}) {
     if (r.node(other) != nullptr) {
-      return diag.at(*r.node("implementations"),
-                     "op has both 'implementations' and '" + std::string(other) + "'",
-                     "list the " + std::string(other) + " as one of the implementations and remove '" + other + "'");
+      return diag.at(
+          *r.node("implementations"), "op has both 'implementations' and '" + std::string(other) + "'",
+          "list the " + std::string(other) + " as one of the implementations and remove '" + other + "'");
     }
   }
   std::vector<ImplementationEntry> out;
@@ -131,8 +131,8 @@ bool is_implementation_name(std::string_view name) {
   return true;
 }
 
-Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table, const ValidationConfig& validation,
-                          const OpSpec* base) {
+Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table,
+                          const ValidationConfig& validation, const OpSpec* base) {
   OpSpec spec = base != nullptr ? *base : OpSpec{};
   OpConfig& op = spec.op;
   op.name = TRY(TableReader(diag, table, "[[ops]]").required_string("name", "\"matmul\"")).value;
@@ -174,6 +174,12 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table, con
     return diag.at(*table.get("name"), "op name '" + op.name + "' contains '/'",
                    "'/' separates an op from its implementation in results (softmax/v2); rename the op");
   }
+  if (op.name.find_first_of("[]") != std::string::npos) {
+    return diag.at(
+        *table.get("name"), "op name '" + op.name + "' contains '[' or ']'",
+        "'[...]' names an autotune config of an op in results (softmax[BLOCK=64,num_warps=4]); rename "
+        "the op");
+  }
   op.spec = op.name;
   op.extends = base != nullptr ? base->op.name : "";
   op.location = diag.locate(table.source());
@@ -196,9 +202,10 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table, con
   }
   if (auto s = TRY(r.string_item("source"))) {
     if (!spec.implementations.empty()) {
-      return diag.at(*s->node, "'source' names one kernel, but op '" + op.name + "' has several implementations",
-                     "give each implementation its own source: { name = \"v1\", op_script = \"...\", source = "
-                     "\"file.py:12\" }, or leave it out: the source of a callable is inferred");
+      return diag.at(
+          *s->node, "'source' names one kernel, but op '" + op.name + "' has several implementations",
+          "give each implementation its own source: { name = \"v1\", op_script = \"...\", source = "
+          "\"file.py:12\" }, or leave it out: the source of a callable is inferred");
     }
     op.source = s->value;
   }

@@ -2,16 +2,19 @@
 // plan is a pure function of (config, selection, master seed, count).
 #include "engine/plans.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <random>
 
+#include "engine/autotune_variants.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuemu::engine {
 namespace {
 
-bool runnable_here(const config::OpConfig& op) { return !op.op_script.empty() && !op.reference.empty(); }
+bool runnable_here(const config::OpConfig& op) {
+  return !op.op_script.empty() && !op.reference.empty();
+}
 
 std::string dtype_list(const std::vector<tensor::DType>& dtypes) {
   std::string out;
@@ -23,16 +26,18 @@ Expected<fuzz::CaseFilter> filter_for(const config::OpConfig& op, const Selectio
   fuzz::CaseFilter f;
   if (s.dtype) {
     if (std::find(op.dtypes.begin(), op.dtypes.end(), *s.dtype) == op.dtypes.end()) {
-      return fail(ErrorKind::usage, fmt::format("op '{}' is not tested in {} (its dtypes: {}); add it to the op's "
-                                                "dtypes in gpuemu.toml or pick one of those",
-                                                op.name, tensor::dtype_name(*s.dtype), dtype_list(op.dtypes)));
+      return fail(ErrorKind::usage,
+                  fmt::format("op '{}' is not tested in {} (its dtypes: {}); add it to the op's "
+                              "dtypes in gpuemu.toml or pick one of those",
+                              op.name, tensor::dtype_name(*s.dtype), dtype_list(op.dtypes)));
     }
     f.dtype = s.dtype;
   }
   if (s.layout) {
     if (std::find(op.layouts.begin(), op.layouts.end(), *s.layout) == op.layouts.end()) {
-      return fail(ErrorKind::usage, fmt::format("op '{}' does not declare layout '{}'; add it to the op's layouts",
-                                                op.name, tensor::layout_name(*s.layout)));
+      return fail(ErrorKind::usage,
+                  fmt::format("op '{}' does not declare layout '{}'; add it to the op's layouts", op.name,
+                              tensor::layout_name(*s.layout)));
     }
     f.layout = s.layout;
   }
@@ -50,22 +55,27 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
       if (runnable_here(op)) ops.push_back(&op);
     }
     if (ops.empty()) {
-      return fail(ErrorKind::config, fmt::format("{}: no [[ops]] with both a reference and an op_script to run; add "
-                                                 "one (see docs/configuration.md)",
-                                                 config.project_file.string()));
+      return fail(ErrorKind::config,
+                  fmt::format("{}: no [[ops]] with both a reference and an op_script to run; add "
+                              "one (see docs/configuration.md)",
+                              config.project_file.string()));
     }
     return ops;
   }
   std::vector<std::string> known;
   for (const auto& op : config.ops) {
-    if (!op.implementation.empty() && (known.empty() || known.back() != op.spec)) known.push_back(op.spec);
+    if (op.spec != op.name && std::find(known.begin(), known.end(), op.spec) == known.end())
+      known.push_back(op.spec);
+    const std::string base = without_variant(op.name);
+    if (base != op.name && std::find(known.begin(), known.end(), base) == known.end()) known.push_back(base);
     known.push_back(op.name);
   }
   for (const auto& name : names) {
-    // NAME is an op (all its implementations) or one implementation, "op/implementation".
+    // NAME is an op (all its implementations and autotune variants), one implementation
+    // ("op/implementation", with its variants) or one variant ("op[BLOCK=64,num_warps=4]").
     std::vector<const config::OpConfig*> matched;
     for (const auto& op : config.ops) {
-      if (op.name == name || (!op.implementation.empty() && op.spec == name)) matched.push_back(&op);
+      if (op.name == name || op.spec == name || without_variant(op.name) == name) matched.push_back(&op);
     }
     if (matched.empty()) {
       return fail(ErrorKind::usage,
@@ -78,9 +88,10 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
     }
     for (const auto* op : matched) {
       if (!runnable_here(*op)) {
-        return fail(ErrorKind::usage, fmt::format("op '{}' has no op_script (execution_mode {}): the CLI cannot run "
-                                                  "it; drive it from the Python client or add op_script",
-                                                  op->name, config::execution_mode_name(op->execution_mode)));
+        return fail(ErrorKind::usage,
+                    fmt::format("op '{}' has no op_script (execution_mode {}): the CLI cannot run "
+                                "it; drive it from the Python client or add op_script",
+                                op->name, config::execution_mode_name(op->execution_mode)));
       }
       if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
     }
@@ -97,8 +108,8 @@ std::uint64_t resolve_master_seed(std::optional<std::uint64_t> cli_seed, const c
   return seed;
 }
 
-Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
-                            int cases_per_dtype) {
+Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection,
+                            std::uint64_t master_seed, int cases_per_dtype) {
   RunPlan plan{.command = "test", .master_seed = master_seed};
   for (const auto* op : TRY(select_ops(config, selection.ops))) {
     OpPlan op_plan{op, {}};
@@ -108,20 +119,22 @@ Expected<RunPlan> plan_test(const config::Config& config, const Selection& selec
       per_dtype.dtype = dtype;
       auto filter = TRY(filter_for(*op, per_dtype));
       for (int i = 0; i < cases_per_dtype; ++i) {
-        op_plan.seeds.push_back(fuzz::case_seed(*op, master_seed, "test/" + std::string(tensor::dtype_name(dtype)),
+        op_plan.seeds.push_back(fuzz::case_seed(*op, master_seed,
+                                                "test/" + std::string(tensor::dtype_name(dtype)),
                                                 static_cast<std::uint64_t>(i), filter));
       }
     }
     if (!op_plan.seeds.empty()) plan.ops.push_back(std::move(op_plan));
   }
   if (plan.ops.empty() && selection.dtype) {
-    return fail(ErrorKind::usage, fmt::format("no selected op is tested in {}", tensor::dtype_name(*selection.dtype)));
+    return fail(ErrorKind::usage,
+                fmt::format("no selected op is tested in {}", tensor::dtype_name(*selection.dtype)));
   }
   return plan;
 }
 
-Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection, std::uint64_t master_seed,
-                            int iterations) {
+Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection,
+                            std::uint64_t master_seed, int iterations) {
   RunPlan plan{.command = "fuzz", .master_seed = master_seed};
   std::optional<Error> first_error;
   for (const auto* op : TRY(select_ops(config, selection.ops))) {
@@ -134,12 +147,14 @@ Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selec
     }
     OpPlan op_plan{op, {}};
     for (int i = 0; i < iterations; ++i) {
-      op_plan.seeds.push_back(fuzz::case_seed(*op, master_seed, "fuzz", static_cast<std::uint64_t>(i), *filter));
+      op_plan.seeds.push_back(
+          fuzz::case_seed(*op, master_seed, "fuzz", static_cast<std::uint64_t>(i), *filter));
     }
     plan.ops.push_back(std::move(op_plan));
   }
   if (plan.ops.empty() && first_error) {
-    return fail(ErrorKind::usage, "no op matches the requested --dtype/--layout; for example, " + first_error->message);
+    return fail(ErrorKind::usage,
+                "no op matches the requested --dtype/--layout; for example, " + first_error->message);
   }
   return plan;
 }
