@@ -93,3 +93,17 @@ def test_an_unknown_config_names_the_ones_there_are(gpuemu_bin, triton_project):
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert f"unknown op '{BUG}[BLOCK_N=32,num_warps=1]'" in proc.stderr and BAD in proc.stderr, proc.stderr
 
+
+
+def test_the_daemon_runs_the_same_variants(gpuemu_bin, triton_project):
+    start = run(gpuemu_bin, triton_project, "daemon", "start", "--background", timeout=60)
+    assert start.returncode == 0, start.stderr
+    try:
+        proc = run(gpuemu_bin, triton_project, "--daemon", "--format", "json", "fuzz", "--op", BUG,
+                   "--iterations", "2", "--seed", "5", "--dtype", "float32")
+        assert proc.returncode == 1, proc.stderr[-3000:]
+        ops = {op["op"]: op for op in json.loads(proc.stdout)["ops"]}
+        assert sorted(ops) == sorted(f"{BUG}[{c}]" for c in CONFIGS)
+        assert [name for name, op in ops.items() if op["failed"]] == [BAD], ops
+    finally:
+        run(gpuemu_bin, triton_project, "daemon", "stop", timeout=60)
