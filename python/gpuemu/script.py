@@ -26,7 +26,7 @@ import numpy as np
 
 from gpuemu import runtime
 from gpuemu.errors import CaseFailure
-from gpuemu.frameworks import AdapterSettings, Converter
+from gpuemu.frameworks import AdapterSettings, Converter, triton_autotune
 from gpuemu.frameworks.convert import output_dtype
 from gpuemu.frameworks.settings import ROLES
 from gpuemu.wire import tensors
@@ -165,6 +165,7 @@ def run_once(fn: Fn, role: str = "op", stdin: IO[str] | None = None, stdout: IO[
     op, case_dtype = str(request.get("op") or ""), request["dtype"]
     stream = sys.stdout if stdout is None else stdout
     guard = InputGuard(op) if role == "op" else None  # a reference's writes reach nobody
+    triton_autotune.install()  # one call site until the Triton import hook runs it (frameworks/triton_hook.py)
     inputs = converter.inputs(_storages(request.get("inputs", {}), guard), op)
     started = time.perf_counter_ns()
     called_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, gpuemu's steady clock
