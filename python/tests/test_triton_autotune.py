@@ -126,6 +126,16 @@ def test_a_perf_model_that_runs_on_the_cpu_prunes(tmp_path):
     assert out["block"] == 32 and out["right"] and sorted(out["calls"]) == [["model", 32], ["model", 64]]
 
 
+def test_several_kernels_in_one_op_each_get_their_part_of_the_pin(tmp_path):
+    out = run_python(tmp_path, '''
+        triton_autotune.install()
+        x = torch.arange(100, dtype=torch.float32)
+        out["scale"] = tuned.scale(x)[1]
+        out["plus_one"] = tuned.plus_one(x)[1]
+    ''', TRITON_INTERPRET="1", GPUEMU_AUTOTUNE_PIN="scale_kernel:BLOCK=128,num_warps=4;modelled_kernel:BLOCK=32,num_warps=4")
+    assert out == {"scale": 128, "plus_one": 32}
+
+
 def test_no_patch_on_a_gpu_run_without_a_pin(tmp_path):
     out = run_python(tmp_path, '''
         out["installed"] = triton_autotune.install()
