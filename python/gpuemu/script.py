@@ -26,15 +26,18 @@ import inspect
 import json
 import sys
 import time
+import traceback
 from typing import IO, Any, Callable, Mapping
 
 import numpy as np
 
 from gpuemu import runtime
+from gpuemu.errors import CaseFailure
 from gpuemu.frameworks import AdapterSettings, Converter, triton_hook
 from gpuemu.frameworks.convert import output_dtype, seed_of
 from gpuemu.frameworks.settings import ROLES
 from gpuemu.wire import tensors
+from gpuemu.wire.input_guard import InputGuard
 
 Fn = Callable[..., Any]
 
@@ -89,9 +92,16 @@ def _parse_request(stream: IO[str] | None) -> dict:
     return request
 
 
-def _storages(raw_inputs: dict) -> dict[str, tuple[np.ndarray, str]]:
-    """{name: (storage view, dtype)}: bfloat16 as its uint16 bits, strided cases as strided views."""
-    return {name: tensors.decode_tensor_storage(obj) for name, obj in raw_inputs.items()}
+def _storages(raw_inputs: dict, guard: InputGuard | None = None) -> dict[str, tuple[np.ndarray, str]]:
+    """{name: (storage view, dtype)}: bfloat16 as its uint16 bits, strided cases as strided views.
+    With a guard, each input is watched for writes by the call."""
+    out = {}
+    for name, obj in raw_inputs.items():
+        storage, dtype, raw = tensors.decode_tensor_buffer(obj)
+        if guard is not None:
+            guard.watch(str(name), storage, raw)
+        out[name] = (storage, dtype)
+    return out
 
 
 def request_settings(request: dict, role: str = "op") -> AdapterSettings:
@@ -155,15 +165,33 @@ def write_output(out: Any, dtype: str | None = None, stream: IO[str] | None = No
 
 def run_once(fn: Fn, role: str = "op", stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
     """Reads one request, converts its inputs to the request's framework, calls fn(inputs, **kwargs)
-    and writes the reply: the body of main, through the same frameworks.Converter as the warm worker."""
+    and writes the reply: the body of main, through the same frameworks.Converter as the warm worker.
+
+    A call that fails with a gpuemu.errors.CaseFailure (an op that wrote into its inputs, an
+    out-of-bounds access the sanitizer refused, ...) writes {"failure": KIND, "error": message} on
+    stdout and re-raises, so the exit status is non-zero and gpuemu records the case under that kind
+    (docs/script-protocol.md, "Failures")."""
     request = _parse_request(stdin)
     converter = Converter(request_settings(request, role))
     op, case_dtype = str(request.get("op") or ""), request["dtype"]
-    inputs = converter.inputs(_storages(request.get("inputs", {})), op)
+    stream = sys.stdout if stdout is None else stdout
+    guard = InputGuard(op) if role == "op" else None  # a reference's writes reach nobody
+    inputs = converter.inputs(_storages(request.get("inputs", {}), guard), op)
     started = time.perf_counter_ns()
     called_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, gpuemu's steady clock
-    out = converter.call(fn, inputs, request["kwargs"], case_dtype, seed_of(request))
-    elapsed = time.perf_counter_ns() - started  # the function's time (with the device synchronize)
+    try:
+        out = converter.call(fn, inputs, request["kwargs"], case_dtype, seed_of(request))
+        elapsed = time.perf_counter_ns() - started  # the function's time (with the device synchronize)
+        if guard is not None:
+            guard.check()
+    except CaseFailure as exc:
+        traceback.print_exc(file=sys.stderr)
+        stream.write(json.dumps({"failure": exc.kind, "error": f"{type(exc).__name__}: {exc}",
+                                 "elapsed_ns": time.perf_counter_ns() - started, "called_ns": called_ns},
+                                separators=(",", ":")))
+        stream.write("\n")
+        stream.flush()
+        raise
     encoded = {name: tensors.encode_tensor(arr, converter.wire_dtype(arr, case_dtype))
                for name, arr in converter.outputs(out, op)}
     reply = encoded["out"] if list(encoded) == ["out"] and not isinstance(out, Mapping) else {"outputs": encoded}
@@ -171,7 +199,6 @@ def run_once(fn: Fn, role: str = "op", stdin: IO[str] | None = None, stdout: IO[
     reply["elapsed_ns"] = elapsed
     reply["called_ns"] = called_ns
     reply["runtime"] = {**converter.describe(), **runtime.kernels()}
-    stream = sys.stdout if stdout is None else stdout
     stream.write(json.dumps(reply, separators=(",", ":")))
     stream.write("\n")
     stream.flush()

@@ -37,9 +37,10 @@ from gpuemu import frameworks, runtime
 from gpuemu.frameworks.convert import seed_of
 from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
 from gpuemu.errors import CaseFailure, FrameError, TritonNeedsGpuError
-from gpuemu.frameworks import triton_hook
+from gpuemu.frameworks import triton_autotune, triton_hook
 from gpuemu.loading import install_hint, load_callable, load_script, source_of
 from gpuemu.wire import frames, input_files, output_file, segments, tensors
+from gpuemu.wire.input_guard import InputGuard
 
 Fn = Callable[..., Any]
 
@@ -63,6 +64,9 @@ def _check(callables: list[str], scripts: list[str]) -> dict:
                             "traceback": traceback.format_exc()})
             continue
         entry = {"kind": kind, "target": target, "ok": True}
+        autotuned = triton_autotune.discover(fn)
+        if autotuned:  # gpuemu tests each config as a variant of the op (docs/configuration.md)
+            entry["autotune"] = autotuned
         where = source_of(fn)
         if where is not None:
             entry["file"], entry["line"] = where
@@ -87,12 +91,12 @@ def _read_every_line(raw: memoryview) -> None:
         np.frombuffer(raw, dtype=np.uint8)[::64].max()
 
 
-def decode_storages(header: dict, payload: bytearray) -> dict:
+def decode_storages(header: dict, payload: bytearray, guard: InputGuard | None = None) -> dict:
     """{name: (storage view, dtype)} for a call frame's "tensors": writable views into the payload,
     into a private (copy-on-write) mapping of gpuemu's input file for an entry with "file"
     (input_files.map_input_files), or into a private copy of the bytes an entry names in a
     shared-memory segment (segments.read_segment: never a mapping its sender could shrink under us).
-    bfloat16 stays uint16 bits."""
+    bfloat16 stays uint16 bits. With a guard, every input is watched for writes by the call."""
     view = memoryview(payload)
     entries = header.get("tensors", [])
     files = input_files.map_input_files(entries)  # inputs in gpuemu's own file: mapped, not copied
@@ -108,8 +112,12 @@ def decode_storages(header: dict, payload: bytearray) -> dict:
             raise FrameError(f"tensor {entry.get('name')!r} lies outside the frame payload")
         else:
             raw = view[offset : offset + nbytes]
-        inputs[entry["name"]] = (tensors.decode_storage(entry["dtype"], entry["shape"], entry.get("strides"), raw),
-                                 canonical_dtype(entry["dtype"]))
+        storage = tensors.decode_storage(entry["dtype"], entry["shape"], entry.get("strides"), raw)
+        if guard is not None and entry.get("file") is not None:
+            guard.watch_file(str(entry["name"]), storage, raw, str(entry["file"]), offset)
+        elif guard is not None:
+            guard.watch(str(entry["name"]), storage, raw)
+        inputs[entry["name"]] = (storage, canonical_dtype(entry["dtype"]))
     return inputs
 
 
@@ -185,7 +193,9 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any =
     lent = segments.LentSegments() if segments.available() else None
     out_file = output_file.OutputFile()
     try:
-        return _serve(fn, frames_in, frames_out, _Converters(converter), lent, out_file, dict(announced or {}))
+        # Only the op's inputs are checked: the reference gets its own private copy (docs/worker-protocol.md).
+        return _serve(fn, frames_in, frames_out, _Converters(converter), lent, out_file, dict(announced or {}),
+                      role == "op")
     finally:
         out_file.close()
         if lent is not None:
@@ -203,7 +213,7 @@ def _runtime_changed(converter: Any, announced: dict) -> dict | None:
 
 
 def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any, out_file: Any,
-           announced: dict) -> int:
+           announced: dict, guard_inputs: bool) -> int:
     while True:
         try:
             frame = frames.read_frame(frames_in)
@@ -227,7 +237,8 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             converter = converters.for_call(header)
             op, dtype = str(header.get("op") or ""), header.get("dtype")
             started = time.perf_counter_ns()
-            inputs = converter.inputs(decode_storages(header, payload), op)
+            guard = InputGuard(op) if guard_inputs else None
+            inputs = converter.inputs(decode_storages(header, payload, guard), op)
             called = time.perf_counter_ns()
             called_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, gpuemu's steady clock: where the call lies in its wall
             convert = called - started
@@ -236,6 +247,8 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             finally:
                 elapsed = time.perf_counter_ns() - called  # the user's time (with the device synchronize)
             returned = time.perf_counter_ns()
+            if guard is not None:
+                guard.check()  # raises InputMutatedError, a CaseFailure: the reply names input_mutated
             entries, buffers = encode_items(converter.outputs(out, op), dtype, converter)
             convert += time.perf_counter_ns() - returned
             del inputs, out  # framework tensors over the payload: nothing of ours keeps them past the call

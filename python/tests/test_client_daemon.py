@@ -99,6 +99,31 @@ def test_validate_op_context_manager(client):
             ctx.set_output(softmax_tail_bug({"x": x}))
 
 
+def test_validate_op_block_that_writes_its_input_is_input_mutated(client):
+    """The op inside a validate_op block wrote into its input (numpy, then torch): input_mutated naming
+    the input and the first changed index, stored by the daemon with the inputs as the block got them."""
+    import torch  # lazy: only this test needs torch
+
+    x = np.random.default_rng(3).uniform(-5, 5, (3, 70)).astype(np.float32)
+    with validate_op(client, "softmax_client", inputs={"x": x}, seed=31, raise_on_failure=False) as ctx:
+        out = numpy_softmax({"x": x})
+        x *= 2  # in place: the reference would see other inputs than the op did
+        ctx.set_output(out)
+    assert ctx.result.kind == "input_mutated" and not ctx.result.passed
+    assert "wrote into its input 'x': 210 elements changed, the first at x[0, 0]" in ctx.result.failures[0].message
+    assert client.get_result(31).kind == "input_mutated"
+    t = torch.from_numpy(np.random.default_rng(4).uniform(-5, 5, (2, 40)).astype(np.float32))
+    with validate_op(client, "softmax_client", inputs={"x": t}, seed=32, raise_on_failure=False) as ctx:
+        out = torch.softmax(t, -1)
+        t[1, 7] = 0.5
+        ctx.set_output(out)
+    assert ctx.result.kind == "input_mutated", ctx.result
+    assert "1 element changed, the first at x[1, 7]" in ctx.result.failures[0].message
+    with validate_op(client, "softmax_client", inputs={"x": t}, seed=33) as ctx:  # the correct twin passes
+        ctx.set_output(torch.softmax(t, -1))
+    assert ctx.result.passed
+
+
 def test_daemon_orchestrated_cases(client):
     case = client.get_test_case("matmul", seed=BIG_SEED)
     a, b = case["inputs"]["a"], case["inputs"]["b"]

@@ -122,6 +122,19 @@ def test_validate_op_context_manager_both_spellings(project):
             1 / 0
 
 
+def test_validate_op_block_that_writes_its_input_is_input_mutated_inline(project):
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    with validate_op("relu", inputs={"x": x}, raise_on_failure=False) as ctx:
+        out = relu({"x": x})
+        x[2, 1] = 9
+        ctx.set_output(out)
+    assert ctx.result.kind == "input_mutated" and not ctx.result.passed
+    assert "wrote into its input 'x': 1 element changed, the first at x[2, 1]" in ctx.result.failures[0].message
+    with validate_op("relu", inputs={"x": x}) as ctx:  # the correct twin passes
+        ctx.set_output(relu({"x": x}))
+    assert ctx.result.passed
+
+
 def test_test_cases_and_client_side_fuzz_inline(project):
     client = Client()
     case = client.get_test_case("relu", seed=2**63 + 11)

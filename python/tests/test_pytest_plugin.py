@@ -179,7 +179,7 @@ def test_an_op_declared_in_python(project):
     failed = set(re.findall(r"FAILED test_inline.py::(\w+)\[", out))
     assert failed == {"test_relu_that_leaks_negatives", "test_relu_in_place", "test_forgets_to_check"}
     assert "not stored: the op is declared in Python (gpuemu.testing.Op)" in out
-    assert "input_mutated" in out and "run_op wrote into its input(s) x" in out
+    assert "input_mutated" in out and "run_op wrote into its input 'x': " in out
     assert "never called gpuemu_case.run(kernel) or gpuemu_case.check(output): the case checked nothing" in out
 
 
@@ -250,6 +250,16 @@ def test_torch_softmax(gpuemu_case):
                     framework="pytorch", device="cpu")
 
 
+@pytest.mark.gpuemu("softmax", iterations=2)
+def test_torch_softmax_in_place(gpuemu_case):
+    def in_place(inputs):
+        x = inputs["x"]
+        out = torch.softmax(x.float(), -1).to(x.dtype)
+        x.mul_(2)  # writes into the case's input: input_mutated, whatever the output
+        return out
+    gpuemu_case.run(in_place, framework="pytorch", device="cpu")
+
+
 @pytest.mark.gpuemu("softmax")
 def test_torch_softmax_over_the_wrong_dim(gpuemu_case):
     x = gpuemu_case.tensors("pytorch", device="cpu")["x"]
@@ -264,8 +274,9 @@ def test_torch_tensors(project):
     result = run(project, "--gpuemu-seed", "4", "--gpuemu-iterations", "8", "--gpuemu-store", "off")
     out = result.stdout.str()
     failed = re.findall(r"FAILED test_torch.py::(\w+)\[softmax-(\w+)-", out)
-    assert {name for name, _ in failed} == {"test_torch_softmax_over_the_wrong_dim"}, out
-    assert {dtype for _, dtype in failed} == {"float32", "float16", "bfloat16"}
+    assert {name for name, _ in failed} == {"test_torch_softmax_over_the_wrong_dim", "test_torch_softmax_in_place"}, out
+    assert "input_mutated" in out and "run_op wrote into its input 'x': " in out and "the first at x[0, 0]" in out
+    assert {dtype for name, dtype in failed if name.endswith("wrong_dim")} == {"float32", "float16", "bfloat16"}
     assert result.parseoutcomes()["passed"] >= 8
 
 

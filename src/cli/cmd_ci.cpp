@@ -106,6 +106,7 @@ class CiRunCommand final : public Command {
 
   Expected<ExitCode> run(Context& context) override {
     // A copy: a policy pack replaces [policies] and [ci] keys (and so the config digest) for this run.
+    TRY(context.expand_autotune({}));  // every autotune config is a variant of its op, sharded like one
     config::Config config = *TRY(context.config());
     if (!policy_.empty()) TRY(config::apply_policy_pack(config, policy_));
     // Options are checked before any case runs: a typo must not cost a whole fuzz budget.

@@ -23,7 +23,8 @@ nlohmann::json shapes_json(const fuzz::Case& c) {
 
 std::string shapes_text(const fuzz::Case& c) {
   std::string out;
-  for (const auto& [name, t] : c.inputs) out += (out.empty() ? "" : " ") + name + tensor::shape_to_string(t.shape);
+  for (const auto& [name, t] : c.inputs)
+    out += (out.empty() ? "" : " ") + name + tensor::shape_to_string(t.shape);
   return out;
 }
 
@@ -32,15 +33,20 @@ class MinimizeCommand final : public Command {
     seed_.add_to(app, "Seed of the failing case");
     app.add_option("--op", op_, "The op (needed when the seed is not in the store)");
     app.add_option("--strategy", strategy_, "dims, values or all (default)");
-    app.add_option("--max-iters", max_iters_, "At most this many runs of op and reference, the original's included (default 200)");
+    app.add_option("--max-iters", max_iters_,
+                   "At most this many runs of op and reference, the original's included (default 200)");
   }
 
   Expected<ExitCode> run(Context& context) override {
+    // A variant's case ("softmax[BLOCK=64,num_warps=4]") replays with the config it failed with.
+    if (!context.globals.daemon)
+      TRY(context.expand_autotune(op_.empty() ? std::vector<std::string>{} : std::vector{op_}));
     const config::Config& config = *TRY(context.config());
     const auto seed = TRY(seed_.value("minimize needs a case seed: gpuemu minimize SEED [--op NAME]"));
     engine::MinimizeOptions options;
     const auto strategy = engine::parse_minimize_strategy(strategy_);
-    if (!strategy) return fail(ErrorKind::usage, "--strategy '" + strategy_ + "' is not one of dims, values, all");
+    if (!strategy)
+      return fail(ErrorKind::usage, "--strategy '" + strategy_ + "' is not one of dims, values, all");
     options.strategy = *strategy;
     if (max_iters_ < 1) return fail(ErrorKind::usage, "--max-iters must be at least 1");
     options.max_iters = max_iters_;
@@ -71,26 +77,32 @@ class MinimizeCommand final : public Command {
       TRY(store.record_minimized(original_id, result.minimized));
       stored_seed = result.minimized.seed;
     }
-    const std::string replay = stored_seed ? fmt::format("gpuemu reproduce {}", result.minimized.seed)
-                                           : fmt::format("gpuemu reproduce {} --op {}", seed, resolved.op->name);
+    const std::string replay = stored_seed
+                                   ? fmt::format("gpuemu reproduce {}", result.minimized.seed)
+                                   : fmt::format("gpuemu reproduce {} --op {}", seed, resolved.op->name);
     if (context.globals.format == "json") {
       nlohmann::json doc = {
           {"original", {{"seed", std::to_string(seed)}, {"shapes", shapes_json(resolved.c)}}},
-          {"minimized", {{"seed", std::to_string(result.minimized.seed)}, {"shapes", shapes_json(result.minimized_case)},
-                         {"dims", result.minimized_case.dims}, {"message", result.minimized.verdict.message}}},
+          {"minimized",
+           {{"seed", std::to_string(result.minimized.seed)},
+            {"shapes", shapes_json(result.minimized_case)},
+            {"dims", result.minimized_case.dims},
+            {"message", result.minimized.verdict.message}}},
           {"kind", check::failure_kind_name(result.original.verdict.kind)},
           {"steps", result.steps},
           {"attempts", result.attempts},
           {"max_iters", options.max_iters},
           {"out_of_budget", result.out_of_budget_in.has_value()},
-          {"stopped_in", result.out_of_budget_in ? nlohmann::json(engine::minimize_phase_name(*result.out_of_budget_in))
-                                                 : nlohmann::json()},
+          {"stopped_in", result.out_of_budget_in
+                             ? nlohmann::json(engine::minimize_phase_name(*result.out_of_budget_in))
+                             : nlohmann::json()},
           {"stored", stored_seed.has_value()},
           {"replay", replay}};
       std::cout << util::dump_json(doc) << "\n";
     } else {
       std::cout << fmt::format("minimized {} seed {} ({}) in {} steps, {} runs\n", resolved.op->name, seed,
-                               check::failure_kind_name(result.original.verdict.kind), result.steps, result.attempts);
+                               check::failure_kind_name(result.original.verdict.kind), result.steps,
+                               result.attempts);
       std::cout << "  before: " << shapes_text(resolved.c) << "\n";
       std::cout << "  after:  " << shapes_text(result.minimized_case) << "\n";
       std::cout << "  " << result.minimized.verdict.message << "\n";
@@ -113,6 +125,8 @@ class MinimizeCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_minimize_command() { return std::make_unique<MinimizeCommand>(); }
+std::unique_ptr<Command> make_minimize_command() {
+  return std::make_unique<MinimizeCommand>();
+}
 
 }  // namespace gpuemu::cli

@@ -57,6 +57,9 @@ class ReproduceCommand final : public Command {
   }
 
   Expected<ExitCode> run(Context& context) override {
+    // A variant's case ("softmax[BLOCK=64,num_warps=4]") replays with the config it failed with.
+    if (!context.globals.daemon)
+      TRY(context.expand_autotune(op_.empty() ? std::vector<std::string>{} : std::vector{op_}));
     const config::Config& config = *TRY(context.config());
     const std::uint64_t seed =
         TRY(seed_.value("reproduce needs a case seed: gpuemu reproduce SEED --op NAME"));

@@ -30,10 +30,12 @@ class RunCommand : public Command {
   }
 
   Expected<ExitCode> run(Context& context) override {
+    std::vector<std::string> names = ops_;
+    names.insert(names.end(), positional_ops_.begin(), positional_ops_.end());
+    if (!context.globals.daemon) TRY(context.expand_autotune(names));
     const config::Config& config = *TRY(context.config());
     engine::Selection selection;
-    selection.ops = ops_;
-    selection.ops.insert(selection.ops.end(), positional_ops_.begin(), positional_ops_.end());
+    selection.ops = names;
     if (!dtype_.empty()) {
       selection.dtype = tensor::parse_dtype(dtype_);
       if (!selection.dtype) {

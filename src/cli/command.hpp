@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -20,7 +21,7 @@ struct GlobalOptions {
   std::string config_path;  // --config; empty = nearest gpuemu.toml upward
   std::string format = "text";
   bool verbose = false;
-  bool quiet = false;  // no progress on stderr
+  bool quiet = false;     // no progress on stderr
   bool no_store = false;  // --no-store: do not record runs in the SQLite store
   bool daemon = false;    // --daemon: run test/fuzz/reproduce through the running daemon
 };
@@ -33,6 +34,10 @@ class Context {
 
   // Loads the config once (the --config file, or the nearest gpuemu.toml upward).
   Expected<const config::Config*> config();
+  // Expands the config's ops that reach @triton.autotune kernels into one op per config, for a run of
+  // `names` (empty: every op); config() returns the expanded config from then on
+  // (engine/autotune_variants.hpp). Called by the commands that run cases, before they select ops.
+  Expected<void> expand_autotune(const std::vector<std::string>& names);
   // Progress and logs: stderr only, so stdout carries nothing but the requested document.
   void log(std::string_view line) const;
   bool show_progress() const;

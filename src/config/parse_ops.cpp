@@ -179,6 +179,12 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table,
     return diag.at(*table.get("name"), "op name '" + op.name + "' contains '/'",
                    "'/' separates an op from its implementation in results (softmax/v2); rename the op");
   }
+  if (op.name.find_first_of("[]") != std::string::npos) {
+    return diag.at(
+        *table.get("name"), "op name '" + op.name + "' contains '[' or ']'",
+        "'[...]' names an autotune config of an op in results (softmax[BLOCK=64,num_warps=4]); rename "
+        "the op");
+  }
   op.spec = op.name;
   op.extends = base != nullptr ? base->op.name : "";
   op.location = diag.locate(table.source());

@@ -7,6 +7,7 @@
 
 #include "daemon/record_json.hpp"
 #include "daemon/request_table.hpp"
+#include "engine/autotune_variants.hpp"
 #include "engine/plans.hpp"
 #include "engine/store_recorder.hpp"
 #include "util/hash.hpp"
@@ -70,6 +71,15 @@ Result<RecordedRun> execute_and_store(DaemonState& state, const config::Config& 
   return RecordedRun{std::move(*result), recorder.run_id(), recorder.stored_failures()};
 }
 
+// The config with every autotune config of the ops `names` selects as a variant of its op, as the CLI
+// runs them (engine/autotune_variants.hpp); the run's load check then reuses this one's answers.
+Result<std::shared_ptr<const config::Config>> with_variants(
+    const std::shared_ptr<const config::Config>& loaded, const std::vector<std::string>& names) {
+  auto copy = std::make_shared<config::Config>(*loaded);
+  TRY(engine::expand_autotune_variants(*copy, names));
+  return std::shared_ptr<const config::Config>(std::move(copy));
+}
+
 Result<int> jobs(const Fields& fields, const config::Config& config) {
   return static_cast<int>(TRY(fields.optional_int("jobs", 1, 256)).value_or(config.ci.parallel_jobs));
 }
@@ -88,6 +98,9 @@ Result<Reply> handle_fuzz(DaemonState& state, Message& message, const Fields& fi
     selection.ops = {op_name};
   } else if (auto ops = TRY(fields.optional_strings("ops"))) {
     selection.ops = *ops;
+    config = TRY(with_variants(loaded, selection.ops));
+  } else {
+    config = TRY(with_variants(loaded, {}));
   }
   selection.dtype = TRY(fields.optional_choice("dtype", tensor::parse_dtype, kDtypeChoices));
   selection.layout = TRY(fields.optional_choice("layout", tensor::parse_layout, kLayoutChoices));
@@ -128,9 +141,9 @@ Result<Reply> handle_fuzz(DaemonState& state, Message& message, const Fields& fi
 }
 
 Result<Reply> handle_test(DaemonState& state, Message& message, const Fields& fields) {
-  const auto config = TRY(state.config(message.header));
   engine::Selection selection;
   if (auto ops = TRY(fields.optional_strings("ops"))) selection.ops = *ops;
+  const auto config = TRY(with_variants(TRY(state.config(message.header)), selection.ops));
   selection.dtype = TRY(fields.optional_choice("dtype", tensor::parse_dtype, kDtypeChoices));
   const std::uint64_t master = engine::resolve_master_seed(TRY(fields.optional_seed("seed")), *config);
   const auto cases = TRY(fields.optional_int("cases", 1, 100000)).value_or(config->validation.test_cases);

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
 
 #include "engine/op_session.hpp"
 #include "run/load_check.hpp"
@@ -25,7 +27,8 @@ std::string missing_module(const std::string& error) {
   const auto start = error.find(kPrefix);
   if (start == std::string::npos) return {};
   const auto end = error.find('\'', start + kPrefix.size());
-  return end == std::string::npos ? std::string{} : error.substr(start + kPrefix.size(), end - start - kPrefix.size());
+  return end == std::string::npos ? std::string{}
+                                  : error.substr(start + kPrefix.size(), end - start - kPrefix.size());
 }
 
 // True when `missing` is the callable's module or one of its parent packages: the name in
@@ -41,9 +44,10 @@ std::string hint_for(const std::string& error, const config::Runnable& runnable)
   if (!missing.empty() && !names_the_runnable(missing, runnable)) {
     // The code was found, but a package it imports is not installed for this Python.
     const bool says_how = error.find("pip install") != std::string::npos;  // a framework's extra
-    return fmt::format("the code imports '{}', which this Python cannot import: install it{}; in the GitHub "
-                       "Action, list it in the file the 'requirements' input names (docs/action.md)",
-                       missing, says_how ? " as the message says" : "");
+    return fmt::format(
+        "the code imports '{}', which this Python cannot import: install it{}; in the GitHub "
+        "Action, list it in the file the 'requirements' input names (docs/action.md)",
+        missing, says_how ? " as the message says" : "");
   }
   if (error.starts_with("ModuleNotFoundError") || error.starts_with("ImportError")) {
     return "the module is imported with the project root and [validation] python_path first on sys.path; "
@@ -64,17 +68,17 @@ struct Use {
   std::string role;
 };
 
-}  // namespace
+using Groups = std::map<std::string, std::pair<run::RunnerSettings, std::vector<Use>>>;
 
-Expected<std::map<std::string, std::string>> check_op_loads(const config::Config& config,
-                                                            const std::vector<const config::OpConfig*>& ops) {
-  // Ops whose workers see the same interpreter and environment share one check.
-  std::map<std::string, std::pair<run::RunnerSettings, std::vector<Use>>> groups;
+// Ops whose workers see the same interpreter and environment share one check.
+Groups group_uses(const config::Config& config, const std::vector<const config::OpConfig*>& ops) {
+  Groups groups;
   for (const auto* op : ops) {
     for (const auto& [runnable, role] :
          {std::pair{&op->op_script, "op"}, std::pair{&op->reference, "reference"}}) {
       if (runnable->empty()) continue;
       run::RunnerSettings settings = runner_settings(config, *op, role);
+      settings.autotune_pin.clear();  // the pin only picks a config at call time: every variant loads alike
       std::string key = settings.python;
       for (const auto& [name, value] : run::python_env(settings)) key += "\n" + name + "=" + value;
       auto& group = groups[key];
@@ -82,14 +86,71 @@ Expected<std::map<std::string, std::string>> check_op_loads(const config::Config
       group.second.push_back({op, runnable, role});
     }
   }
+  return groups;
+}
 
-  std::map<std::string, std::string> inferred;
-  std::vector<std::string> problems;
-  for (auto& [key, group] : groups) {
+// Answers of the check that expand_autotune_variants ran before the ops were selected, kept for the
+// check_op_loads of the same run so the code is imported once: (group key, target) -> check. Each
+// answer is used once; a new preload drops what the last one left.
+std::mutex preloaded_mutex;
+std::map<std::pair<std::string, std::string>, run::LoadCheck> preloaded;
+
+std::string target_of(const config::Runnable& r) {
+  return r.kind == config::Runnable::Kind::callable ? r.module + ":" + r.function : r.script.string();
+}
+
+// The group's checks: the preloaded ones, and one run of the check for the others.
+Expected<std::vector<run::LoadCheck>> checks_of(const std::string& key, const run::RunnerSettings& settings,
+                                                const std::vector<Use>& uses) {
+  std::vector<std::optional<run::LoadCheck>> found(uses.size());
+  std::vector<config::Runnable> missing;
+  {
+    const std::lock_guard lock(preloaded_mutex);
+    for (std::size_t i = 0; i < uses.size(); ++i) {
+      const auto it = preloaded.find({key, target_of(*uses[i].runnable)});
+      if (it != preloaded.end())
+        found[i] = it->second;
+      else
+        missing.push_back(*uses[i].runnable);
+    }
+    for (const auto& use : uses) preloaded.erase({key, target_of(*use.runnable)});
+  }
+  std::vector<run::LoadCheck> checked;
+  if (!missing.empty()) checked = TRY(run::check_loads(settings, missing));
+  std::vector<run::LoadCheck> out;
+  std::size_t next = 0;
+  for (auto& f : found) out.push_back(f ? std::move(*f) : std::move(checked[next++]));
+  return out;
+}
+
+}  // namespace
+
+Expected<std::map<std::string, std::vector<run::AutotunedKernel>>> preload_op_checks(
+    const config::Config& config, const std::vector<const config::OpConfig*>& ops) {
+  std::map<std::string, std::vector<run::AutotunedKernel>> autotuned;
+  std::map<std::pair<std::string, std::string>, run::LoadCheck> answers;
+  for (auto& [key, group] : group_uses(config, ops)) {
     auto& [settings, uses] = group;
     std::vector<config::Runnable> runnables;
     for (const auto& use : uses) runnables.push_back(*use.runnable);
     const auto checks = TRY(run::check_loads(settings, runnables));
+    for (std::size_t i = 0; i < uses.size(); ++i) {
+      answers[{key, target_of(*uses[i].runnable)}] = checks[i];
+      if (uses[i].role == "op" && checks[i].ok) autotuned[uses[i].op->name] = checks[i].autotune;
+    }
+  }
+  const std::lock_guard lock(preloaded_mutex);
+  preloaded = std::move(answers);
+  return autotuned;
+}
+
+Expected<std::map<std::string, std::string>> check_op_loads(const config::Config& config,
+                                                            const std::vector<const config::OpConfig*>& ops) {
+  std::map<std::string, std::string> inferred;
+  std::vector<std::string> problems;
+  for (auto& [key, group] : group_uses(config, ops)) {
+    auto& [settings, uses] = group;
+    const auto checks = TRY(checks_of(key, settings, uses));
     for (std::size_t i = 0; i < uses.size(); ++i) {
       const Use& use = uses[i];
       const run::LoadCheck& check = checks[i];

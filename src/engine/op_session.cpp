@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "check/compare.hpp"
+#include "engine/autotune_variants.hpp"
 #include "run/cancel.hpp"
 #include "run/interpret.hpp"
 #include "run/runner_common.hpp"
@@ -144,6 +145,7 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
   // its BLAS and OpenMP threads, which would otherwise each take them all and spin against the other
   // (docs/worker-protocol.md "The op and the reference at the same time").
   if (parallel_reference_wanted()) s.pool_threads = std::max(1, run::usable_cpus() / 2);
+  if (role == "op") s.autotune_pin = autotune_pin(op.name);
   s.role = std::move(role);
   return s;
 }

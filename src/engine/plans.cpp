@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "engine/autotune_variants.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuemu::engine {
@@ -76,14 +77,18 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
   }
   std::vector<std::string> known;
   for (const auto& op : config.ops) {
-    if (!op.implementation.empty() && (known.empty() || known.back() != op.spec)) known.push_back(op.spec);
+    if (op.spec != op.name && std::find(known.begin(), known.end(), op.spec) == known.end())
+      known.push_back(op.spec);
+    const std::string base = without_variant(op.name);
+    if (base != op.name && std::find(known.begin(), known.end(), base) == known.end()) known.push_back(base);
     known.push_back(op.name);
   }
   for (const auto& name : names) {
-    // NAME is an op (all its implementations) or one implementation, "op/implementation".
+    // NAME is an op (all its implementations and autotune variants), one implementation
+    // ("op/implementation", with its variants) or one variant ("op[BLOCK=64,num_warps=4]").
     std::vector<const config::OpConfig*> matched;
     for (const auto& op : config.ops) {
-      if (op.name == name || (!op.implementation.empty() && op.spec == name)) matched.push_back(&op);
+      if (op.name == name || op.spec == name || without_variant(op.name) == name) matched.push_back(&op);
     }
     if (matched.empty()) {
       return fail(ErrorKind::usage,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "engine/autotune_variants.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuemu::engine {
@@ -33,10 +34,12 @@ fuzz::Case case_from_snapshot(const store::StoredFailure& stored, const config::
 Expected<ResolvedCase> resolve_case(const config::Config& config, const store::Store* store,
                                     std::uint64_t seed, const std::string& op_name, const WarnFn& warn) {
   ResolvedCase resolved;
-  // An op with implementations names a family: the case belongs to the one that stored it.
+  // An op with implementations or autotune variants names a family: the case belongs to the one that
+  // stored it.
   std::vector<std::string> family;
   for (const auto& o : config.ops) {
-    if (!o.implementation.empty() && o.spec == op_name && o.name != op_name) family.push_back(o.name);
+    if (o.name != op_name && (o.spec == op_name || without_variant(o.name) == op_name))
+      family.push_back(o.name);
   }
   if (store && family.empty()) {
     resolved.stored = TRY(store->find_failure(seed, op_name.empty() ? std::nullopt : std::optional(op_name)));

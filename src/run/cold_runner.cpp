@@ -67,6 +67,13 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
   } else if (result->signaled) {
     outcome.failure = RunFailure::crashed;
     outcome.message = fmt::format("{} was {}", what_, describe_signal(result->signal));
+  } else if (auto judged =
+                 result->exit_code != 0 ? decode_failure_reply(result->stdout_data) : std::nullopt) {
+    // gpuemu.script judged the call itself (an input written, ...): its message stands, under the kind it
+    // named, as a warm worker's error frame with "failure" does (the engine honours it for the op only).
+    outcome.failure = RunFailure::crashed;
+    outcome.failure_kind = std::move(judged->kind);
+    outcome.message = first_line(judged->error);
   } else if (result->exit_code != 0) {
     outcome.failure = RunFailure::crashed;
     outcome.message = fmt::format("{} exited with code {}", what_, result->exit_code);

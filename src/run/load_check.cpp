@@ -14,7 +14,8 @@ namespace {
 constexpr std::size_t kMaxCheckFrame = 16u << 20;
 
 bool loads_in_python(const config::Runnable& r) {
-  return r.kind == config::Runnable::Kind::callable || (r.kind == config::Runnable::Kind::script && r.persistent);
+  return r.kind == config::Runnable::Kind::callable ||
+         (r.kind == config::Runnable::Kind::script && r.persistent);
 }
 
 std::string target_of(const config::Runnable& r) {
@@ -52,15 +53,16 @@ Expected<std::vector<LoadCheck>> check_loads(const RunnerSettings& settings,
   if (status != WorkerChannel::Status::ok || (type != "checked" && type != "fatal")) {
     if (stderr_text.find("No module named 'gpuemu'") != std::string::npos ||
         stderr_text.find("gpuemu.worker") != std::string::npos) {
-      return fail(ErrorKind::environment,
-                  fmt::format("{} cannot import gpuemu.worker: install the gpuemu Python package (pip install "
-                              "./python) or set GPUEMU_PACKAGE_DIR to the folder holding it",
-                              settings.python));
+      return fail(
+          ErrorKind::environment,
+          fmt::format("{} cannot import gpuemu.worker: install the gpuemu Python package (pip install "
+                      "./python) or set GPUEMU_PACKAGE_DIR to the folder holding it",
+                      settings.python));
     }
     const std::string why = status == WorkerChannel::Status::timed_out
                                 ? fmt::format("did not answer within {}", format_seconds(settings.timeout))
-                                : status == WorkerChannel::Status::ok ? "answered a '" + type + "' frame"
-                                                                      : channel->error();
+                            : status == WorkerChannel::Status::ok ? "answered a '" + type + "' frame"
+                                                                  : channel->error();
     return fail(ErrorKind::environment,
                 fmt::format("the load check of the op and reference code ({} -m gpuemu.worker --check) {}{}",
                             settings.python, why.empty() ? "failed" : why,
@@ -84,6 +86,14 @@ Expected<std::vector<LoadCheck>> check_loads(const RunnerSettings& settings,
     check.traceback = e.value("traceback", "");
     check.file = e.value("file", "");
     check.line = e.value("line", 0);
+    for (const auto& k : e.value("autotune", nlohmann::json::array())) {
+      if (!k.is_object()) continue;
+      AutotunedKernel kernel{.kernel = k.value("kernel", ""), .name = k.value("name", ""), .configs = {}};
+      for (const auto& label : k.value("configs", nlohmann::json::array())) {
+        if (label.is_string()) kernel.configs.push_back(label.get<std::string>());
+      }
+      if (!kernel.kernel.empty() && !kernel.configs.empty()) check.autotune.push_back(std::move(kernel));
+    }
   }
   return out;
 }

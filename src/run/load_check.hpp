@@ -10,14 +10,22 @@
 
 namespace gpuemu::run {
 
+// An @triton.autotune kernel the check found reachable from a runnable (docs/worker-protocol.md).
+struct AutotunedKernel {
+  std::string kernel;                // "module:qualname" of the kernel's Python function
+  std::string name;                  // the function's name
+  std::vector<std::string> configs;  // one label per config, in the decorator's order
+};
+
 // What the check found for one runnable.
 struct LoadCheck {
-  std::string target;   // "module:function", or the script's absolute path
+  std::string target;  // "module:function", or the script's absolute path
   bool ok = false;
-  std::string error;    // "ModuleNotFoundError: No module named 'kernels.nope'" when !ok
+  std::string error;  // "ModuleNotFoundError: No module named 'kernels.nope'" when !ok
   std::string traceback;
-  std::string file;     // absolute path of the function's file, when ok and Python knows it
-  int line = 0;         // its first line (1-based), 0 when unknown
+  std::string file;  // absolute path of the function's file, when ok and Python knows it
+  int line = 0;      // its first line (1-based), 0 when unknown
+  std::vector<AutotunedKernel> autotune;
 };
 
 // Loads `runnables` (callables and persistent scripts; others are ignored) in one

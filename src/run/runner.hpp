@@ -108,6 +108,9 @@ struct RunnerSettings {
   // Threads for the thread pools of this runner's processes (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
   // MKL_NUM_THREADS), given only when gpuemu's environment sets none of them; 0 gives nothing.
   int pool_threads = 0;
+  // GPUEMU_AUTOTUNE_PIN for an autotune variant's op worker: JSON {kernel: config label}
+  // (python/gpuemu/frameworks/triton_autotune.py); empty sets nothing.
+  std::string autotune_pin;
 };
 
 // Where the gpuemu Python package lives: $GPUEMU_PACKAGE_DIR, else a python/ folder with

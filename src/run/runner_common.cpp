@@ -101,6 +101,7 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
   env.emplace_back("GPUEMU_PALLAS_INTERPRET", settings.pallas_interpret ? "1" : "0");
   env.emplace_back("GPUEMU_TRITON_CUDA_SHIM", settings.triton_cuda_shim ? "1" : "0");
   env.emplace_back("GPUEMU_SANITIZE", settings.sanitize && settings.triton_interpret ? "1" : "0");
+  if (!settings.autotune_pin.empty()) env.emplace_back("GPUEMU_AUTOTUNE_PIN", settings.autotune_pin);
   // A user who sized any thread pool (OpenBLAS also reads GOTO_ and OMP_) keeps all of them as set;
   // gpuemu sets the first three.
   constexpr std::array<const char*, 4> kPools = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -141,6 +142,12 @@ std::string describe_signal(int signal) {
   const char* name = ::sigdescr_np(signal);
   return name != nullptr ? fmt::format("killed by signal {} ({})", signal, name)
                          : fmt::format("killed by signal {}", signal);
+}
+
+std::string first_line(std::string text) {
+  if (auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
+  if (text.size() > 300) text = text.substr(0, 300) + "...";
+  return text;
 }
 
 std::string shown_stderr(const std::string& tail, std::size_t total_bytes) {

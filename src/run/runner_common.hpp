@@ -40,6 +40,9 @@ std::string format_seconds(std::chrono::milliseconds duration);
 // "killed by signal 11 (Segmentation fault)"
 std::string describe_signal(int signal);
 
+// The first line of a Python error, bounded, for a one-line message.
+std::string first_line(std::string text);
+
 // The stderr tail as shown to users: says how much was cut when the tail is not all of it.
 std::string shown_stderr(const std::string& tail, std::size_t total_bytes);
 

@@ -260,6 +260,16 @@ Expected<tensor::Tensor> tensor_from_json(const json& j, const std::string& what
   return parse_tensor(j, what, nullptr);
 }
 
+std::optional<FailureReply> decode_failure_reply(std::string_view stdout_text) {
+  const json reply = json::parse(trim(stdout_text), nullptr, /*allow_exceptions=*/false);
+  if (!reply.is_object()) return std::nullopt;
+  const auto kind = reply.find("failure");
+  if (kind == reply.end() || !kind->is_string() || kind->get<std::string>().empty()) return std::nullopt;
+  const auto error = reply.find("error");
+  return FailureReply{kind->get<std::string>(),
+                      error != reply.end() && error->is_string() ? error->get<std::string>() : std::string{}};
+}
+
 Expected<Tensors> decode_response(std::string_view stdout_text, const std::string& what,
                                   ReplyExtras* extras) {
   std::string_view text = trim(stdout_text);

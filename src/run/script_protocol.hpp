@@ -43,6 +43,15 @@ struct ReplyExtras {
 Expected<Tensors> decode_response(std::string_view stdout_text, const std::string& what,
                                   ReplyExtras* extras = nullptr);
 
+// A case failure a script judged itself and wrote before exiting non-zero (gpuemu.script's
+// `{"failure": KIND, "error": message}`, docs/script-protocol.md "Failures"): the kind and message,
+// nullopt when stdout holds no such object.
+struct FailureReply {
+  std::string kind;
+  std::string error;
+};
+std::optional<FailureReply> decode_failure_reply(std::string_view stdout_text);
+
 // "elapsed_ns", "called_ns" and "runtime" of a reply or result frame header; absent or malformed ones are
 // left at zero / null (they inform reports, never verdicts).
 ReplyExtras reply_extras(const nlohmann::json& reply);

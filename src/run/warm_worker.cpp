@@ -21,13 +21,6 @@ std::string string_field(const nlohmann::json& header, const char* key) {
   return it != header.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The first line of a Python error, bounded, for a one-line message.
-std::string first_line(std::string text) {
-  if (auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
-  if (text.size() > 300) text = text.substr(0, 300) + "...";
-  return text;
-}
-
 std::string with_traceback(std::string stderr_text, const std::string& traceback) {
   if (traceback.empty()) return stderr_text;
   if (!stderr_text.empty() && !stderr_text.ends_with('\n')) stderr_text += '\n';

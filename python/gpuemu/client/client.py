@@ -16,7 +16,7 @@ from gpuemu.client.minimize import minimize_client_side
 from gpuemu.core.rng import generate_seed
 from gpuemu.errors import ClientError, DaemonError, ProtocolMismatchError
 from gpuemu.frameworks.foreign import arrays_of
-from gpuemu.results import FuzzResults, LintMetrics, MinimizeResult, ReproduceResult, ValidationResult
+from gpuemu.results import Failure, FuzzResults, LintMetrics, MinimizeResult, ReproduceResult, ValidationResult
 from gpuemu.wire import protocol
 from gpuemu.wire.records import (
     float_from_wire,
@@ -145,6 +145,17 @@ class Client:
         if self._use_inline():
             return self._project().validate(op_name, inputs, output, dtype, seed, kwargs)
         return self._validate_request("validate", op_name, inputs, output, dtype, seed, kwargs)
+
+    def _client_failure(self, op_name: str, inputs: dict, kind: str, message: str, dtype: str | None,
+                        seed: int | None, kwargs: dict) -> ValidationResult:
+        """A case the client judged itself (kind input_mutated, ...): stored by the daemon with the given
+        (pristine) inputs, or an inline result naming the kind."""
+        seed = generate_seed() if seed is None else seed
+        if self._use_inline():
+            return ValidationResult(passed=False, seed=seed, op_name=op_name, failures=[Failure(message, kind)],
+                                    kind=kind, dtype=dtype or "float32")
+        return self._validate_request("validate", op_name, inputs, None, dtype, seed, kwargs,
+                                      {"client_failure": {"kind": kind, "message": message}})
 
     def _validate_request(self, kind: str, op_name: str, inputs: dict, output: Any, dtype: str | None, seed: int,
                           kwargs: dict, extra: dict | None = None) -> ValidationResult:

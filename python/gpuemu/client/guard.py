@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 import traceback
@@ -13,7 +12,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["GuardedRun", "run_guarded", "digest_inputs"]
+from gpuemu.errors import InputMutatedError
+from gpuemu.wire.input_guard import InputGuard
+
+__all__ = ["GuardedRun", "run_guarded"]
 
 
 @dataclass
@@ -23,19 +25,6 @@ class GuardedRun:
     message: str = ""
     duration_ms: int = 0
     timed_out: bool = False  # run_op did not return within the timeout; it still runs in its thread
-
-
-def _digest(arr: np.ndarray) -> bytes:
-    a = np.asarray(arr)
-    h = hashlib.blake2b(digest_size=16)
-    h.update(repr((a.dtype.str, a.shape)).encode())
-    # The logical values in row-major order: a layout change alone is not a mutation.
-    h.update(np.ascontiguousarray(a).tobytes())
-    return h.digest()
-
-
-def digest_inputs(inputs: dict) -> dict[str, bytes]:
-    return {name: _digest(arr) for name, arr in inputs.items()}
 
 
 def _shares_memory(a: Any, b: np.ndarray) -> bool:
@@ -64,12 +53,16 @@ def _call(run_op: Callable[[dict], Any], inputs: dict, timeout: float | None) ->
 
 def run_guarded(run_op: Callable[[dict], Any], inputs: dict[str, np.ndarray],
                 timeout: float | None = None) -> GuardedRun:
-    """Call run_op(inputs); hash every input before and after, and check the output's memory.
+    """Call run_op(inputs); compare every input's elements after the call with a copy taken before it
+    (naming the first changed index, as the worker does: gpuemu.wire.input_guard), and check the
+    output's memory.
 
     timeout (seconds): a call still running then is reported as op_error with timed_out set, as the
     script runner reports a timed-out script; the call itself is left running in a daemon thread."""
     arrays = dict(inputs)  # the op may rebind keys of the dict; the arrays are what must not change
-    before = digest_inputs(arrays)
+    guard = InputGuard(who="run_op")
+    for name, arr in arrays.items():
+        guard.watch_array(str(name), np.asarray(arr))
     start = time.perf_counter()
     status, value = _call(run_op, inputs, timeout)
     took = int((time.perf_counter() - start) * 1000)
@@ -80,11 +73,10 @@ def run_guarded(run_op: Callable[[dict], Any], inputs: dict[str, np.ndarray],
     if status == "raised":
         return GuardedRun(None, "op_error", value, took)
     output = value
-    after = digest_inputs(arrays)
-    mutated = [name for name in arrays if before[name] != after[name]]
-    if mutated:
-        return GuardedRun(output, "input_mutated", f"run_op wrote into its input(s) {', '.join(mutated)}; an op "
-                                                    "must leave its inputs unchanged (copy before writing)", took)
+    try:
+        guard.check()
+    except InputMutatedError as exc:
+        return GuardedRun(output, "input_mutated", str(exc), took)
     aliased = [name for name, arr in arrays.items() if _shares_memory(output, arr)]
     if aliased:
         return GuardedRun(output, "output_aliased", f"run_op returned an output that shares memory with input(s) "

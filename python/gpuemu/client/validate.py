@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from gpuemu.client.client import Client
 from gpuemu.errors import ClientError, ValidationError
+from gpuemu.frameworks.foreign import arrays_of
 from gpuemu.results import ValidationResult
+from gpuemu.wire.input_guard import first_change, mutation_message
 
 __all__ = ["validate_op", "ValidationContext", "ValidationError"]
 
@@ -28,6 +32,7 @@ class ValidationContext:
         self.output: Any = None
         self.result: ValidationResult | None = None
         self._owns_client = False
+        self._before: dict = {}
 
     def set_output(self, output: Any) -> None:
         self.output = output
@@ -45,7 +50,22 @@ class ValidationContext:
         raise KeyError(key)
 
     def __enter__(self) -> "ValidationContext":
+        # The inputs' values as the block got them: an op that writes into them fails as input_mutated
+        # (and the case is judged on these, not on what the op left behind).
+        self._before = {name: np.array(arr, copy=True) for name, arr in arrays_of(dict(self.inputs), "input").items()}
         return self
+
+    def _mutation(self) -> str:
+        """The input_mutated message when the block wrote into an input, else ""."""
+        after = arrays_of(dict(self.inputs), "input")
+        for name, before in self._before.items():
+            now = after.get(name)
+            if now is None or now.shape != before.shape or now.dtype != before.dtype:
+                continue  # rebound to something else: the array the block was given is what counts
+            found = first_change(before, now)
+            if found is not None:
+                return mutation_message(f"the with block of validate_op({self.op_name!r})", name, *found)
+        return ""
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         try:
@@ -54,8 +74,13 @@ class ValidationContext:
             if self.output is None:
                 raise ClientError(f"validate_op('{self.op_name}'): the block set no output; call "
                                   "ctx.set_output(out) or ctx['output'] = out inside the with block")
-            self.result = self.client.validate_op(self.op_name, self.inputs, self.output, dtype=self.dtype,
-                                                  seed=self.seed, **self.kwargs)
+            mutated = self._mutation()
+            if mutated:
+                self.result = self.client._client_failure(self.op_name, self._before, "input_mutated", mutated,
+                                                          self.dtype, self.seed, self.kwargs)
+            else:
+                self.result = self.client.validate_op(self.op_name, self.inputs, self.output, dtype=self.dtype,
+                                                      seed=self.seed, **self.kwargs)
             if self.raise_on_failure and not self.result.passed:
                 raise ValidationError(self.result)
             return False

@@ -36,10 +36,17 @@ def _install_sanitizer() -> None:
         triton_sanitizer.install()
 
 
+def _install_autotune() -> None:
+    # lazy: as above; pins each @triton.autotune kernel to the config of the op's variant, never benchmarks
+    from gpuemu.frameworks import triton_autotune
+
+    triton_autotune.install()
+
+
 # Each runs (in order) once triton is imported under TRITON_INTERPRET=1, and again after torch is:
 # each must be idempotent. The sanitizer comes after the compatibility layer, so its checks wrap the
 # bridged interpreter (it sees the loads and stores a bridged kernel really makes).
-INSTALLERS: list[Callable[[], None]] = [_install_compat, _install_sanitizer]
+INSTALLERS: list[Callable[[], None]] = [_install_compat, _install_sanitizer, _install_autotune]
 _WATCHED = ("triton", "torch")
 
 
@@ -101,7 +108,9 @@ def armed() -> bool:
 def arm() -> None:
     """Installs the Triton layers now if Triton is imported, else when it is; nothing at all unless
     TRITON_INTERPRET is 1 (a GPU run: the compiler needs no bridge)."""
-    if os.environ.get("TRITON_INTERPRET", "0").strip() != "1":
+    # A variant's pinned autotune config (GPUEMU_AUTOTUNE_PIN) applies on a GPU run too; the other
+    # installers do nothing there (they check TRITON_INTERPRET / GPUEMU_SANITIZE themselves).
+    if os.environ.get("TRITON_INTERPRET", "0").strip() != "1" and not os.environ.get("GPUEMU_AUTOTUNE_PIN"):
         return
     if "triton" in sys.modules:
         _run_installers()

@@ -26,6 +26,7 @@ __all__ = [
     "decode_raw",
     "decode_storage",
     "decode_tensor_storage",
+    "decode_tensor_buffer",
     "encode_tensor",
     "encode_raw",
     "encode_view",
@@ -143,8 +144,13 @@ def decode_tensor(obj: dict) -> np.ndarray:
 
 def decode_tensor_storage(obj: dict) -> tuple[np.ndarray, str]:
     """(storage view, canonical dtype) of the script-protocol form, as decode_storage gives it."""
+    return decode_tensor_buffer(obj)[:2]
+
+
+def decode_tensor_buffer(obj: dict) -> tuple[np.ndarray, str, bytearray]:
+    """decode_tensor_storage and the decoded storage bytes the view lies in."""
     raw = _tensor_bytes(obj)
-    return decode_storage(obj["dtype"], obj["shape"], obj.get("strides"), raw), canonical_dtype(obj["dtype"])
+    return decode_storage(obj["dtype"], obj["shape"], obj.get("strides"), raw), canonical_dtype(obj["dtype"]), raw
 
 
 def _storage_bytes(arr, dtype: str | None) -> tuple[str, np.ndarray]:

@@ -103,7 +103,8 @@ def random_draw(inputs):
 
 
 def scribble(inputs):
-    """Writes into its input (allowed: the views are writable) and returns what it read first."""
+    """Writes into its input and returns what it read first: harmless for a reference (its private copy),
+    input_mutated for an op (docs/worker-protocol.md, "Inputs the op writes into")."""
     x = inputs["x"]
     first = x.astype(np.float64) * 2
     x[...] = -99

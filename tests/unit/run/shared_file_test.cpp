@@ -124,7 +124,8 @@ TEST(InputFiles, ACallNamesTheFileOrCarriesTheBytes) {
 
 TEST(InputFiles, WorkerMapsTheFileAndItsWritesStayItsOwn) {
   InputArena arena;
-  WarmWorkerRunner runner(callable("warm_mod", "scribble"), testing::settings("op"));
+  // The reference's writes are its own and not checked (docs/worker-protocol.md, "Inputs the op writes into").
+  WarmWorkerRunner runner(callable("warm_mod", "scribble"), testing::settings("reference"));
   for (int i = 0; i < 3; ++i) {
     auto placed = arena.place({{"x", vector_of(tensor::DType::float32, {1.0 + i, 2, 3})}});
     ASSERT_TRUE(placed.has_value());
@@ -137,6 +138,24 @@ TEST(InputFiles, WorkerMapsTheFileAndItsWritesStayItsOwn) {
     EXPECT_EQ(placed->at("x").to_doubles(), (std::vector<double>{1.0 + i, 2, 3}));
   }
   EXPECT_EQ(runner.workers_started(), 1);
+}
+
+TEST(InputFiles, AnOpThatWritesItsMappedInputFailsAsInputMutated) {
+  InputArena arena;
+  WarmWorkerRunner runner(callable("warm_mod", "scribble"), testing::settings("op"));
+  for (int i = 0; i < 2; ++i) {
+    auto placed = arena.place({{"x", vector_of(tensor::DType::float32, {1.0 + i, 2, 3})}});
+    ASSERT_TRUE(placed.has_value());
+    const std::vector<std::string> order = {"x"};
+    const nlohmann::json kwargs = nlohmann::json::object();
+    RunOutcome out = runner.run(RunRequest{"testop", tensor::DType::float32, &*placed, &order, &kwargs});
+    EXPECT_EQ(out.failure_kind, "input_mutated") << out.message << "\n" << out.stderr_tail;
+    EXPECT_NE(out.message.find("op 'testop' wrote into its input 'x': 3 elements changed, the first at x[0]"),
+              std::string::npos)
+        << out.message;
+    EXPECT_EQ(placed->at("x").to_doubles(), (std::vector<double>{1.0 + i, 2, 3}));
+  }
+  EXPECT_EQ(runner.workers_started(), 1);  // a judged call is no crash: the worker serves on
 }
 
 TEST(InputFiles, AWorkerThatCannotOpenTheFileGetsTheBytes) {

@@ -1,0 +1,164 @@
+# @triton.autotune under gpuemu's interpreter: each config is its own variant of the op, so the worker runs
+# the config gpuemu pins instead of benchmarking through a GPU driver (docs/frameworks.md, "Autotuned kernels").
+"""install(): under TRITON_INTERPRET=1 (or with a pinned config), Autotuner.run uses the config GPUEMU_AUTOTUNE_PIN names.
+
+GPUEMU_AUTOTUNE_PIN is what the op's variant name holds between its brackets, set by gpuemu for each
+variant's worker: a config label ("BLOCK_N=64,num_warps=2", as config_label gives it) when the op
+reaches one autotuned kernel, else "kernel:label;kernel:label" with each kernel's function name. A
+kernel the pin does not name runs its first config that survives pruning. No benchmark runs.
+
+discover(fn) lists the autotuned kernels reachable from a loaded op (its module's globals and the
+globals its code names, through modules it names), for the load check (`--check`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from typing import Any
+
+__all__ = ["install", "discover", "config_label", "kernel_key", "PIN_VARIABLE"]
+
+PIN_VARIABLE = "GPUEMU_AUTOTUNE_PIN"
+_installed = False
+
+
+def _autotuner_class() -> Any:
+    module = sys.modules.get("triton.runtime.autotuner")
+    return getattr(module, "Autotuner", None) if module is not None else None
+
+
+def kernel_key(tuner: Any) -> str:
+    base = tuner.base_fn
+    return f"{base.__module__}:{base.__qualname__}"
+
+
+def _labels(configs: list) -> list[str]:
+    """One label per config: its kwargs, num_warps, and whichever of num_stages, num_ctas, maxnreg differ
+    between the configs; unique (a repeated config gets "#i")."""
+    varying = [name for name in ("num_stages", "num_ctas", "maxnreg")
+               if len({repr(getattr(c, name, None)) for c in configs}) > 1]
+    labels = []
+    for i, c in enumerate(configs):
+        parts = [f"{k}={v}" for k, v in c.kwargs.items()] + [f"num_warps={c.num_warps}"]
+        parts += [f"{name}={getattr(c, name, None)}" for name in varying]
+        label = ",".join(parts)
+        labels.append(label if label not in labels else f"{label},#{i}")
+    return labels
+
+
+def config_label(tuner: Any, config: Any) -> str:
+    return _labels(tuner.configs)[tuner.configs.index(config)]
+
+
+def _wanted(tuner: Any, labels: list[str]) -> str | None:
+    """The label GPUEMU_AUTOTUNE_PIN names for this kernel, or None."""
+    text = os.environ.get(PIN_VARIABLE, "")
+    if not text:
+        return None
+    if text in labels:
+        return text
+    for part in text.split(";"):
+        name, sep, label = part.partition(":")
+        if sep and name == tuner.base_fn.__name__ and label in labels:
+            return label
+    return None
+
+
+def _pruned(tuner: Any, kwargs: dict) -> list:
+    """The configs a GPU run could pick for these arguments: early_config_prune applied, and perf_model's
+    top_k when the model runs on this machine (one that needs a GPU driver is skipped)."""
+    configs = list(tuner.configs)
+    if tuner.early_config_prune:
+        configs = list(tuner.early_config_prune(tuner.configs, tuner.nargs, **kwargs)) or configs
+    if tuner.perf_model and len(configs) > 1:
+        top_k = tuner.configs_top_k
+        if isinstance(top_k, float) and top_k <= 1.0:
+            top_k = max(1, int(len(configs) * top_k))
+        try:
+            timing = {id(c): tuner.perf_model(**tuner.nargs, **kwargs, **c.all_kwargs()) for c in configs}
+        except Exception:  # noqa: BLE001  (a model that asks the GPU driver cannot run here)
+            return configs
+        configs = sorted(configs, key=lambda c: timing[id(c)])[:int(top_k)]
+    return configs
+
+
+def _choose(tuner: Any, kwargs: dict) -> Any:
+    labels = _labels(tuner.configs)
+    wanted = _wanted(tuner, labels)
+    survivors = _pruned(tuner, kwargs)
+    if wanted is None:
+        return survivors[0]
+    pinned = tuner.configs[labels.index(wanted)]
+    # A config the kernel's own pruning rules out for these arguments is never run on a GPU for them:
+    # the case then runs the first config that survives (documented in docs/frameworks.md).
+    return pinned if any(c is pinned for c in survivors) else survivors[0]
+
+
+def _pinned_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+    self.nargs = dict(zip(self.arg_names, args))
+    config = _choose(self, kwargs)
+    self.best_config = config
+    if config.pre_hook is not None:
+        config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
+    try:
+        return self.fn.run(*args, **kwargs, **config.all_kwargs())
+    finally:
+        self.nargs = None
+
+
+def install() -> bool:
+    """Patches triton's Autotuner.run when Triton runs under its interpreter (TRITON_INTERPRET=1) and
+    triton is imported; a no-op otherwise (on a GPU autotune benchmarks as usual). True when patched."""
+    global _installed
+    if _installed:
+        return True
+    # On a GPU autotune benchmarks as usual, unless the user ran one variant (a pinned config).
+    if os.environ.get("TRITON_INTERPRET") != "1" and not os.environ.get(PIN_VARIABLE):
+        return False
+    tuner_class = _autotuner_class()
+    if tuner_class is None:
+        return False
+    tuner_class.run = _pinned_run
+    _installed = True
+    return True
+
+
+def _tuners_in(value: Any, seen: set) -> list:
+    """The Autotuners in a kernel object's chain of .fn wrappers (heuristics over autotune, ...)."""
+    tuner_class = _autotuner_class()
+    found = []
+    depth = 0
+    while value is not None and depth < 8 and id(value) not in seen:
+        seen.add(id(value))
+        if tuner_class is not None and isinstance(value, tuner_class):
+            found.append(value)
+        value = getattr(value, "fn", None) if not isinstance(value, (types.FunctionType, types.ModuleType)) else None
+        depth += 1
+    return found
+
+
+def discover(fn: Any) -> list[dict]:
+    """[{"kernel": key, "name": ..., "configs": [label, ...]}] for the autotuned kernels reachable from fn: the
+    globals of fn's module, and the attributes fn's code names on modules it names."""
+    if _autotuner_class() is None:
+        return []
+    target = getattr(fn, "__wrapped__", fn)
+    namespace = getattr(target, "__globals__", None)
+    if namespace is None:
+        module = sys.modules.get(getattr(target, "__module__", "") or "")
+        namespace = vars(module) if module is not None else {}
+    values = list(namespace.values())
+    code = getattr(target, "__code__", None)
+    names = set(code.co_names) if code is not None else set()
+    for value in list(namespace.values()):
+        if isinstance(value, types.ModuleType):
+            values += [getattr(value, name) for name in names if hasattr(value, name)]
+    seen: set = set()
+    kernels = {}
+    for value in values:
+        for tuner in _tuners_in(value, seen):
+            kernels.setdefault(kernel_key(tuner), {"kernel": kernel_key(tuner), "name": tuner.base_fn.__name__,
+                                                   "configs": _labels(tuner.configs)})
+    return [kernels[k] for k in sorted(kernels)]
