@@ -124,7 +124,8 @@ TEST(InputFiles, ACallNamesTheFileOrCarriesTheBytes) {
 
 TEST(InputFiles, WorkerMapsTheFileAndItsWritesStayItsOwn) {
   InputArena arena;
-  // The reference's writes are its own and not checked (docs/worker-protocol.md, "Inputs the op writes into").
+  // The reference's writes are its own and not checked (docs/worker-protocol.md, "Inputs the op writes
+  // into").
   WarmWorkerRunner runner(callable("warm_mod", "scribble"), testing::settings("reference"));
   for (int i = 0; i < 3; ++i) {
     auto placed = arena.place({{"x", vector_of(tensor::DType::float32, {1.0 + i, 2, 3})}});
