@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # Checks an example project's result.json for scripts/setup.sh: every *_bug op failed on the
-# numbers (not by crashing) and every other op passed; prints one failure's replay command.
+# numbers or a check's verdict (not by crashing) and every other op passed; prints one replay command.
 """Usage: check-example-run.py RESULT_JSON
 
 Exit 0 and print the replay command of the first failing case when the verdicts are the
 intended ones; exit 1 with what is wrong otherwise (e.g. the framework is not installed, so
-every op crashed: that is not "bugs caught")."""
+every op crashed: that is not "bugs caught"). Any failure kind but op_error and reference_error
+counts as caught: a mismatch, and also a verdict of a check, such as out_of_bounds from the Triton
+sanitizer (docs/frameworks.md, "The sanitizer")."""
 import json
 import sys
 
