@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # Checks an example project's result.json for scripts/setup.sh: every *_bug op failed on the
-# numbers (not by crashing) and every other op passed; prints one failure's replay command.
+# numbers or a check's verdict (not by crashing) and every other op passed; prints one replay command.
 # An autotuned *_bug op is judged per variant: exactly the configs BUGGY_CONFIGS names fail.
 """Usage: check-example-run.py RESULT_JSON
 
 Exit 0 and print the replay command of the first failing case when the verdicts are the
 intended ones; exit 1 with what is wrong otherwise (e.g. the framework is not installed, so
-every op crashed: that is not "bugs caught")."""
+every op crashed: that is not "bugs caught"). Any failure kind but op_error and reference_error
+counts as caught: a mismatch, and also a verdict of a check, such as out_of_bounds from the Triton
+sanitizer (docs/frameworks.md, "The sanitizer")."""
 import json
 import sys
 
@@ -36,7 +38,7 @@ def main(path):
             kinds = {f["kind"] for f in op["failures"]}
             if op["failed"] == 0 or kinds & {"op_error", "reference_error"}:
                 first = op["failures"][0]["message"] if op["failures"] else "no failure"
-                problems.append(f"{name} should fail on its numbers, got {sorted(kinds) or 'a pass'}: {first}")
+                problems.append(f"{name} should fail on its numbers or a check, got {sorted(kinds) or 'a pass'}: {first}")
             elif replay is None:
                 replay = op["failures"][0]["replay"]
         elif op["failed"] or op["errors"]:

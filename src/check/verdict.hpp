@@ -26,6 +26,8 @@ enum class FailureKind : int {
   out_of_bounds = 12,            // a kernel load or store reached past the storage of its tensors (sanitizer)
   interpreter_unsupported = 13,  // the kernel needs what the CPU interpreter cannot run: a limit, not a bug
 };
+// The highest FailureKind: a stored kind above it comes from a newer gpuemu (store/queries.cpp).
+inline constexpr FailureKind kLastFailureKind = FailureKind::interpreter_unsupported;
 std::string_view failure_kind_name(FailureKind kind);
 std::optional<FailureKind> parse_failure_kind(std::string_view name);
 // True for the kinds that say a script could not produce an answer, not that an answer was wrong.

@@ -59,8 +59,8 @@ Expected<StoredFailure> read_failure(const sqlite::Statement& row, const std::st
                                           rng::ValueDistribution::adversarial, what, "distribution"));
   r.dims = TRY(detail::parse_dims(row.column_text(failure_column("f.dims")), what + " dims"));
   r.shapes = TRY(detail::parse_shapes(row.column_text(failure_column("f.shapes")), what + " shapes"));
-  r.verdict.kind = TRY(enum_column(row.column_int(failure_column("f.kind")),
-                                   check::FailureKind::output_aliased, what, "kind"));
+  r.verdict.kind =
+      TRY(enum_column(row.column_int(failure_column("f.kind")), check::kLastFailureKind, what, "kind"));
   auto& s = r.verdict.stats;
   columns::read_errors<columns::kFailureRead, 'f'>(row, s, r.tolerance);
   s.mismatches = row.column_int(failure_column("f.mismatches"));

@@ -95,8 +95,12 @@ def _out_of_bounds(launch: Any, arg: Arg, lanes: np.ndarray, size: int, what: st
     flat = [int(a) for a in np.asarray(lanes).ravel()]
     bad = [a for a in flat if a < arg.lo or a + size > arg.hi]
     offsets = sorted({(a - arg.start) // size for a in bad})
-    shown = ", ".join(str(o) for o in offsets[:_SHOWN]) + (f", ... ({len(offsets)} in all)" if len(offsets) > _SHOWN
-                                                             else "")
+    if len(offsets) <= _SHOWN:
+        shown = ", ".join(str(o) for o in offsets)
+    elif offsets[-1] - offsets[0] == len(offsets) - 1:  # one run, as a tail block's lanes are
+        shown = f"{offsets[0]}..{offsets[-1]}"
+    else:
+        shown = ", ".join(str(o) for o in offsets[:_SHOWN]) + f", ... ({len(offsets)} offsets)"
     if arg.hi == arg.lo:
         holds = f"'{arg.name}' has no storage (an empty tensor, data_ptr {arg.start:#x}): no lane may touch it"
     else:
