@@ -50,22 +50,24 @@ def child(repeats: int) -> dict:
         fn = getattr(importlib.import_module(module), function)
         inputs = {k: torch.rand(shape) + 0.5 for k, shape in shapes.items()}
         times = {"bare": [], "sanitized": []}
-        for i in range(2 * repeats + 2):
-            sanitized = i % 2 == 1
+        for i in range(4 * repeats + 4):
+            # ABBA order (bare, sanitized, sanitized, bare, ...): a disturbance that comes every other
+            # call (another process's rhythm on a shared machine) cannot land on one side only.
+            sanitized = i % 4 in (1, 2)
             if sanitized:
                 triton_sanitizer.install()
             start = time.perf_counter()
             converter.call(fn, inputs, {}, "float32", 1234 + i)
             elapsed = time.perf_counter() - start
             triton_sanitizer.uninstall()
-            if i >= 2:  # the first pair warms the interpreter's caches (the kernel's rewritten AST)
+            if i >= 4:  # the first round warms the interpreter's caches (the kernel's rewritten AST)
                 times["sanitized" if sanitized else "bare"].append(elapsed)
         out[name] = {k: statistics.median(v) for k, v in times.items()}
     return out
 
 
 def measure(quick: bool) -> dict:
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "5" if quick else "21"],
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "3" if quick else "11"],
                           capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         sys.exit(f"bench: the sanitizer benchmark failed:\n{proc.stderr[-4000:]}")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import random
 import sys
 from typing import Any
 
@@ -48,7 +49,7 @@ class _Launch:
         self.run = run
         self.interp = _interp
         self.args: dict[int, Arg] = {}
-        self.order: np.ndarray | None = None
+        self.order: Any = None  # program i of the grid's loop runs as program order[i]
 
 
 _launches: list[_Launch] = []
@@ -239,7 +240,13 @@ def _make_set_grid_dim(original: Any) -> Any:
             index = launch.run.state.get("sanitizer_launches", 0)
             launch.run.state["sanitizer_launches"] = index + 1
             seed = (launch.run.seed or 0) & 0xFFFF_FFFF_FFFF_FFFF
-            launch.order = np.random.default_rng([seed, index, 0x6B1D]).permutation(nx * ny * nz)
+            programs = nx * ny * nz
+            if programs <= 4096:  # a str seed is hashed (sha512) the same in every process
+                order = list(range(programs))
+                random.Random(f"{seed}:{index}").shuffle(order)
+                launch.order = order
+            else:
+                launch.order = np.random.default_rng([seed, index, 0x6B1D]).permutation(programs)
 
     return set_grid_dim
 

@@ -101,6 +101,20 @@ TEST_F(StoreTest, FailureWithoutInputsHasNoSnapshot) {
   EXPECT_EQ((*found)->record.inputs, nullptr);
 }
 
+TEST_F(StoreTest, EveryFailureKindReadsBack) {
+  // A kind the engine records (up to the last one, e.g. the sanitizer's out_of_bounds) must be one
+  // `reproduce` can read again; the store refuses only numbers above check::kLastFailureKind.
+  const RunId run = begin();
+  for (int k = 1; k <= static_cast<int>(check::kLastFailureKind); ++k) {
+    auto record = sample_record(100 + static_cast<std::uint64_t>(k));
+    record.verdict.kind = static_cast<check::FailureKind>(k);
+    ASSERT_TRUE(store_->record_failure(run, record));
+    auto found = store_->find_failure(100 + static_cast<std::uint64_t>(k));
+    ASSERT_TRUE(found && found->has_value()) << k << (found ? "" : found.error().message);
+    EXPECT_EQ((*found)->record.verdict.kind, record.verdict.kind);
+  }
+}
+
 TEST_F(StoreTest, RunLifecycleAndSummariesRoundTrip) {
   const RunId run = begin(kBigSeed, "test");
   auto runs = store_->list_runs();
