@@ -47,12 +47,14 @@ def bench_compare(quick: bool) -> list[Row]:
     for line in proc.stdout.splitlines():
         d = json.loads(line)
         ratio = d["ratio"]["median"]
-        breakdown = d["name"].startswith("breakdown:")
+        # The AVX2 copy forced is what CPUs without AVX-512 run: it carries the target too (issue 32).
+        targeted = not d["name"].startswith("breakdown:") or (
+            "AVX2 kernels" in d["name"] and d.get("kernels") == "avx2")
         rows.append(Row(f"(b) {d['name']}", fmt_bytes_rate(d["bytes"] / (d["compare_ns"]["median"] * 1e-9)),
                         fmt_bytes_rate(d["bytes"] / (d["memcpy_ns"]["median"] * 1e-9)) + " (memcpy)", ratio,
-                        "" if breakdown else ">= 0.5x", None if breakdown else ratio >= 0.5,
-                        note=f"median {d['compare_ns']['median'] / 1e3:.1f} us vs memcpy "
-                             f"{d['memcpy_ns']['median'] / 1e3:.2f} us over {d['pairs']} pairs"))
+                        ">= 0.5x" if targeted else "", ratio >= 0.5 if targeted else None,
+                        note=f"{d.get('kernels', '?')} kernels ran; median {d['compare_ns']['median'] / 1e3:.1f} us "
+                             f"vs memcpy {d['memcpy_ns']['median'] / 1e3:.2f} us over {d['pairs']} pairs"))
     return rows
 
 
