@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "run/interpreter.hpp"
 #include "run/runner_common.hpp"
 #include "run/worker_channel.hpp"
 
@@ -23,8 +24,9 @@ std::string target_of(const config::Runnable& r) {
 
 }  // namespace
 
-Expected<std::vector<LoadCheck>> check_loads(const RunnerSettings& settings,
+Expected<std::vector<LoadCheck>> check_loads(const RunnerSettings& given,
                                              const std::vector<config::Runnable>& runnables) {
+  const RunnerSettings settings = with_resolved_interpreter(given);  // once per run (run/interpreter.hpp)
   std::vector<LoadCheck> out;
   SpawnSpec spec;
   spec.argv = {settings.python, "-m", "gpuemu.worker", "--check"};
