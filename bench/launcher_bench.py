@@ -1,8 +1,9 @@
 # Benchmark (k): the time from `gpuemu ci run`'s start to its first case on a one-op project when
 # python3 is a launcher shim (pyenv here), resolved once per run or started for every process (issue 32).
 """(k) launcher tax: `ci run` start to the op's first call, python3 from PATH (a pyenv shim on the
-machines we measure on), with the shim resolved once per run against GPUEMU_RESOLVE_PYTHON=0 (every
-interpreter start goes through the shim), in turn."""
+machines we measure on), against GPUEMU_RESOLVE_PYTHON=0 (every interpreter gpuemu starts on its own
+goes through the shim), in turn: the op as a warm callable (its workers are forks of the fork server,
+which the shim starts once either way), and as cold scripts (an interpreter per case and role)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,25 @@ def scale(inputs):
 
 def scale_ref(inputs):
     return inputs["x"].astype("float64") * 2
+"""
+
+COLD_OP = """import time
+
+from gpuemu.script import serve
+
+
+def scale(inputs):
+    with open("first_calls.txt", "a") as out:
+        out.write(f"{time.monotonic()}\\n")
+    return inputs["x"] * 2
+
+
+serve(scale)
+"""
+
+COLD_REF = """from gpuemu.script import serve
+
+serve(lambda inputs: inputs["x"].astype("float64") * 2, role="reference")
 """
 
 TOML = """[project]
@@ -88,21 +108,31 @@ def first_case_secs(binary: Path, project: Path, env: dict) -> tuple[float, floa
 def bench_launcher(binary: Path, work: Path, quick: bool) -> list[Row]:
     env = shell_env(python_env(work / "home"))
     env.pop("GPUEMU_PYTHON", None)  # python3 from PATH, as a user's run finds it
-    project = work / "launcher"
-    project.mkdir(parents=True)
-    (project / "ops.py").write_text(OPS)
-    (project / "gpuemu.toml").write_text(TOML)
     runs = 3 if quick else 7
-    log(f"launcher: ci run start to first case, python3 = {describe_python3(env)}, {runs} runs each in turn")
-    first_case_secs(binary, project, env)  # warm-up: page cache, the store
-    resolved, shimmed = [], []
-    for _ in range(runs):
-        resolved.append(first_case_secs(binary, project, env))
-        shimmed.append(first_case_secs(binary, project, {**env, "GPUEMU_RESOLVE_PYTHON": "0"}))
-    first = statistics.median(r[0] for r in resolved)
-    first_shim = statistics.median(r[0] for r in shimmed)
-    return [Row("(k) ci run start to first case, one op, python3 on PATH", f"{1000 * first:.0f} ms",
-                f"{1000 * first_shim:.0f} ms (every start through the launcher)", first / first_shim, "", None,
-                note=f"python3 = {describe_python3(env)}; medians of {runs} runs each in turn; whole run "
-                     f"{statistics.median(r[1] for r in resolved):.2f} s against "
-                     f"{statistics.median(r[1] for r in shimmed):.2f} s")]
+    rows = []
+    for label, files, toml in (("warm callable", {"ops.py": OPS}, TOML),
+                               ("cold scripts", {"cold_op.py": COLD_OP, "cold_ref.py": COLD_REF},
+                                TOML.replace('"ops:scale"', '"cold_op.py"').replace('"ops:scale_ref"',
+                                                                                    '"cold_ref.py"'))):
+        project = work / label.replace(" ", "-")
+        project.mkdir(parents=True)
+        for name, text in files.items():
+            (project / name).write_text(text)
+        (project / "gpuemu.toml").write_text(toml)
+        log(f"launcher: {label}, ci run start to first case, python3 = {describe_python3(env)}, "
+            f"{runs} runs each in turn")
+        first_case_secs(binary, project, env)  # warm-up: page cache, the store
+        resolved, shimmed = [], []
+        for _ in range(runs):
+            resolved.append(first_case_secs(binary, project, env))
+            shimmed.append(first_case_secs(binary, project, {**env, "GPUEMU_RESOLVE_PYTHON": "0"}))
+        first = statistics.median(r[0] for r in resolved)
+        first_shim = statistics.median(r[0] for r in shimmed)
+        whole = statistics.median(r[1] for r in resolved)
+        whole_shim = statistics.median(r[1] for r in shimmed)
+        rows.append(Row(f"(k) ci run start to first case, one op ({label}), python3 on PATH",
+                        f"{1000 * first:.0f} ms", f"{1000 * first_shim:.0f} ms (GPUEMU_RESOLVE_PYTHON=0)",
+                        first / first_shim, "", None,
+                        note=f"python3 = {describe_python3(env)}; medians of {runs} runs each in turn; whole run "
+                             f"(3 cases) {whole:.2f} s against {whole_shim:.2f} s ({whole / whole_shim:.2f}x)"))
+    return rows

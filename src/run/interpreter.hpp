@@ -30,8 +30,8 @@ struct ResolvedInterpreter {
 ResolvedInterpreter resolve_interpreter(const std::string& python, const std::filesystem::path& cwd);
 
 // `settings` with its python resolved for its cwd and the launcher's variables in interpreter_env:
-// what make_runner and the load check start (not runner_settings, so that runners a test fakes
-// never start a launcher).
+// what make_runner and the load check start when the process is not a fork of the fork server
+// (which the launcher starts once itself); not runner_settings, so runners a test fakes never do.
 RunnerSettings with_resolved_interpreter(RunnerSettings settings);
 
 }  // namespace gpuemu::run

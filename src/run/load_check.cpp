@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "run/fork_server.hpp"
 #include "run/interpreter.hpp"
 #include "run/runner_common.hpp"
 #include "run/worker_channel.hpp"
@@ -26,7 +27,8 @@ std::string target_of(const config::Runnable& r) {
 
 Expected<std::vector<LoadCheck>> check_loads(const RunnerSettings& given,
                                              const std::vector<config::Runnable>& runnables) {
-  const RunnerSettings settings = with_resolved_interpreter(given);  // once per run (run/interpreter.hpp)
+  // A fork of the fork server, or without one an interpreter of its own (run/interpreter.hpp).
+  const RunnerSettings settings = fork_server_enabled() ? given : with_resolved_interpreter(given);
   std::vector<LoadCheck> out;
   SpawnSpec spec;
   spec.argv = {settings.python, "-m", "gpuemu.worker", "--check"};

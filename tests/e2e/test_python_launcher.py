@@ -1,5 +1,5 @@
-# A launcher shim for python3 (pyenv, asdf, a wrapper script) is asked once per run which interpreter
-# it starts, not once per worker (issue 32; docs/configuration.md "python"): shims that log each call.
+# A launcher shim for python3 (pyenv, asdf, a wrapper script) is called once per run, not once per
+# process: by the fork server, or asked which interpreter it starts (issue 32): shims that log calls.
 import os
 import pathlib
 import shutil
@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+
+from e2e_support import one_op_toml
 
 # The interpreter binary running these tests (after symlinks: never a shim).
 REAL = pathlib.Path(sys.executable).resolve()
@@ -94,20 +96,34 @@ def test_a_shim_on_path_is_called_once_per_run(project, passthrough):
     write_project(project)
     seen = project.root / "seen.log"
     env = {"PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}", "SEEN_LOG": str(seen), "GPUEMU_PYTHON": ""}
+    # Two ops: the load check and four workers, forks of the fork server, which the shim started.
     run_fuzz(project, env)
-    # Two ops: four workers, a fork server and a load check would each have gone through the shim.
-    assert len(calls(log)) == 1, calls(log)
+    assert calls(log) == ["-m gpuemu.fork_server"], calls(log)
     loads = calls(seen)
     assert len(loads) == 5 and all(line.split("|")[0] == str(REAL) for line in loads), loads
-
-    # Without the fork server every worker is an interpreter of its own: still one call.
+    # Without the fork server every worker is an interpreter of its own: the shim is asked once.
     log.unlink()
+    seen.unlink()
     run_fuzz(project, {**env, "GPUEMU_FORK_SERVER": "0"})
-    assert len(calls(log)) == 1, calls(log)
+    assert len(calls(log)) == 1 and calls(log)[0].startswith("-S -c "), calls(log)
+    assert {line.split("|")[0] for line in calls(seen)} == {str(REAL)}
     # The yardstick: with resolution turned off each of those starts goes through the shim.
     log.unlink()
     run_fuzz(project, {**env, "GPUEMU_FORK_SERVER": "0", "GPUEMU_RESOLVE_PYTHON": "0"})
     assert len(calls(log)) == 5, calls(log)
+
+
+def test_cold_scripts_start_the_interpreter_not_the_shim(project, passthrough):
+    # A script that is not persistent is a new interpreter per case, op and reference each.
+    shim, log = passthrough
+    project.write(one_op_toml("op_identity.py"), ["op_identity.py", "ref_identity.py"])
+    proc = project.run("fuzz", "--iterations", "4", env={"GPUEMU_PYTHON": str(shim)})
+    assert proc.returncode == 0, proc.stderr
+    assert len(calls(log)) == 1 and calls(log)[0].startswith("-S -c "), calls(log)
+    log.unlink()
+    proc = project.run("fuzz", "--iterations", "4", env={"GPUEMU_PYTHON": str(shim), "GPUEMU_RESOLVE_PYTHON": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert len(calls(log)) >= 8, calls(log)
 
 
 def test_gpuemu_python_naming_a_shim_is_resolved_once(project, passthrough):
@@ -147,12 +163,17 @@ def test_a_version_manager_shim_honours_the_project_python_version(project, tmp_
     env = {"GPUEMU_PYTHON": str(shim), "SEEN_LOG": str(seen)}
     for version in ("v2", "v1"):
         (project.root / ".python-version").write_text(version + "\n")
-        seen.unlink(missing_ok=True)
-        log.unlink(missing_ok=True)
-        run_fuzz(project, env)
-        assert len(calls(log)) == 1 and calls(log)[0].startswith(f"{project.root} "), calls(log)
         bin_dir = versions / version / "bin"
-        assert calls(seen) == [f"{bin_dir / 'python3'}|{bin_dir}"] * 5
+        for fork_server in ("1", "0"):
+            seen.unlink(missing_ok=True)
+            log.unlink(missing_ok=True)
+            run_fuzz(project, {**env, "GPUEMU_FORK_SERVER": fork_server})
+            # Called once, in the project (where its .python-version is).
+            assert len(calls(log)) == 1 and calls(log)[0].startswith(f"{project.root} "), calls(log)
+            loads = calls(seen)
+            assert len(loads) == 5 and {line.split("|")[0] for line in loads} == {str(bin_dir / "python3")}, loads
+            if fork_server == "0":  # started by gpuemu: with the launcher's PATH, as it would set it
+                assert {line.split("|")[1] for line in loads} == {str(bin_dir)}, loads
 
 
 def test_real_pyenv_shim_runs_the_project_version(project):
@@ -180,7 +201,9 @@ def test_real_pyenv_shim_runs_the_project_version(project):
         expected = subprocess.run([pyenv, "which", "python3"], cwd=project.root, capture_output=True, text=True,
                                   env=env).stdout.strip()
         assert expected.startswith(str(root / "versions" / version)), expected
-        run_env = {"GPUEMU_PYTHON": str(shim), "SEEN_LOG": str(seen), "PYENV_VERSION": "", "PYENV_DIR": ""}
+        # The other version without the fork server, so that a failure names the interpreter.
+        run_env = {"GPUEMU_PYTHON": str(shim), "SEEN_LOG": str(seen), "PYENV_VERSION": "", "PYENV_DIR": "",
+                   "GPUEMU_FORK_SERVER": "1" if version == ours else "0"}
         proc = project.run("fuzz", "--iterations", "1", env=run_env)
         if version == ours:
             assert proc.returncode == 0, proc.stderr
