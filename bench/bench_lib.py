@@ -25,6 +25,21 @@ def gpuemu_bin() -> Path:
     return path
 
 
+def cpu_description() -> str:
+    """What lscpu calls the CPU, with its family and model, and the widest vector set gpuemu's kernels
+    use on it (util/cpu_isa.hpp): the numbers are that CPU's."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (lscpu did not run)"
+    fields = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in out.splitlines())}
+    flags = set(fields.get("Flags", "").split())
+    isa = ("AVX-512" if {"avx512f", "avx512vl", "avx512dq", "avx512bw"} <= flags
+           else "AVX2" if "avx2" in flags else "baseline x86-64")
+    return (f"{fields.get('Model name', 'unknown')}, family {fields.get('CPU family', '?')} model "
+            f"{fields.get('Model', '?')}, {fields.get('CPU(s)', '?')} CPUs, {isa}")
+
+
 def python_env(home: Path) -> dict[str, str]:
     """The environment every benchmark runs gpuemu and its clients in: its own GPUEMU_HOME, the
     in-tree package importable, this interpreter for scripts and workers."""

@@ -25,6 +25,7 @@
 #include "check/tolerance.hpp"
 #include "tensor/dtype.hpp"
 #include "tensor/tensor.hpp"
+#include "util/cpu_isa.hpp"
 
 namespace {
 
@@ -97,9 +98,11 @@ std::string stat_json(const Stat& s) {
 
 // Times `work` against memcpy of `bytes` bytes (two buffers, as the pair's storage), pair by pair,
 // and prints the JSON line for `name`.
+// `kernels`: the compiled copy of the comparison's kernels that ran (util::isa_name).
 template <class Work>
 void time_against_memcpy(const std::string& name, std::int64_t elements, std::span<const std::byte> a,
-                         std::span<const std::byte> r, Work work, bool quick) {
+                         std::span<const std::byte> r, Work work, bool quick,
+                         std::string_view kernels = gpuemu::util::isa_name(gpuemu::util::best_isa())) {
   std::vector<std::byte> dst_a(a.size()), dst_r(r.size());
   std::memcpy(dst_a.data(), a.data(), a.size());  // fault the destination pages in before timing
   std::memcpy(dst_r.data(), r.data(), r.size());
@@ -129,9 +132,9 @@ void time_against_memcpy(const std::string& name, std::int64_t elements, std::sp
   }
   fmt::print(
       "{{\"name\": \"{}\", \"elements\": {}, \"bytes\": {}, \"pairs\": {}, \"compare_ns\": {}, "
-      "\"memcpy_ns\": {}, \"ratio\": {}}}\n",
+      "\"memcpy_ns\": {}, \"ratio\": {}, \"kernels\": \"{}\"}}\n",
       name, elements, a.size() + r.size(), work_ns.size(), stat_json(stat_of(work_ns)),
-      stat_json(stat_of(copy_ns)), stat_json(stat_of(ratios)));
+      stat_json(stat_of(copy_ns)), stat_json(stat_of(ratios)), kernels);
   std::fflush(stdout);
 }
 
@@ -166,6 +169,11 @@ void run_row(const Row& row, bool quick) {
 // of the kernels forced: what a CPU without AVX-512 (AVX2) or without AVX2 (baseline) gets.
 void run_kernels_row(const Row& row, gpuemu::check::KernelChoice kernels, std::string_view label,
                      bool quick) {
+  using gpuemu::util::Isa;
+  const Isa best = gpuemu::util::best_isa();
+  const Isa ran = kernels == gpuemu::check::KernelChoice::fastest ? best
+                  : kernels == gpuemu::check::KernelChoice::avx2  ? std::min(best, Isa::avx2)
+                                                                  : Isa::baseline;
   const Pair pair = make_pair(row);
   const gpuemu::check::ElementRules rules{gpuemu::check::default_tolerance(row.out_dtype)};
   time_against_memcpy(
@@ -177,7 +185,7 @@ void run_kernels_row(const Row& row, gpuemu::check::KernelChoice kernels, std::s
         auto s = stats.finish();
         clobber(&s);
       },
-      quick);
+      quick, gpuemu::util::isa_name(ran));
 }
 
 // Where the comparison's time goes: decoding alone (Tensor::decode_range into doubles, which the

@@ -1,6 +1,6 @@
-# Benchmark (j): what the Triton sanitizer costs: the correct kernels of examples/triton called the
+# Benchmark (l): what the Triton sanitizer costs: the correct kernels of examples/triton called the
 # way the worker calls them, sanitized and on the bare interpreter, in one process, alternating.
-"""(j) sanitizer op time / bare interpreter op time on examples/triton. Target: <= 1.5x.
+"""(l) sanitizer op time / bare interpreter op time on examples/triton. Target: <= 1.5x.
 
 Runs itself in a child process (`python3 bench/sanitizer_bench.py --child`), because @triton.jit reads
 TRITON_INTERPRET when each kernel is defined. Each correct op of examples/triton (softmax, matmul,
@@ -94,7 +94,7 @@ def bench_sanitizer(quick: bool) -> list:
     ratio = sanitized / bare
     worst = max(per_op.items(), key=lambda item: item[1]["sanitized"] / item[1]["bare"])
     detail = ", ".join(f"{name} {t['sanitized'] * 1e3:.1f}/{t['bare'] * 1e3:.1f} ms" for name, t in per_op.items())
-    return [Row("(j) Triton sanitizer op time vs bare interpreter", f"{sanitized * 1e3:.1f} ms",
+    return [Row("(l) Triton sanitizer op time vs bare interpreter", f"{sanitized * 1e3:.1f} ms",
                 f"{bare * 1e3:.1f} ms (bare)", ratio, "<= 1.5x", ratio <= 1.5,
                 note=f"worst op {worst[0]} {worst[1]['sanitized'] / worst[1]['bare']:.2f}x; per op sanitized/bare "
                      f"median: {detail}; {os.cpu_count()} x {cpu_model()}")]

@@ -2,7 +2,8 @@
 # per-op "timing" of result.json: wall = time in the op + time in the reference - the time both ran at
 # once + gpuemu's share (the time neither ran).
 """(i) gpuemu's share: the Triton example softmax in interpreter mode, and twelve numpy ops at sizes
-up to 64 x 8192. Target: gpuemu_secs / wall_secs <= 10% for each."""
+up to 64 x 8192. Target: gpuemu_secs / wall_secs <= 10% for ops whose op and reference take 5 ms a
+case or more (the Triton softmax, matmul); the light numpy ops are measured against a peer loop (j)."""
 
 from __future__ import annotations
 
@@ -45,10 +46,10 @@ def ci_run(binary: Path, folder: Path, env: dict, *args: str) -> dict:
     return json.loads((out / "result.json").read_text())
 
 
-def share_row(label: str, timing: dict, cases: int, note: str = "") -> Row:
+def share_row(label: str, timing: dict, cases: int, note: str = "", targeted: bool = True) -> Row:
     share = timing["gpuemu_share"]
-    return Row(label, f"{100 * share:.1f}% gpuemu", f"wall {timing['wall_secs']:.2f} s", share, "<= 10%",
-               share <= 0.10,
+    return Row(label, f"{100 * share:.1f}% gpuemu", f"wall {timing['wall_secs']:.2f} s", share,
+               "<= 10%" if targeted else "", share <= 0.10 if targeted else None,
                note=f"{cases} cases: op {timing['op_secs']:.2f} s, reference {timing['reference_secs']:.2f} s, "
                     f"both at once {timing.get('overlap_secs', 0):.2f} s, "
                     f"gpuemu {timing['gpuemu_secs']:.2f} s{note}")
@@ -67,8 +68,14 @@ def bench_share(binary: Path, work: Path, quick: bool) -> list[Row]:
     total, per_op = shares(result)
     cases = sum(op["total"] for op in result["ops"])
     worst = max(per_op.items(), key=lambda item: item[1]["gpuemu_share"])
+    # The 10% target holds for ops whose op and reference take 5 ms a case or more (issue 32): here
+    # matmul. The light ops' yardstick is the loop a user would write instead, row (j).
     rows.append(share_row("(i) gpuemu share, 12 numpy ops up to 64x8192", total, cases,
-                          note=f"; worst op {worst[0]} {100 * worst[1]['gpuemu_share']:.1f}%"))
+                          note=f"; worst op {worst[0]} {100 * worst[1]['gpuemu_share']:.1f}%; no target for "
+                               "light ops (docs/performance.md (i)), see (j)", targeted=False))
+    matmul = next(op for op in result["ops"] if op["op"] == "matmul")
+    rows.append(share_row("(i) gpuemu share, matmul (op + reference >= 5 ms a case)", matmul["timing"],
+                          matmul["total"]))
 
     triton_dir = work / "triton"
     shutil.copytree(EXAMPLES / "triton", triton_dir, ignore=shutil.ignore_patterns("__pycache__"))

@@ -104,8 +104,8 @@ struct ChunkSources {
   double* ratios;
 };
 
-// What the AVX-512 path keeps from chunk to chunk: the screens of the last statistics (they change
-// only when a flagged piece raises one) and the last chunk's failures.
+// What the wide path (AVX-512, or AVX2 with FMA and F16C) keeps from chunk to chunk: the screens of the last
+// statistics (they change only when a flagged piece raises one) and the last chunk's failures.
 struct WideState {
   Screen screen{-1, -1, -1, -1, -1, -1};  // matches no real Screen
   kernels::NarrowScreen narrow{};
@@ -215,7 +215,6 @@ ScreenResult precheck_and_screen(const Kind& kind, const Sources& chunk, const S
   return screened;
 }
 
-
 bool same_screen(const Screen& a, const Screen& b) {
   return a.atol == b.atol && a.rtol == b.rtol && a.worst_threshold == b.worst_threshold &&
          a.max_abs == b.max_abs && a.max_rel == b.max_rel && a.max_ulp == b.max_ulp;
@@ -311,8 +310,7 @@ void StatsAccumulator::scan(const Kind& kind, std::size_t output, const tensor::
         continue;
       }
     }
-    const ScreenResult screened =
-        precheck_and_screen(kind, chunk, screen, previous_failures, out_f32.data());
+    const ScreenResult screened = precheck_and_screen(kind, chunk, screen, previous_failures, out_f32.data());
     previous_failures = 0;
     if (screened.nonfinite) {
       if constexpr (!kDecoded) decode();

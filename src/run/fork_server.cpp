@@ -34,11 +34,6 @@ constexpr std::size_t kMaxReply = 64 * 1024;
 // A spawn is a fork: milliseconds. A reap follows a SIGKILL. Longer means the server is stuck.
 constexpr std::chrono::milliseconds kReplyTimeout{30000};
 
-bool enabled() {
-  const char* flag = std::getenv("GPUEMU_FORK_SERVER");
-  return flag == nullptr || std::string_view(flag) != "0";
-}
-
 // A worker command: PYTHON -m gpuemu.worker ARGS..., in a directory that exists (else spawn_child
 // says so in its own words).
 bool is_worker_command(const SpawnSpec& spec) {
@@ -265,7 +260,7 @@ ServerRegistry& registry() {
 
 std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
                                                    std::chrono::milliseconds start_timeout) {
-  if (!enabled() || !is_worker_command(spec)) return std::nullopt;
+  if (!fork_server_enabled() || !is_worker_command(spec)) return std::nullopt;
   ignore_sigpipe();
   const std::map<std::string, std::string> environment = child_environment(spec.extra_env);
   std::shared_ptr<ForkServer> server;
@@ -281,6 +276,11 @@ std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
   }
   if (!server || !server->usable()) return std::nullopt;
   return server->spawn(spec, environment);
+}
+
+bool fork_server_enabled() {
+  const char* flag = std::getenv("GPUEMU_FORK_SERVER");
+  return flag == nullptr || std::string_view(flag) != "0";
 }
 
 }  // namespace gpuemu::run

@@ -19,4 +19,7 @@ namespace gpuemu::run {
 std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
                                                    std::chrono::milliseconds start_timeout);
 
+// False when GPUEMU_FORK_SERVER=0: every worker is then an interpreter of its own.
+bool fork_server_enabled();
+
 }  // namespace gpuemu::run

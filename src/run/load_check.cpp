@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "run/fork_server.hpp"
+#include "run/interpreter.hpp"
 #include "run/runner_common.hpp"
 #include "run/worker_channel.hpp"
 
@@ -24,8 +26,10 @@ std::string target_of(const config::Runnable& r) {
 
 }  // namespace
 
-Expected<std::vector<LoadCheck>> check_loads(const RunnerSettings& settings,
+Expected<std::vector<LoadCheck>> check_loads(const RunnerSettings& given,
                                              const std::vector<config::Runnable>& runnables) {
+  // A fork of the fork server, or without one an interpreter of its own (run/interpreter.hpp).
+  const RunnerSettings settings = fork_server_enabled() ? given : with_resolved_interpreter(given);
   std::vector<LoadCheck> out;
   SpawnSpec spec;
   spec.argv = {settings.python, "-m", "gpuemu.worker", "--check"};

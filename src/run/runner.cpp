@@ -2,11 +2,19 @@
 #include "run/runner.hpp"
 
 #include "run/cold_runner.hpp"
+#include "run/fork_server.hpp"
+#include "run/interpreter.hpp"
 #include "run/warm_worker.hpp"
 
 namespace gpuemu::run {
 
-std::unique_ptr<Runner> make_runner(const config::Runnable& runnable, const RunnerSettings& settings) {
+std::unique_ptr<Runner> make_runner(const config::Runnable& runnable, const RunnerSettings& given) {
+  // Processes started on their own (cold scripts, every case; workers without the fork server) start
+  // the interpreter a launcher shim would, asked once per run (run/interpreter.hpp). Warm workers are
+  // forks of the fork server, which goes through the shim once: asking it too would cost a start.
+  const bool own_processes = (runnable.kind == config::Runnable::Kind::script && !runnable.persistent) ||
+                             !fork_server_enabled();
+  const RunnerSettings settings = own_processes ? with_resolved_interpreter(given) : given;
   switch (runnable.kind) {
     case config::Runnable::Kind::callable:
       return std::make_unique<WarmWorkerRunner>(runnable, settings);

@@ -79,7 +79,10 @@ class Runner {
 
 struct RunnerSettings {
   std::string python = "python3";  // interpreter; GPUEMU_PYTHON overrides config
-  std::filesystem::path cwd;       // the project root
+  // What a launcher shim that `python` went through set in its interpreter's environment
+  // (run/interpreter.hpp): given to this runner's processes, before python_env's own variables.
+  std::vector<std::pair<std::string, std::string>> interpreter_env;
+  std::filesystem::path cwd;  // the project root
   std::vector<std::filesystem::path> python_path;
   std::chrono::milliseconds timeout{60000};
   int worker_max_cases = 1000;

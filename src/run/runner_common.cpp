@@ -114,7 +114,14 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
     for (const char* name : std::span(kPools).first(3))
       env.emplace_back(name, std::to_string(settings.pool_threads));
   }
-  return env;
+  // The launcher's environment first; a variable set above wins over it (each name once).
+  std::vector<std::pair<std::string, std::string>> with_launcher;
+  for (const auto& entry : settings.interpreter_env) {
+    if (std::ranges::none_of(env, [&](const auto& own) { return own.first == entry.first; }))
+      with_launcher.push_back(entry);
+  }
+  with_launcher.insert(with_launcher.end(), env.begin(), env.end());
+  return with_launcher;
 }
 
 int usable_cpus() {

@@ -2,22 +2,46 @@
 // CPU runs: the one place that asks the CPU (check's comparison kernels, rng's value generation).
 #pragma once
 
+#include <cstdlib>
+#include <string_view>
+
 namespace gpuemu::util {
 
 // Ordered: a CPU that runs one runs every set before it.
 enum class Isa { baseline, avx2, avx512 };
 
+inline const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::avx512:
+      return "avx512";
+    case Isa::avx2:
+      return "avx2";
+    case Isa::baseline:
+      return "baseline";
+  }
+  return "baseline";
+}
+
 // The best set this CPU has, asked once per process (no ifunc, so the static binary behaves the
 // same). AVX-512 means F, VL, DQ and BW, what every AVX-512 copy in the tree is compiled for.
+// GPUEMU_ISA=avx2 or baseline in the environment caps it (never raises it), so that an AVX-512
+// machine runs, and measures, the copies a CPU without AVX-512 runs (docs/performance.md (b));
+// results are the same whichever copy runs.
 inline Isa best_isa() {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const Isa isa = [] {
     __builtin_cpu_init();  // may run before libgcc's constructor when called from a static initializer
+    Isa best = Isa::baseline;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
-      return Isa::avx512;
+      best = Isa::avx512;
+    } else if (__builtin_cpu_supports("avx2")) {
+      best = Isa::avx2;
     }
-    return __builtin_cpu_supports("avx2") ? Isa::avx2 : Isa::baseline;
+    const char* cap = std::getenv("GPUEMU_ISA");
+    if (cap != nullptr && std::string_view(cap) == "avx2" && best > Isa::avx2) best = Isa::avx2;
+    if (cap != nullptr && std::string_view(cap) == "baseline") best = Isa::baseline;
+    return best;
   }();
   return isa;
 #else

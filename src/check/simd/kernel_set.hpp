@@ -10,7 +10,9 @@
 #include "check/simd/element_kernels.hpp"
 #include "check/simd/float_precheck.hpp"
 #include "check/simd/half_precheck_avx2.hpp"
+#include "check/simd/narrow_precheck_avx2.hpp"
 #include "check/simd/narrow_precheck_avx512.hpp"
+#include "check/simd/wide_screen_avx2.hpp"
 #include "check/simd/wide_screen_avx512.hpp"
 #include "util/cpu_isa.hpp"
 
@@ -123,12 +125,51 @@ GPUEMU_CHECK_AVX512 std::uint32_t narrow_counting_avx512(Out out, Ref ref, std::
 }
 #undef GPUEMU_CHECK_AVX512
 
+// The same five kernels on AVX2 (wide_screen_avx2.hpp, narrow_precheck_avx2.hpp).
+#define GPUEMU_CHECK_AVX2 [[gnu::target(GPUEMU_AVX2_TARGET)]]
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX2 WideResult wide_flag_avx2(Out out, Ref ref, std::size_t n, const WideScreen& w,
+                                            std::uint32_t subs) {
+  return kernels::wide_screen_avx2<Out, Ref, false>(out, ref, n, w, subs);
+}
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX2 WideResult wide_count_avx2(Out out, Ref ref, std::size_t n, const WideScreen& w,
+                                             std::uint32_t subs) {
+  return kernels::wide_screen_avx2<Out, Ref, true>(out, ref, n, w, subs);
+}
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX2 bool wide_nonfinite_copy_avx2(Out out, Ref ref, std::size_t n, std::uint64_t pieces) {
+  return kernels::wide_nonfinite_avx2(out, ref, n, pieces);
+}
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX2 std::uint32_t narrow_plain_avx2(Out out, Ref ref, std::size_t n, const NarrowScreen& f,
+                                                  std::int64_t* failures) {
+  return kernels::narrow_precheck_avx2<Out, Ref, false>(out, ref, n, f, failures);
+}
+template <class Out, class Ref>
+GPUEMU_CHECK_AVX2 std::uint32_t narrow_counting_avx2(Out out, Ref ref, std::size_t n, const NarrowScreen& f,
+                                                     std::int64_t* failures) {
+  return kernels::narrow_precheck_avx2<Out, Ref, true>(out, ref, n, f, failures);
+}
+#undef GPUEMU_CHECK_AVX2
+
 inline bool has_f16c() {
   static const bool f16c = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("f16c") != 0;
   }();
   return f16c;
+}
+
+// What the AVX2 copies of the wide screen and the float-lane pre-check are compiled for besides
+// AVX2 (GPUEMU_AVX2_TARGET): every AVX2 CPU gpuemu knows of has them, but none is implied.
+inline bool has_avx2_companions() {
+  static const bool all = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("f16c") != 0 && __builtin_cpu_supports("fma") != 0 &&
+           __builtin_cpu_supports("popcnt") != 0;
+  }();
+  return all;
 }
 #endif
 
@@ -218,6 +259,20 @@ struct Kernels {
           if (has_f16c()) {
             k.precheck = &half_precheck_avx2_plain<Out>;
             k.counting_precheck = &half_precheck_avx2_counting<Out>;
+          }
+        }
+        // The AVX-512 path's wide screen and float-lane pre-check, on 4 and 8 lanes: about twice as
+        // fast as the kernels above on every row measured (docs/performance.md (b), "CPUs without
+        // AVX-512"), which then serve decoded sources only (and CPUs without FMA or F16C).
+        if constexpr (kWide) {
+          if (has_avx2_companions()) {
+            k.wide_flag = &wide_flag_avx2<Out, Ref>;
+            k.wide_count = &wide_count_avx2<Out, Ref>;
+            k.nonfinite = &wide_nonfinite_copy_avx2<Out, Ref>;
+            if constexpr (kNarrow) {
+              k.narrow_plain = &narrow_plain_avx2<Out, Ref>;
+              k.narrow_counting = &narrow_counting_avx2<Out, Ref>;
+            }
           }
         }
         break;

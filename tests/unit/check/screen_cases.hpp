@@ -72,6 +72,22 @@ inline bool has_avx512() {
 #endif
 }
 
+// The compiled copies of the AVX-512 path's kernels (wide screen, float-lane pre-check).
+enum class Copy { avx512, avx2 };
+
+// Whether this CPU runs copy C: AVX-512 as above; AVX2 with FMA and F16C (GPUEMU_AVX2_TARGET).
+inline bool has_copy(Copy c) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (c == Copy::avx512) return has_avx512();
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
+         __builtin_cpu_supports("popcnt");
+#else
+  (void)c;
+  return false;
+#endif
+}
+
 // The first kSpecials kinds of value both generators draw: any bits (NaN too), +-Inf, a float
 // subnormal.
 constexpr std::uint64_t kSpecials = 3;

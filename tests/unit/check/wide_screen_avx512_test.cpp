@@ -1,6 +1,6 @@
-// The AVX-512 wide screen (wide_screen_avx512.hpp) against the definitions: it must flag every pair
-// that could change a statistic or has NaN/Inf, count failures exactly, flag every failing pair
-// when it does not count, and flag the sub-block of a pair and no other.
+// The wide screen's AVX-512 and AVX2 copies (wide_screen_avx512.hpp, wide_screen_avx2.hpp) against the
+// definitions: each must flag every pair that could change a statistic or has NaN/Inf, count failures
+// exactly, flag every failing pair when it does not count, and flag the sub-block of a pair and no other.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "check/simd/element_kernels.hpp"
+#include "check/simd/wide_screen_avx2.hpp"
 #include "check/simd/wide_screen_avx512.hpp"
 #include "screen_cases.hpp"
 #include "tensor/half.hpp"
@@ -23,29 +24,60 @@ namespace {
 using kernels::Raw;
 using kernels::RawBF16;
 using kernels::RawF16;
-using testing_cases::has_avx512;
+using testing_cases::Copy;
+using testing_cases::has_copy;
 
 std::uint32_t all_sub_blocks(std::size_t n) {
   const std::size_t subs = (n + kernels::kSubBlock - 1) / kernels::kSubBlock;
   return subs == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << subs) - 1;
 }
 
-// The wide screen over the sub-blocks `subs` (all of them by default).
 template <class Out, class Ref, bool kCount>
-[[gnu::target(GPUEMU_AVX512_TARGET)]] kernels::WideResult wide_on(const void* out, const void* ref,
-                                                                  std::size_t n, const kernels::WideScreen& w,
-                                                                  std::uint32_t subs = ~std::uint32_t{0}) {
+[[gnu::target(GPUEMU_AVX512_TARGET)]] kernels::WideResult wide_avx512(const void* out, const void* ref,
+                                                                      std::size_t n,
+                                                                      const kernels::WideScreen& w,
+                                                                      std::uint32_t subs) {
   return kernels::wide_screen_avx512<Out, Ref, kCount>(Out{static_cast<const std::byte*>(out)},
-                                                       Ref{static_cast<const std::byte*>(ref)}, n, w,
-                                                       subs & all_sub_blocks(n));
+                                                       Ref{static_cast<const std::byte*>(ref)}, n, w, subs);
+}
+
+template <class Out, class Ref, bool kCount>
+[[gnu::target(GPUEMU_AVX2_TARGET)]] kernels::WideResult wide_avx2(const void* out, const void* ref,
+                                                                  std::size_t n, const kernels::WideScreen& w,
+                                                                  std::uint32_t subs) {
+  return kernels::wide_screen_avx2<Out, Ref, kCount>(Out{static_cast<const std::byte*>(out)},
+                                                     Ref{static_cast<const std::byte*>(ref)}, n, w, subs);
+}
+
+// The wide screen of copy C over the sub-blocks `subs` (all of them by default).
+template <Copy C, class Out, class Ref, bool kCount>
+kernels::WideResult wide_on(const void* out, const void* ref, std::size_t n, const kernels::WideScreen& w,
+                            std::uint32_t subs = ~std::uint32_t{0}) {
+  if constexpr (C == Copy::avx512)
+    return wide_avx512<Out, Ref, kCount>(out, ref, n, w, subs & all_sub_blocks(n));
+  return wide_avx2<Out, Ref, kCount>(out, ref, n, w, subs & all_sub_blocks(n));
 }
 
 template <class Out, class Ref>
-[[gnu::target(GPUEMU_AVX512_TARGET)]] bool nonfinite_on(const void* out, const void* ref, std::size_t n) {
-  const std::size_t pieces = (n + kernels::kPiece - 1) / kernels::kPiece;
-  return kernels::wide_nonfinite_avx512(Out{static_cast<const std::byte*>(out)},
-                                        Ref{static_cast<const std::byte*>(ref)}, n,
-                                        pieces == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << pieces) - 1);
+[[gnu::target(GPUEMU_AVX512_TARGET)]] bool nonfinite_avx512(Out out, Ref ref, std::size_t n,
+                                                            std::uint64_t pieces) {
+  return kernels::wide_nonfinite_avx512(out, ref, n, pieces);
+}
+
+template <class Out, class Ref>
+[[gnu::target(GPUEMU_AVX2_TARGET)]] bool nonfinite_avx2(Out out, Ref ref, std::size_t n,
+                                                        std::uint64_t pieces) {
+  return kernels::wide_nonfinite_avx2(out, ref, n, pieces);
+}
+
+template <Copy C, class Out, class Ref>
+bool nonfinite_on(const void* out, const void* ref, std::size_t n) {
+  const std::size_t count = (n + kernels::kPiece - 1) / kernels::kPiece;
+  const std::uint64_t pieces = count == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1;
+  const Out o{static_cast<const std::byte*>(out)};
+  const Ref r{static_cast<const std::byte*>(ref)};
+  if constexpr (C == Copy::avx512) return nonfinite_avx512(o, r, n, pieces);
+  return nonfinite_avx2(o, r, n, pieces);
 }
 
 struct Tally {
@@ -63,15 +95,15 @@ double ulp_in(double x, double y) {
 
 // One pair (x stored as the output's type, y as the reference's) alone, and in 45 lanes (a full
 // sub-block and a tail); false on the first failure.
-template <class Out, class Ref, class X, class Y>
+template <Copy C, class Out, class Ref, class X, class Y>
 bool check_pair(X x, Y y, const kernels::Screen& screen, Tally& tally) {
   const Out out{reinterpret_cast<const std::byte*>(&x)};
   const Ref ref{reinterpret_cast<const std::byte*>(&y)};
   const double xd = out(0), yd = ref(0);
   const testing_cases::Needed need = testing_cases::needed(xd, yd, ulp_in<Out>(xd, yd), screen);
   const kernels::WideScreen w = kernels::wide_screen(screen, kernels::wide_ulp_shift<Out>());
-  const kernels::WideResult counted = wide_on<Out, Ref, true>(&x, &y, 1, w);
-  const kernels::WideResult flagged = wide_on<Out, Ref, false>(&x, &y, 1, w);
+  const kernels::WideResult counted = wide_on<C, Out, Ref, true>(&x, &y, 1, w);
+  const kernels::WideResult flagged = wide_on<C, Out, Ref, false>(&x, &y, 1, w);
   const bool has_nonfinite = !std::isfinite(xd) || !std::isfinite(yd);
   ::testing::Message what;
   what << xd << " vs " << yd << " atol " << screen.atol << " rtol " << screen.rtol << " thr "
@@ -87,11 +119,11 @@ bool check_pair(X x, Y y, const kernels::Screen& screen, Tally& tally) {
   if (!w.count_failures && need.fails) {
     EXPECT_EQ(flagged.flagged, 1u) << what;
   }
-  const bool nonfinite = nonfinite_on<Out, Ref>(&x, &y, 1);
+  const bool nonfinite = nonfinite_on<C, Out, Ref>(&x, &y, 1);
   EXPECT_EQ(nonfinite, has_nonfinite || !(std::fabs(xd - yd) <= DBL_MAX)) << what;
   std::vector<X> xs(45, x);
   std::vector<Y> ys(45, y);
-  const kernels::WideResult many = wide_on<Out, Ref, true>(xs.data(), ys.data(), 45, w);
+  const kernels::WideResult many = wide_on<C, Out, Ref, true>(xs.data(), ys.data(), 45, w);
   EXPECT_EQ(many.flagged, flagged.flagged != 0 ? 7u : 0u) << what;  // pieces of 16
   if (!has_nonfinite) {
     EXPECT_EQ(many.failures, 45 * counted.failures) << what;
@@ -100,19 +132,19 @@ bool check_pair(X x, Y y, const kernels::Screen& screen, Tally& tally) {
   return !::testing::Test::HasFailure();
 }
 
-template <class Out, class Ref>
+template <Copy C, class Out, class Ref>
 void expect_wide_screen_flags_what_the_screen_flags() {
   Tally tally;
   using RefStored = std::conditional_t<std::is_same_v<Ref, Raw<double>>, double, float>;
   if constexpr (std::is_same_v<Out, RawF16> || std::is_same_v<Out, RawBF16>) {
     testing_cases::for_each_half_case<std::is_same_v<Out, RawBF16>>(
         100000, [&](std::uint16_t bits, double y, const kernels::Screen& screen) {
-          return check_pair<Out, Ref>(bits, static_cast<RefStored>(y), screen, tally);
+          return check_pair<C, Out, Ref>(bits, static_cast<RefStored>(y), screen, tally);
         });
   } else {
     using X = std::conditional_t<std::is_same_v<Out, Raw<double>>, double, float>;
     testing_cases::for_each_float_case<X>(100000, [&](X x, double y, const kernels::Screen& screen) {
-      return check_pair<Out, Ref>(x, static_cast<RefStored>(y), screen, tally);
+      return check_pair<C, Out, Ref>(x, static_cast<RefStored>(y), screen, tally);
     });
   }
   // Both outcomes happen: the test is not one of flags everywhere.
@@ -120,30 +152,35 @@ void expect_wide_screen_flags_what_the_screen_flags() {
   EXPECT_GT(tally.flagged, 1000);
 }
 
-TEST(WideScreen, FlagsWhatThePlainScreenFlags) {
-  if (!has_avx512()) GTEST_SKIP() << "no AVX-512";
-#define GPUEMU_CASE(Out, Ref)                                        \
-  {                                                                  \
-    SCOPED_TRACE(#Out " against " #Ref);                             \
-    expect_wide_screen_flags_what_the_screen_flags<Out, Raw<Ref>>(); \
-    if (::testing::Test::HasFailure()) return;                       \
+template <Copy C>
+void expect_flags_what_the_plain_screen_flags(){
+#define GPUEMU_CASE(Out, Ref)                                           \
+  {                                                                     \
+    SCOPED_TRACE(#Out " against " #Ref);                                \
+    expect_wide_screen_flags_what_the_screen_flags<C, Out, Raw<Ref>>(); \
+    if (::testing::Test::HasFailure()) return;                          \
   }
-  GPUEMU_CASE(Raw<double>, double)
-  GPUEMU_CASE(Raw<double>, float)
-  GPUEMU_CASE(Raw<float>, double)
-  GPUEMU_CASE(Raw<float>, float)
-  GPUEMU_CASE(RawF16, double)
-  GPUEMU_CASE(RawF16, float)
-  GPUEMU_CASE(RawBF16, double)
-  GPUEMU_CASE(RawBF16, float)
+    GPUEMU_CASE(Raw<double>, double) GPUEMU_CASE(Raw<double>, float) GPUEMU_CASE(Raw<float>, double)
+        GPUEMU_CASE(Raw<float>, float) GPUEMU_CASE(RawF16, double) GPUEMU_CASE(RawF16, float)
+            GPUEMU_CASE(RawBF16, double) GPUEMU_CASE(RawBF16, float)
 #undef GPUEMU_CASE
+}
+
+TEST(WideScreen, FlagsWhatThePlainScreenFlags) {
+  if (!has_copy(Copy::avx512)) GTEST_SKIP() << "no AVX-512";
+  expect_flags_what_the_plain_screen_flags<Copy::avx512>();
+}
+
+TEST(WideScreen, Avx2CopyFlagsWhatThePlainScreenFlags) {
+  if (!has_copy(Copy::avx2)) GTEST_SKIP() << "no AVX2 with FMA and F16C";
+  expect_flags_what_the_plain_screen_flags<Copy::avx2>();
 }
 
 // A product in the subnormal range rounds by up to half a quantum: thr * bound = 4.7 quanta rounds
 // to 5 to nearest, the difference of 5 quanta is above it, and the pair's ratio 5/3 is above thr
 // (and its relative error above max_rel): the screen must flag it, so it rounds toward zero.
-TEST(WideScreen, FlagsPairsBeyondSubnormalProducts) {
-  if (!has_avx512()) GTEST_SKIP() << "no AVX-512";
+template <Copy C>
+void expect_flags_pairs_beyond_subnormal_products() {
   const double quantum = std::ldexp(1.0, -1074);
   const double y = 3 * quantum, x = 8 * quantum;  // bound = rtol * |y| = 3 quanta, d = 5 quanta
   const double threshold = 4.7 / 3;
@@ -157,15 +194,24 @@ TEST(WideScreen, FlagsPairsBeyondSubnormalProducts) {
     const testing_cases::Needed need = testing_cases::needed(x, y, tensor::ulp_distance_f64(x, y), screen);
     ASSERT_TRUE(need.flag);
     const kernels::WideScreen w = kernels::wide_screen(screen, 0);
-    const auto r = wide_on<Raw<double>, Raw<double>, true>(&x, &y, 1, w);
+    const auto r = wide_on<C, Raw<double>, Raw<double>, true>(&x, &y, 1, w);
     EXPECT_EQ(r.flagged, 1u) << (by_ratio ? "thr * bound" : "rel * |y|");
+  }
+}
+
+TEST(WideScreen, FlagsPairsBeyondSubnormalProducts) {
+  for (const Copy copy : {Copy::avx512, Copy::avx2}) {
+    if (!has_copy(copy)) continue;
+    SCOPED_TRACE(copy == Copy::avx512 ? "AVX-512" : "AVX2");
+    copy == Copy::avx512 ? expect_flags_pairs_beyond_subnormal_products<Copy::avx512>()
+                         : expect_flags_pairs_beyond_subnormal_products<Copy::avx2>();
   }
 }
 
 // One pair beyond max_abs, a NaN, or an Inf, anywhere in a run of quiet pairs, flags its piece and
 // no other; only the sub-blocks asked for are screened.
-TEST(WideScreen, FlagsThePieceOfItsPair) {
-  if (!has_avx512()) GTEST_SKIP() << "no AVX-512";
+template <Copy C>
+void expect_flags_the_piece_of_its_pair() {
   const kernels::Screen screen{1e-3, 1e-3, 0.5, 1e-2, 1e-2, 4.0};
   const kernels::WideScreen w = kernels::wide_screen(screen, kernels::wide_ulp_shift<Raw<float>>());
   for (std::size_t n : {1u, 15u, 16u, 17u, 31u, 32u, 33u, 100u, 1000u, 1024u}) {
@@ -176,7 +222,7 @@ TEST(WideScreen, FlagsThePieceOfItsPair) {
       out[i] = static_cast<float>(ref[i]);
     }
     const auto flags_of = [&](std::uint32_t subs) {
-      return wide_on<Raw<float>, Raw<double>, false>(out.data(), ref.data(), n, w, subs).flagged;
+      return wide_on<C, Raw<float>, Raw<double>, false>(out.data(), ref.data(), n, w, subs).flagged;
     };
     ASSERT_EQ(flags_of(~0u), 0u) << n;
     for (std::size_t bad = 0; bad < n; bad += 1 + n / 50) {
@@ -186,12 +232,21 @@ TEST(WideScreen, FlagsThePieceOfItsPair) {
         const double kept = ref[bad];
         ref[bad] = value;
         EXPECT_EQ(flags_of(~0u), piece) << n << " at " << bad << ": " << value;
-        const bool nonfinite = nonfinite_on<Raw<float>, Raw<double>>(out.data(), ref.data(), n);
+        const bool nonfinite = nonfinite_on<C, Raw<float>, Raw<double>>(out.data(), ref.data(), n);
         EXPECT_EQ(nonfinite, !std::isfinite(value)) << n << " at " << bad;
         EXPECT_EQ(flags_of(~sub), 0u) << n << " at " << bad;
         ref[bad] = kept;
       }
     }
+  }
+}
+
+TEST(WideScreen, FlagsThePieceOfItsPair) {
+  for (const Copy copy : {Copy::avx512, Copy::avx2}) {
+    if (!has_copy(copy)) continue;
+    SCOPED_TRACE(copy == Copy::avx512 ? "AVX-512" : "AVX2");
+    copy == Copy::avx512 ? expect_flags_the_piece_of_its_pair<Copy::avx512>()
+                         : expect_flags_the_piece_of_its_pair<Copy::avx2>();
   }
 }
 
