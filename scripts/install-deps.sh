@@ -61,6 +61,13 @@ if ! "$PY" -c 'import torch, triton, jax, tensorflow, ml_dtypes' 2>/dev/null; th
   echo "install-deps: installing torch, triton, jax, tensorflow and ml_dtypes (framework adapters, interpreters)" >&2
   "$PY" -m pip install -q "torch>=2.2" "triton>=3.2" "jax>=0.4.30" "tensorflow>=2.16" "ml_dtypes>=0.4"
 fi
+# Liger-Kernel: a widely used open-source Triton library whose unmodified kernels the end-to-end suite
+# gates on the CPU (tests/e2e/test_open_source_triton.py). Pinned, and without its dependencies (torch
+# and triton, installed above), so a new release never changes the test or the frameworks under it.
+if ! "$PY" -c 'import liger_kernel' 2>/dev/null; then
+  echo "install-deps: installing liger-kernel 0.8.5 (open-source Triton kernels the tests run unmodified)" >&2
+  "$PY" -m pip install -q --no-deps "liger-kernel==0.8.5"
+fi
 if [ -f python/pyproject.toml ] && ! "$PY" -c "import gpuemu" 2>/dev/null; then
   "$PY" -m pip install -q -e python >/dev/null
 fi

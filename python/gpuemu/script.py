@@ -41,10 +41,6 @@ from gpuemu.wire.input_guard import InputGuard
 
 Fn = Callable[..., Any]
 
-# A cold script imports gpuemu.script before (or after) triton: either way its Triton interpreter gets
-# gpuemu's compatibility layer (docs/frameworks.md); nothing happens unless TRITON_INTERPRET=1.
-triton_hook.arm()
-
 
 # The function a persistent script registered through serve(). One per process: a warm worker
 # serves exactly one (op, role), so a single slot is enough and keeps the contract obvious.
@@ -171,6 +167,10 @@ def run_once(fn: Fn, role: str = "op", stdin: IO[str] | None = None, stdout: IO[
     out-of-bounds access the sanitizer refused, ...) writes {"failure": KIND, "error": message} on
     stdout and re-raises, so the exit status is non-zero and gpuemu records the case under that kind
     (docs/script-protocol.md, "Failures")."""
+    # The script imported its code (and maybe triton) already: the Triton layers install now, or when
+    # triton is first imported inside the call (docs/frameworks.md); nothing unless TRITON_INTERPRET=1.
+    # Not at import of gpuemu.script: `import gpuemu` in a user's own process must not patch Triton.
+    triton_hook.arm()
     request = _parse_request(stdin)
     converter = Converter(request_settings(request, role))
     op, case_dtype = str(request.get("op") or ""), request["dtype"]
