@@ -108,9 +108,11 @@ describe('package.json', () => {
 
   it('has only build-time dependencies, so the packaged extension needs no node_modules', () => {
     assert.equal(manifest.dependencies, undefined);
+    // @vscode/vsce builds the .vsix (`npm run package`, src/test/package.test.ts).
     assert.deepEqual(Object.keys(manifest.devDependencies).sort(), [
       '@types/node',
       '@types/vscode',
+      '@vscode/vsce',
       'typescript',
     ]);
   });
