@@ -8,6 +8,13 @@ from pathlib import Path
 
 import pytest
 
+# @triton.jit reads TRITON_INTERPRET when a kernel (Triton's own library included) is defined, so the
+# tests that run kernels in this process (test_triton_compat, _libdevice, _sanitizer) need it set before
+# ANY module of the process imports triton: under pytest-xdist another test module may import it first.
+# gpuemu itself sets the variable explicitly ("1" or "0") in every worker it starts, so this never
+# decides what a worker runs.
+os.environ["TRITON_INTERPRET"] = "1"
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -80,11 +80,13 @@ def worker_proc(tmp_path):
         def twice(inputs):
             x = inputs["x"]
             out = x * 2
-            x[...] = 0  # the op may write its inputs; gpuemu's file must not change
+            x[...] = 0  # a reference may write its private copy; gpuemu's file must not change
             return out
     """))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "gpuemu.worker", "--path", str(tmp_path), "--callable", "mod:twice"],
+    # As the reference: an op's worker would (rightly) fail this call as input_mutated (test_worker.py).
+    proc = subprocess.Popen([sys.executable, "-m", "gpuemu.worker", "--path", str(tmp_path), "--callable", "mod:twice",
+                             "--role", "reference"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
                             env=env)
     yield proc

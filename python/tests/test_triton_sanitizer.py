@@ -300,7 +300,7 @@ def test_arm_installs_once_triton_is_imported_after_torch_looked_for_it(flag, ex
     import subprocess
     import sys
 
-    code = ("from gpuemu.frameworks import triton_sanitizer as s; s.arm(); import torch; "
+    code = ("from gpuemu.frameworks import triton_hook, triton_sanitizer as s; triton_hook.arm(); import torch; "
             "import importlib.util; importlib.util.find_spec('triton'); import triton; print(s.installed())")
     env = {**os.environ, "GPUEMU_SANITIZE": flag, "TRITON_INTERPRET": "1",
            "PYTHONPATH": os.pathsep.join([os.path.join(os.path.dirname(__file__), ".."),

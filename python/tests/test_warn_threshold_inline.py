@@ -1,5 +1,7 @@
 # configuration.txt's [policies] warn_threshold in the client's inline mode (no daemon), as the
 # daemon's validate reply carries it: a pass close to failing warns, a clear pass does not.
+# (The reference module has a name of its own: inline mode imports it into this process, where another
+# test may have imported a different `refs` already.)
 import numpy as np
 import pytest
 
@@ -18,7 +20,7 @@ warn_threshold = 0.8
 
 [[ops]]
 name = "relu"
-reference = "refs:relu_reference"
+reference = "warn_threshold_refs:relu_reference"
 execution_mode = "client_side"
 """
 
@@ -26,7 +28,7 @@ execution_mode = "client_side"
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     (tmp_path / "gpuemu.toml").write_text(TOML)
-    (tmp_path / "refs.py").write_text("import numpy as np\n\n\ndef relu_reference(inputs, **kwargs):\n"
+    (tmp_path / "warn_threshold_refs.py").write_text("import numpy as np\n\n\ndef relu_reference(inputs, **kwargs):\n"
                                       "    return np.maximum(np.asarray(inputs['x'], dtype=np.float64), 0.0)\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GPUEMU_HOME", str(tmp_path / "home"))

@@ -154,6 +154,10 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
         return;
       }
       const Item& item = items[index];
+      // Items come op by op, so an op this thread ran before has no items left to claim: its session
+      // and warm workers go now, not at the end of the run (a project of many Triton ops kept one
+      // torch-and-Triton worker per op and role alive at once: gigabytes).
+      std::erase_if(sessions, [&](const auto& entry) { return entry.first != item.op_index; });
       auto& session = sessions[item.op_index];
       if (!session) {
         session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op, plan.runners);

@@ -79,6 +79,7 @@ Groups group_uses(const config::Config& config, const std::vector<const config::
       if (runnable->empty()) continue;
       run::RunnerSettings settings = runner_settings(config, *op, role);
       settings.autotune_pin.clear();  // the pin only picks a config at call time: every variant loads alike
+      settings.sanitize = false;      // so does the sanitizer: the op and its reference load in one check
       std::string key = settings.python;
       for (const auto& [name, value] : run::python_env(settings)) key += "\n" + name + "=" + value;
       auto& group = groups[key];
