@@ -3,7 +3,7 @@
 """``with interpreting(): @triton.jit ...`` defines kernels that run under the interpreter with the layer
 installed. TRITON_INTERPRET=1 stays set for the rest of the process, as in a gpuemu worker: Triton reads
 it again in modules it imports during a launch. torch.cuda is as before outside the block (the layer's
-torch.cuda part is tested through the real gpuemu binary, tests/e2e/test_triton_compat.py)."""
+torch.cuda part is tested through the real gpuemu binary, tests/e2e/test_triton_compat_e2e.py)."""
 
 from __future__ import annotations
 
