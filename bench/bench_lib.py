@@ -19,7 +19,8 @@ HERE_SHARE = REPO / "bench" / "share_project"  # the numpy ops of benchmark (i)
 
 
 def gpuemu_bin() -> Path:
-    path = Path(os.environ.get("GPUEMU_BIN") or REPO / "build" / "gpuemu")
+    # Absolute: the benchmarks run it from their own project folders (a relative path would not resolve there).
+    path = Path(os.environ.get("GPUEMU_BIN") or REPO / "build" / "gpuemu").resolve()
     if not path.exists():
         sys.exit(f"bench: no gpuemu binary at {path}: build it (scripts/setup.sh) or set GPUEMU_BIN")
     return path

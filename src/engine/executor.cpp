@@ -140,6 +140,10 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
 
   auto worker = [&] {
     const run::CancelScope scope(cancel);
+    // Sessions this thread is done with end on threads of their own (joined when this one ends):
+    // stopping their workers and freeing their files takes milliseconds an op, which the next op's
+    // start need not wait for (docs/performance.md, (j)).
+    std::vector<std::jthread> retiring;
     std::map<std::size_t, std::unique_ptr<OpSession>> sessions;
     while (!stop) {
       if (run::cancel_requested()) {
@@ -157,7 +161,14 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
       // Items come op by op, so an op this thread ran before has no items left to claim: its session
       // and warm workers go now, not at the end of the run (a project of many Triton ops kept one
       // torch-and-Triton worker per op and role alive at once: gigabytes).
-      std::erase_if(sessions, [&](const auto& entry) { return entry.first != item.op_index; });
+      for (auto it = sessions.begin(); it != sessions.end();) {
+        if (it->first == item.op_index) {
+          ++it;
+          continue;
+        }
+        retiring.emplace_back([done_with = std::move(it->second)]() mutable { done_with.reset(); });
+        it = sessions.erase(it);
+      }
       auto& session = sessions[item.op_index];
       if (!session) {
         session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op, plan.runners);
