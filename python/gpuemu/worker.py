@@ -41,6 +41,7 @@ from gpuemu.frameworks import triton_autotune, triton_hook
 from gpuemu.loading import install_hint, load_callable, load_script, source_of
 from gpuemu.wire import frames, input_files, output_file, segments, tensors
 from gpuemu.wire.input_guard import InputGuard
+from gpuemu.wire.input_mappings import InputMappings
 
 Fn = Callable[..., Any]
 
@@ -91,15 +92,18 @@ def _read_every_line(raw: memoryview) -> None:
         np.frombuffer(raw, dtype=np.uint8)[::64].max()
 
 
-def decode_storages(header: dict, payload: bytearray, guard: InputGuard | None = None) -> dict:
+def decode_storages(header: dict, payload: bytearray, guard: InputGuard | None = None,
+                    mappings: InputMappings | None = None) -> dict:
     """{name: (storage view, dtype)} for a call frame's "tensors": writable views into the payload,
     into a private (copy-on-write) mapping of gpuemu's input file for an entry with "file"
     (input_files.map_input_files), or into a private copy of the bytes an entry names in a
     shared-memory segment (segments.read_segment: never a mapping its sender could shrink under us).
-    bfloat16 stays uint16 bits. With a guard, every input is watched for writes by the call."""
+    bfloat16 stays uint16 bits. With a guard, every input is watched for writes by the call. With
+    mappings (a warm worker's), the input files stay mapped from call to call."""
     view = memoryview(payload)
     entries = header.get("tensors", [])
-    files = input_files.map_input_files(entries)  # inputs in gpuemu's own file: mapped, not copied
+    # Inputs in gpuemu's own file: mapped, not copied.
+    files = mappings.map(entries) if mappings is not None else input_files.map_input_files(entries)
     inputs = {}
     for entry in entries:
         offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
@@ -195,7 +199,7 @@ def serve_frames(fn: Fn, frames_in, frames_out: int, role: str, converter: Any =
     try:
         # Only the op's inputs are checked: the reference gets its own private copy (docs/worker-protocol.md).
         return _serve(fn, frames_in, frames_out, _Converters(converter), lent, out_file, dict(announced or {}),
-                      role == "op")
+                      role == "op", InputMappings())
     finally:
         out_file.close()
         if lent is not None:
@@ -213,8 +217,10 @@ def _runtime_changed(converter: Any, announced: dict) -> dict | None:
 
 
 def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: Any, out_file: Any,
-           announced: dict, guard_inputs: bool) -> int:
+           announced: dict, guard_inputs: bool, mappings: InputMappings) -> int:
     while True:
+        # The last call's writes into its inputs are undone here, after its reply, while gpuemu judges it.
+        mappings.forget_writes()
         try:
             frame = frames.read_frame(frames_in)
         except FrameError as exc:
@@ -238,7 +244,7 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
             op, dtype = str(header.get("op") or ""), header.get("dtype")
             started = time.perf_counter_ns()
             guard = InputGuard(op) if guard_inputs else None
-            inputs = converter.inputs(decode_storages(header, payload, guard), op)
+            inputs = converter.inputs(decode_storages(header, payload, guard, mappings), op)
             called = time.perf_counter_ns()
             called_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, gpuemu's steady clock: where the call lies in its wall
             convert = called - started

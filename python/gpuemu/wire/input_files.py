@@ -16,7 +16,7 @@ import re
 import stat
 from typing import Any, Iterable
 
-__all__ = ["InputFileUnavailable", "map_input_files", "map_own_file", "PATTERN"]
+__all__ = ["InputFileUnavailable", "map_input_files", "map_own_file", "populate", "PATTERN"]
 
 # What a call may name: gpuemu's own descriptor, through /proc (a memfd has no other name).
 PATTERN = re.compile(r"/proc/[0-9]+/fd/[0-9]+")
@@ -32,11 +32,21 @@ class InputFileUnavailable(OSError):
     answers with an error frame of kind "input_file" and gpuemu sends the bytes in the payload."""
 
 
-def map_own_file(path: str, size: int, what: str, shared: bool) -> tuple[mmap.mmap, os.stat_result]:
+def populate(mapping: mmap.mmap, length: int, shared: bool) -> None:
+    """Maps the first `length` bytes' pages of `mapping` in one go where the kernel can."""
+    try:
+        mapping.madvise(_MADV_POPULATE_WRITE if shared else _MADV_POPULATE_READ, 0, length)
+    except (OSError, ValueError):
+        pass
+
+
+def map_own_file(path: str, size: int, what: str, shared: bool,
+                 populated: int | None = None) -> tuple[mmap.mmap, os.stat_result]:
     """The first `size` bytes of a regular file of this user (gpuemu's memfd for `what`, "input" or
-    "output"), mapped shared and writable or privately (copy-on-write), its pages mapped in one go
-    where the kernel can; and the file's stat. InputFileUnavailable when it cannot be opened or
-    mapped here, ValueError when it is not such a file or is shorter than `size`."""
+    "output"), mapped shared and writable or privately (copy-on-write), the pages of its first
+    `populated` bytes (default all) mapped in one go where the kernel can; and the file's stat.
+    InputFileUnavailable when it cannot be opened or mapped here, ValueError when it is not such a
+    file or is shorter than `size`."""
     try:
         fd = os.open(path, (os.O_RDWR if shared else os.O_RDONLY) | os.O_CLOEXEC)
     except OSError as exc:
@@ -54,10 +64,7 @@ def map_own_file(path: str, size: int, what: str, shared: bool) -> tuple[mmap.mm
             raise InputFileUnavailable(f"cannot map gpuemu's {what} file {path}: {exc.strerror}") from None
     finally:
         os.close(fd)
-    try:
-        mapping.madvise(_MADV_POPULATE_WRITE if shared else _MADV_POPULATE_READ)
-    except (OSError, ValueError):
-        pass
+    populate(mapping, size if populated is None else populated, shared)
     return mapping, st
 
 

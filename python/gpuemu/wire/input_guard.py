@@ -26,7 +26,7 @@ import numpy as np
 
 from gpuemu.errors import InputMutatedError
 
-__all__ = ["InputGuard", "first_change", "mutation_message"]
+__all__ = ["InputGuard", "copied_pages", "first_change", "mutation_message"]
 
 _PAGE = mmap.PAGESIZE
 _PRESENT, _SWAPPED, _FILE_PAGE = 1 << 63, 1 << 62, 1 << 61
@@ -82,7 +82,7 @@ class _Watched:
         self.name, self.view, self.raw, self.path, self.offset, self.copy = name, view, raw, path, offset, copy
 
 
-def _copied_pages(raw: np.ndarray) -> list[tuple[int, int]] | None:
+def copied_pages(raw: np.ndarray) -> list[tuple[int, int]] | None:
     """[(start, stop)] byte ranges of `raw` (a view of a private file mapping) whose pages were copied
     since they were mapped, i.e. written; None when /proc/self/pagemap cannot be read here."""
     if raw.size == 0:
@@ -169,7 +169,7 @@ class InputGuard:
     @staticmethod
     def _file_original(w: _Watched) -> np.ndarray | None:
         """gpuemu's bytes of a mapped input when some page of it differs, else None."""
-        ranges = _copied_pages(w.raw)
+        ranges = copied_pages(w.raw)
         if ranges is None:
             ranges = [(0, w.raw.size)] if w.raw.size else []
         if not ranges:
