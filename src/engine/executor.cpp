@@ -18,6 +18,10 @@
 namespace gpuemu::engine {
 namespace {
 
+// How many cases before an op's end the next op's workers start: about their start time (15-25 ms
+// for a numpy worker) over a light case's.
+constexpr std::size_t kWarmUpAhead = 4;
+
 struct Item {
   std::size_t op_index;
   std::uint64_t seed;
@@ -125,6 +129,13 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
     op_totals[i] = plan.ops[i].seeds.size();
   }
 
+  // For each item, where the next op's items begin (items.size() when none follow): its workers are
+  // started while this op's last cases run.
+  std::vector<std::size_t> next_op_at(items.size(), items.size());
+  for (std::size_t i = items.size(); i-- > 1;) {
+    next_op_at[i - 1] = items[i].op_index != items[i - 1].op_index ? i : next_op_at[i];
+  }
+
   std::vector<std::optional<result::CaseRecord>> records(items.size());
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> first_failure{items.size()};
@@ -138,6 +149,8 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
   std::vector<std::size_t> not_passed(plan.ops.size(), 0);
   std::vector<std::pair<std::size_t, result::CutCase>> cut;  // (plan position, case)
 
+  const std::size_t threads =
+      std::clamp<std::size_t>(plan.jobs < 1 ? 1 : plan.jobs, 1, std::max<std::size_t>(1, items.size()));
   auto worker = [&] {
     const run::CancelScope scope(cancel);
     // Sessions this thread is done with end on threads of their own (joined when this one ends):
@@ -161,25 +174,33 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
       // Items come op by op, so an op this thread ran before has no items left to claim: its session
       // and warm workers go now, not at the end of the run (a project of many Triton ops kept one
       // torch-and-Triton worker per op and role alive at once: gigabytes).
-      for (auto it = sessions.begin(); it != sessions.end();) {
-        if (it->first == item.op_index) {
-          ++it;
-          continue;
-        }
+      for (auto it = sessions.begin(); it != sessions.end() && it->first < item.op_index;) {
         retiring.emplace_back([done_with = std::move(it->second)]() mutable { done_with.reset(); });
         it = sessions.erase(it);
       }
-      auto& session = sessions[item.op_index];
-      if (!session) {
-        session = std::make_unique<OpSession>(config, *plan.ops[item.op_index].op, plan.runners);
-        if (plan.deadline) session->set_stop_at(*plan.deadline);
+      auto session_for = [&](std::size_t op_index) -> OpSession& {
+        auto& session = sessions[op_index];
+        if (!session) {
+          session = std::make_unique<OpSession>(config, *plan.ops[op_index].op, plan.runners);
+          if (plan.deadline) session->set_stop_at(*plan.deadline);
+        }
+        return *session;
+      };
+      OpSession& session = session_for(item.op_index);
+      // A few cases before this op ends, the next op's workers start (forking and importing its code
+      // take milliseconds, which would otherwise lie between the two ops: docs/performance.md, (j)).
+      // With several job threads any of them may take the next op's first case: none starts ahead.
+      if (const std::size_t ahead = next_op_at[index]; threads == 1 && ahead < items.size() &&
+                                                       ahead - index <= kWarmUpAhead &&
+                                                       !sessions.contains(items[ahead].op_index)) {
+        session_for(items[ahead].op_index).warm_up();
       }
       // The item after this one, if it is the same op's, is made ready while this case runs; with
       // several job threads another thread may take it, and then the work is only thrown away.
       std::optional<std::uint64_t> next_seed;
       if (const std::size_t peek = next.load(); peek < items.size() && items[peek].op_index == item.op_index)
         next_seed = items[peek].seed;
-      auto record = session->run_seed(item.seed, next_seed);
+      auto record = session.run_seed(item.seed, next_seed);
       if (run::cancel_requested()) {  // the case was interrupted: its record is no result
         cancelled = true;
         return;
@@ -221,8 +242,6 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
     }
   };
 
-  const std::size_t threads =
-      std::clamp<std::size_t>(plan.jobs < 1 ? 1 : plan.jobs, 1, std::max<std::size_t>(1, items.size()));
   if (threads == 1) {
     worker();
   } else {

@@ -3,10 +3,8 @@
 #include "engine/op_session.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <map>
 #include <string_view>
-#include <thread>
 #include <variant>
 
 #include <fmt/format.h>
@@ -158,6 +156,11 @@ OpSession::OpSession(const config::Config& config, const config::OpConfig& op,
   reference_runner_ = make(op.reference, runner_settings(config, op, "reference"));
 }
 
+void OpSession::warm_up() {
+  if (op_runner_) op_runner_->warm_up();
+  reference_runner_->warm_up();
+}
+
 OpSession::PreparedCase OpSession::prepare(std::uint64_t seed, int arena) {
   PreparedCase prepared{seed, arena, fuzz::generate_case(op_, seed), std::nullopt};
   // The inputs once in an input file, which both workers map (run/shared_file.hpp); without one,
@@ -180,8 +183,7 @@ Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::option
   if (next_seed && current.c && input_bytes(*current.c) <= most_bytes_made_ahead_) {
     // Made while this case runs, in the other input file: the workers read this one meanwhile.
     ahead_arena_ = 1 - current.arena;
-    ahead_ = std::async(std::launch::async,
-                        [this, next = *next_seed, arena = ahead_arena_] { return prepare(next, arena); });
+    ahead_ = maker_.submit([this, next = *next_seed, arena = ahead_arena_] { return prepare(next, arena); });
   }
   if (!current.c) return std::unexpected(current.c.error());
   auto record = TRY(run_prepared(*current.c, current.placed));
@@ -229,21 +231,17 @@ Expected<OpSession::RawOutputs> OpSession::run_placed(const fuzz::Case& c,
                              &op_.kwargs, stop_at_,       c.seed};
   RawOutputs raw;
   if (parallel_reference_) {
-    // The op on a thread of its own while this one runs the reference: with a core to spare, a case
+    // The op on another thread while this one runs the reference: with a core to spare, a case
     // takes the longer of the two instead of their sum. Each runner is still used by one thread.
-    std::exception_ptr thrown;
+    std::future<void> op_done = op_caller_.submit([&, token = run::current_cancel()] {
+      const run::CancelScope scope(token);
+      raw.op = op_runner_->run(op_request);
+    });
     {
-      const std::jthread op_thread([&, token = run::current_cancel()] {
-        const run::CancelScope scope(token);
-        try {
-          raw.op = op_runner_->run(op_request);
-        } catch (...) {
-          thrown = std::current_exception();  // rethrown here, where the request's handler catches it
-        }
-      });
+      const WaitOnExit wait(op_done);  // the op's job uses this frame's locals, also if the reference throws
       raw.reference = run_reference(c, nullptr, placed ? &*placed : nullptr);
     }
-    if (thrown) std::rethrow_exception(thrown);
+    op_done.get();  // what the op's call threw is rethrown here, where the request's handler catches it
     TRY(fatal_if_unstartable(raw.reference));
     TRY(fatal_if_unstartable(raw.op));
     return raw;

@@ -11,6 +11,7 @@
 
 #include "check/compare.hpp"
 #include "config/config.hpp"
+#include "engine/task_thread.hpp"
 #include "fuzz/case.hpp"
 #include "result/run_result.hpp"
 #include "run/runner.hpp"
@@ -52,6 +53,10 @@ class OpSession {
   Expected<RawOutputs> run_raw(const fuzz::Case& c);
 
   const config::OpConfig& op() const { return op_; }
+
+  // Starts the op's and the reference's workers without waiting for them (Runner::warm_up): called
+  // while the op before runs its last cases, so this op's first case does not wait for their start.
+  void warm_up();
 
   // A case is made ahead only while the running one's inputs are at most this large (default 256
   // MiB): two cases of 1 GiB and their input files at once could exhaust a small CI runner, and at
@@ -99,7 +104,11 @@ class OpSession {
   std::array<run::InputArena, 2> input_arenas_;
   std::optional<std::chrono::steady_clock::time_point> stop_at_;
   bool parallel_reference_;  // the op and the reference run at the same time
-  // The next case, being made on another thread (declared after what it uses: waited for first).
+  // The threads that call the op (while this one runs the reference) and make the next case,
+  // kept for the session (declared after what their jobs use: joined first).
+  TaskThread op_caller_;
+  TaskThread maker_;
+  // The next case, being made by maker_.
   std::future<PreparedCase> ahead_;
   int ahead_arena_ = 1;
   std::uint64_t most_bytes_made_ahead_ = kMostBytesMadeAhead;

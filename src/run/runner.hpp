@@ -75,6 +75,9 @@ class Runner {
  public:
   virtual ~Runner() = default;
   virtual RunOutcome run(const RunRequest& request) = 0;
+  // Starts what the first run() would start (a warm worker) without waiting for it, so that its
+  // start overlaps the caller's other work; that run() reports any failure to start. No-op default.
+  virtual void warm_up() {}
 };
 
 struct RunnerSettings {

@@ -63,6 +63,7 @@ std::vector<std::string> WarmWorkerRunner::worker_args() const {
 void WarmWorkerRunner::stop_worker() {
   const pid_t pid = worker_pid();
   worker_.reset();  // the channel's destructor kills the group and reaps
+  ready_by_.reset();
   // A worker that was killed could not remove the segments it lent us; our mappings stay valid.
   if (pid > 0) remove_segments_of(pid);
   cases_on_worker_ = 0;
@@ -77,7 +78,7 @@ void WarmWorkerRunner::fail_with_exit(RunOutcome& outcome, const std::string& wh
   outcome.message = fmt::format("{} worker {} {}; a new worker starts for the next case", what_, how, when);
 }
 
-bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
+bool WarmWorkerRunner::spawn_worker(RunOutcome& outcome) {
   SpawnSpec spec;
   spec.argv = {settings_.python};
   for (auto& a : worker_args()) spec.argv.push_back(std::move(a));
@@ -92,17 +93,37 @@ bool WarmWorkerRunner::start_worker(RunOutcome& outcome) {
   worker_ = std::move(*channel);
   ++workers_started_;
   cases_on_worker_ = 0;
+  ready_by_ = Clock::now() + settings_.timeout;
+  return true;
+}
 
+void WarmWorkerRunner::warm_up() {
+  if (worker_) return;
+  if (!interpreter_ok_) {
+    if (check_interpreter(settings_)) return;  // the first run reports the missing interpreter
+    interpreter_ok_ = true;
+  }
+  RunOutcome not_started;
+  spawn_worker(not_started);  // a failure to spawn is met again, and reported, by the first run
+}
+
+bool WarmWorkerRunner::await_ready(RunOutcome& outcome, Clock::time_point counted_from) {
+  const Clock::time_point ready_by = *ready_by_;
+  ready_by_.reset();
   IncomingFrame hello;
-  auto status = worker_->exchange(nullptr, hello, Clock::now() + settings_.timeout, kMaxControlFrame);
+  auto status = worker_->exchange(nullptr, hello, ready_by, kMaxControlFrame);
   const std::string type = status == WorkerChannel::Status::ok ? string_field(hello.header, "type") : "";
   if (type == "ready") {
     if (auto it = hello.header.find("load_ns"); it != hello.header.end() && it->is_number_unsigned()) {
-      pending_load_ = std::chrono::nanoseconds(it->get<std::uint64_t>());
-      // The import ended about when the ready frame came; its start is load_ns before that.
+      // The import ended about when the ready frame came; its start is load_ns before that. A worker
+      // started ahead (warm_up) imported partly or wholly while the case before ran: only the part
+      // after `counted_from` is this case's time.
       const auto ready_at = Clock::now();
-      load_span_ = util::span_from(ready_at - std::chrono::duration_cast<Clock::duration>(pending_load_),
-                                   pending_load_);
+      const auto load =
+          std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(it->get<std::uint64_t>()));
+      const auto load_from = std::min(ready_at, std::max(ready_at - load, counted_from));
+      pending_load_ = std::chrono::duration_cast<std::chrono::nanoseconds>(ready_at - load_from);
+      load_span_ = util::span_from(load_from, pending_load_);
     }
     runtime_ = runtime_of(hello.header);
     const auto mapped = hello.header.find("mapped_inputs");
@@ -163,8 +184,9 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
     if (auto missing = check_interpreter(settings_)) return *missing;
     interpreter_ok_ = true;
   }
-  if (worker_) worker_->stderr_tail().clear();
-  if (!worker_ && !start_worker(outcome)) {
+  // A worker not yet ready keeps what it printed while loading: that belongs to this case's tail.
+  if (worker_ && !ready_by_) worker_->stderr_tail().clear();
+  if ((!worker_ && !spawn_worker(outcome)) || (ready_by_ && !await_ready(outcome, start))) {
     outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
     return outcome;
   }

@@ -23,6 +23,9 @@ class WarmWorkerRunner final : public Runner {
   WarmWorkerRunner(config::Runnable runnable, RunnerSettings settings);
   ~WarmWorkerRunner() override;
   RunOutcome run(const RunRequest& request) override;
+  // Spawns the worker, if none runs, and returns before its "ready" frame: it imports the user's
+  // code while the caller goes on (the executor starts the next op's workers during this op's last cases).
+  void warm_up() override;
 
   // The current worker's pid, or -1 when none is running (tests use this to watch restarts).
   pid_t worker_pid() const;
@@ -32,8 +35,10 @@ class WarmWorkerRunner final : public Runner {
   std::vector<std::string> worker_args() const;
 
  private:
-  // Starts a worker and waits for its "ready" frame; on failure fills `outcome`.
-  bool start_worker(RunOutcome& outcome);
+  // Starts a worker (spawn_worker) and waits for its "ready" frame (await_ready, which counts only
+  // the part of its import after `counted_from` as the case's); on failure fills `outcome`.
+  bool spawn_worker(RunOutcome& outcome);
+  bool await_ready(RunOutcome& outcome, std::chrono::steady_clock::time_point counted_from);
   void stop_worker();
   void fail_with_exit(RunOutcome& outcome, const std::string& when);
 
@@ -42,6 +47,8 @@ class WarmWorkerRunner final : public Runner {
   std::string what_;
   std::optional<bool> interpreter_ok_;
   std::unique_ptr<WorkerChannel> worker_;
+  // Set while worker_ was spawned and its "ready" frame is not read yet: by when it must come.
+  std::optional<std::chrono::steady_clock::time_point> ready_by_;
   int cases_on_worker_ = 0;
   // Segments the worker lent us (its large outputs) that we no longer read; the next call returns them.
   std::shared_ptr<SegmentReleases> releases_ = std::make_shared<SegmentReleases>();

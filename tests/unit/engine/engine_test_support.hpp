@@ -35,11 +35,16 @@ class FakeRunners {
       if (it == functions_.end())
         ADD_FAILURE() << "no fake for " << runnable.spelling << " (" << settings.role << ")";
       FakeFn fn = it == functions_.end() ? FakeFn() : it->second;
-      return std::make_unique<Runner>(this, std::move(fn));
+      return std::make_unique<Runner>(this, runnable.function, std::move(fn));
     };
   }
 
   int calls() const { return calls_; }
+  // Every warm_up: (the runner's function, how many runs had been asked of any runner by then).
+  std::vector<std::pair<std::string, int>> warm_ups() const {
+    std::lock_guard lock(mutex_);
+    return warm_ups_;
+  }
   // Shapes of the first input of every request, in order (under --jobs, in completion order).
   std::vector<tensor::Shape> first_input_shapes() const {
     std::lock_guard lock(mutex_);
@@ -54,7 +59,12 @@ class FakeRunners {
  private:
   class Runner final : public run::Runner {
    public:
-    Runner(FakeRunners* owner, FakeFn fn) : owner_(owner), fn_(std::move(fn)) {}
+    Runner(FakeRunners* owner, std::string function, FakeFn fn)
+        : owner_(owner), function_(std::move(function)), fn_(std::move(fn)) {}
+    void warm_up() override {
+      std::lock_guard lock(owner_->mutex_);
+      owner_->warm_ups_.emplace_back(function_, owner_->calls_.load());
+    }
     run::RunOutcome run(const run::RunRequest& request) override {
       ++owner_->calls_;
       {
@@ -72,11 +82,13 @@ class FakeRunners {
 
    private:
     FakeRunners* owner_;
+    std::string function_;
     FakeFn fn_;
   };
 
   std::map<std::string, FakeFn> functions_;
   std::atomic<int> calls_{0};
+  std::vector<std::pair<std::string, int>> warm_ups_;
   mutable std::mutex mutex_;
   std::vector<tensor::Shape> shapes_;
   std::vector<std::size_t> hashes_;

@@ -106,6 +106,32 @@ TEST_F(ExecutorTest, FailFastKeepsThePlanPrefixUpToTheFirstFailure) {
   }
 }
 
+// With one job thread, the next op's runners are warmed up (their workers started) four cases before
+// the op before it ends, once each; with several, any thread may take the next op: none is.
+TEST_F(ExecutorTest, TheNextOpsRunnersStartFourCasesAhead) {
+  const auto config = two_ops();
+  auto plan = plan_fuzz(config, Selection{.ops = {"good", "bad"}, .dtype = tensor::DType::float32}, 3, 10);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->ops.size(), 2u);
+  auto fakes = [](testing::FakeRunners& runners) {
+    runners.add("cumsum_reference", testing::cumsum_reference);
+    runners.add("cumsum_ok", testing::cumsum_ok);
+    runners.add("cumsum_no_carry", testing::cumsum_no_carry);
+    return runners.factory();
+  };
+  testing::FakeRunners one_job;
+  plan->runners = fakes(one_job);
+  ASSERT_TRUE(execute(config, *plan));
+  // Cases 0-5 of "good" ran (two runs each) before case 6, the fourth from its end, started.
+  using Warm = std::pair<std::string, int>;
+  EXPECT_EQ(one_job.warm_ups(), (std::vector<Warm>{{"cumsum_no_carry", 12}, {"cumsum_reference", 12}}));
+  testing::FakeRunners two_jobs;
+  plan->runners = fakes(two_jobs);
+  plan->jobs = 2;
+  ASSERT_TRUE(execute(config, *plan));
+  EXPECT_TRUE(two_jobs.warm_ups().empty());
+}
+
 TEST_F(ExecutorTest, AnOpThatCannotStartIsFatal) {
   testing::FakeRunners runners;
   runners.add("cumsum_reference", testing::cumsum_reference);

@@ -219,6 +219,47 @@ TEST(WarmWorker, LoadFailuresAreReportedPerCase) {
             "not a function");
 }
 
+// warm_up starts the worker without waiting for it; the first run uses that worker, and counts only
+// the part of its import after the run began (without that, the load's span would start before it).
+TEST(WarmWorker, WarmUpStartsTheWorkerTheFirstRunUses) {
+  WarmWorkerRunner runner(callable("warm_mod", "double"), testing::settings());
+  runner.warm_up();
+  const pid_t pid = runner.worker_pid();
+  EXPECT_GT(pid, 0);
+  runner.warm_up();  // a worker is there: nothing more starts
+  EXPECT_EQ(runner.worker_pid(), pid);
+  std::this_thread::sleep_for(300ms);  // it imports meanwhile
+  const auto before = std::chrono::steady_clock::now();
+  testing::Case c = simple_case(1);
+  c.kwargs = {{"scale", 2}};
+  RunOutcome out = runner.run(c.request());
+  ASSERT_TRUE(out.ok()) << out.message << "\n" << out.stderr_tail;
+  EXPECT_EQ(out.outputs["out"].to_doubles(), (std::vector<double>{4, 8, 12}));
+  EXPECT_EQ(runner.worker_pid(), pid);
+  EXPECT_EQ(runner.workers_started(), 1);
+  ASSERT_FALSE(out.spans.empty());
+  for (const auto& span : out.spans) EXPECT_GE(span.from, before);
+}
+
+// What goes wrong while a warmed-up worker starts is the first run's outcome, as without warm_up.
+TEST(WarmWorker, AFailedStartAfterWarmUpIsTheFirstRunsOutcome) {
+  WarmWorkerRunner missing(callable("import_error", "fn"), testing::settings());
+  missing.warm_up();
+  RunOutcome out = missing.run(simple_case().request());
+  EXPECT_EQ(out.failure, RunFailure::crashed);
+  EXPECT_EQ(out.message,
+            "reference import_error:fn could not be loaded: ModuleNotFoundError: No module named "
+            "'module_that_does_not_exist'");
+  EXPECT_NE(out.stderr_tail.find("Traceback"), std::string::npos);
+
+  RunnerSettings s = testing::settings();
+  s.python = "python3.99";
+  WarmWorkerRunner no_python(callable("warm_mod", "double"), s);
+  no_python.warm_up();
+  EXPECT_EQ(no_python.worker_pid(), -1);
+  EXPECT_EQ(no_python.run(simple_case().request()).failure, RunFailure::start_failed);
+}
+
 // The sizes of the workers' thread pools (RunnerSettings::pool_threads), unless gpuemu's own
 // environment sized any of them.
 TEST(WarmWorker, ThreadPoolSizesReachTheWorker) {
