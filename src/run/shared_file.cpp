@@ -12,6 +12,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <vector>
 
 namespace gpuemu::run {
 
@@ -24,9 +27,67 @@ std::uint64_t align_up(std::uint64_t n) {
   return (n + kAlign - 1) / kAlign * kAlign;
 }
 
+constexpr std::size_t kMostPooledFiles = 8;
+constexpr std::uint64_t kMostPooledBytes = std::uint64_t{128} << 20;
+
+// The files no one uses (SharedFile::reuse_or_create), oldest first.
+struct FilePool {
+  std::mutex mutex;
+  std::deque<SharedFile*> files;
+  std::uint64_t bytes = 0;
+};
+
+FilePool& file_pool() {
+  static FilePool* const pool = new FilePool;  // never destroyed: a file let go at exit must find it
+  return *pool;
+}
+
+void give_back(SharedFile* file) {
+  FilePool& pool = file_pool();
+  std::vector<SharedFile*> dropped;
+  {
+    std::lock_guard lock(pool.mutex);
+    pool.files.push_back(file);
+    pool.bytes += file->size();
+    while (pool.files.size() > kMostPooledFiles || pool.bytes > kMostPooledBytes) {
+      dropped.push_back(pool.files.front());
+      pool.bytes -= pool.files.front()->size();
+      pool.files.pop_front();
+    }
+  }
+  for (SharedFile* old : dropped) delete old;  // unmapped and closed outside the lock
+}
+
+SharedFile* take_pooled(std::uint64_t size) {
+  FilePool& pool = file_pool();
+  std::lock_guard lock(pool.mutex);
+  auto best = pool.files.end();
+  for (auto it = pool.files.begin(); it != pool.files.end(); ++it) {
+    const std::uint64_t have = (*it)->size();
+    if (have >= size && have / 4 <= size && (best == pool.files.end() || have < (*best)->size())) best = it;
+  }
+  if (best == pool.files.end()) return nullptr;
+  SharedFile* file = *best;
+  pool.bytes -= file->size();
+  pool.files.erase(best);
+  return file;
+}
+
 }  // namespace
 
+Expected<std::shared_ptr<SharedFile>> SharedFile::reuse_or_create(std::uint64_t size) {
+  SharedFile* file = take_pooled(size);
+  if (file == nullptr) {
+    file = TRY(make(size));
+  }
+  return std::shared_ptr<SharedFile>(file, give_back);
+}
+
 Expected<std::shared_ptr<SharedFile>> SharedFile::create(std::uint64_t size) {
+  return std::shared_ptr<SharedFile>(TRY(make(size)));
+}
+
+Expected<SharedFile*> SharedFile::make(std::uint64_t size) {
   const int fd = ::memfd_create("gpuemu-inputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return fail(ErrorKind::io, fmt::format("memfd_create failed: {}", std::strerror(errno)));
   // Sealed against shrinking: a worker can open the file by its /proc name, and one that truncated
@@ -44,7 +105,7 @@ Expected<std::shared_ptr<SharedFile>> SharedFile::create(std::uint64_t size) {
     return fail(ErrorKind::io,
                 fmt::format("cannot map an input file of {} bytes: {}", size, std::strerror(err)));
   }
-  return std::shared_ptr<SharedFile>(new SharedFile(fd, static_cast<std::byte*>(at), size));
+  return new SharedFile(fd, static_cast<std::byte*>(at), size);
 }
 
 SharedFile::SharedFile(int fd, std::byte* data, std::uint64_t size)
@@ -78,7 +139,7 @@ std::shared_ptr<SharedFile> OutputFiles::offer() {
   if (!file_ || file_.use_count() > 1 || file_->size() < want_) {
     const std::uint64_t size = std::max(kMinFile, want_);
     file_.reset();
-    auto made = SharedFile::create(size + size / 4);
+    auto made = SharedFile::reuse_or_create(size + size / 4);
     if (!made) {
       enabled_ = false;
       return nullptr;
@@ -97,7 +158,7 @@ std::optional<tensor::NamedTensors> InputArena::place(const tensor::NamedTensors
     const std::uint64_t size =
         std::max({kMinFile, need, file_ && file_.use_count() == 1 ? file_->size() : 0});
     file_.reset();
-    auto made = SharedFile::create(size + size / 4);  // room to grow a little before the next file
+    auto made = SharedFile::reuse_or_create(size + size / 4);  // room to grow a little before the next file
     if (!made) {
       enabled_ = false;
       return std::nullopt;

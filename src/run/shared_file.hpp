@@ -22,6 +22,12 @@ namespace gpuemu::run {
 class SharedFile {
  public:
   static Expected<std::shared_ptr<SharedFile>> create(std::uint64_t size);
+  // A file of at least `size` bytes (at most four times that) that no one uses any more, else a new
+  // one; either way it goes back to that pool when its last user lets it go. A run's ops come one
+  // after another, each with input and output files of about the same sizes: a new file cost its
+  // creation and every page allocated and zeroed again, in gpuemu and in the worker filling it. The
+  // pool keeps at most 8 files and 128 MiB. Its bytes are whatever the last user left.
+  static Expected<std::shared_ptr<SharedFile>> reuse_or_create(std::uint64_t size);
   SharedFile(const SharedFile&) = delete;
   SharedFile& operator=(const SharedFile&) = delete;
   ~SharedFile();
@@ -33,6 +39,7 @@ class SharedFile {
 
  private:
   SharedFile(int fd, std::byte* data, std::uint64_t size);
+  static Expected<SharedFile*> make(std::uint64_t size);
   int fd_ = -1;
   std::byte* data_ = nullptr;
   std::uint64_t size_ = 0;
