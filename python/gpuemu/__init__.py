@@ -2,10 +2,10 @@
 # values and the tensor codec. Names exported here are the public API (docs/python-api.md).
 """gpuemu: a GPU-less correctness gate for deep-learning kernels."""
 
-from gpuemu.client.client import Client
-from gpuemu.client.seeded_fuzzer import SeededFuzzer
-from gpuemu.client.validate import validate_op
-from gpuemu.core.fuzzing import (
+from gpuemu._internal.client.client import Client
+from gpuemu._internal.client.seeded_fuzzer import SeededFuzzer
+from gpuemu._internal.client.validate import validate_op
+from gpuemu._internal.core.fuzzing import (
     fuzz_dtypes,
     fuzz_dtypes_seeded,
     fuzz_layouts,
@@ -14,9 +14,9 @@ from gpuemu.core.fuzzing import (
     fuzz_shapes_seeded,
     generate_random_tensor,
 )
-from gpuemu.core.rng import SeededRng, derive_seed, generate_seed
-from gpuemu.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
-from gpuemu.core.values import describe_values, generate_tensor
+from gpuemu._internal.core.rng import SeededRng, derive_seed, generate_seed
+from gpuemu._internal.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
+from gpuemu._internal.core.values import describe_values, generate_tensor
 from gpuemu.errors import (
     ClientError,
     DaemonError,
@@ -37,7 +37,7 @@ from gpuemu.results import (
     TestCase,
     ValidationResult,
 )
-from gpuemu.wire.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
+from gpuemu._internal.wire.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
 
 __all__ = [
     "Client",

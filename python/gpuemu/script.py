@@ -31,13 +31,13 @@ from typing import IO, Any, Callable, Mapping
 
 import numpy as np
 
-from gpuemu import runtime
+from gpuemu._internal import runtime
 from gpuemu.errors import CaseFailure
 from gpuemu.frameworks import AdapterSettings, Converter, triton_hook
 from gpuemu.frameworks.convert import output_dtype, seed_of
 from gpuemu.frameworks.settings import ROLES
-from gpuemu.wire import tensors
-from gpuemu.wire.input_guard import InputGuard
+from gpuemu._internal.wire import tensors
+from gpuemu._internal.wire.input_guard import InputGuard
 
 Fn = Callable[..., Any]
 

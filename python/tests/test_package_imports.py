@@ -10,27 +10,31 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "gpuemu"
 
 # What each part of the package may import from gpuemu (docs/ARCHITECTURE.md's Python table). A
-# part is a subpackage or a top-level module; a part may always import its own modules.
+# part is a subpackage or a top-level module, under gpuemu/ or gpuemu/_internal/ ("_internal.core");
+# a part may always import its own modules.
+CORE, WIRE, CLIENT, LOADING, RUNTIME, MOVED = (f"_internal.{p}" for p in ("core", "wire", "client", "loading", "runtime", "moved"))
 LAYERS = {
     "errors": set(),
     "script_startup": set(),  # Python's start-up hook of bfloat16 cold scripts: imports nothing of gpuemu
-    "runtime": set(),
     "results": set(),
-    "core": {"errors", "results"},
-    "wire": {"core", "errors", "results"},
-    "frameworks": {"core", "errors"},
-    "script": {"core", "errors", "frameworks", "runtime", "wire"},
-    "loading": {"script"},
-    "worker": {"core", "errors", "frameworks", "loading", "runtime", "script", "wire"},
+    "_internal": set(),  # the package's own __init__: a docstring
+    RUNTIME: set(),
+    MOVED: set(),
+    CORE: {"errors", "results"},
+    WIRE: {CORE, "errors", "results"},
+    "frameworks": {CORE, "errors"},
+    "script": {CORE, "errors", "frameworks", RUNTIME, WIRE},
+    LOADING: {"script"},
+    "worker": {CORE, "errors", "frameworks", LOADING, RUNTIME, "script", WIRE},
     "fork_server": {"worker"},
-    "client": {"core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
-    "testing": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
-    "tolerances": {"core", "errors"},
-    "validate": {"client"},
-    "validation": {"client"},
+    CLIENT: {CORE, "errors", "frameworks", LOADING, "results", RUNTIME, "script", WIRE},
+    "testing": {CLIENT, CORE, "errors", "frameworks", LOADING, "results", RUNTIME, "script", WIRE},
+    "tolerances": {CORE, "errors"},
+    "validate": {CLIENT},
+    "validation": {CLIENT},
     # Never worker: `python -m gpuemu.worker` imports the package first, and a worker module already
     # imported by then would run twice (runpy warns on stderr, which gpuemu keeps as the case's tail).
-    "__init__": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire",
+    "__init__": {CLIENT, CORE, "errors", "frameworks", LOADING, MOVED, "results", RUNTIME, "script", WIRE,
                  "validate", "validation", "testing", "tolerances"},
 }
 
@@ -48,6 +52,8 @@ def modules() -> dict[str, Path]:
 
 def part_of(name: str) -> str:
     parts = name.split(".")
+    if len(parts) > 2 and parts[1] == "_internal":
+        return f"_internal.{parts[2]}"
     return parts[1] if len(parts) > 1 else "__init__"
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES
+from gpuemu._internal.core.dtypes import DTYPE_NAMES
 from gpuemu.errors import AdapterError, FrameworkNotInstalledError
 from gpuemu.frameworks.convert import Converter, case_dtype
 from gpuemu.frameworks.foreign import framework_of, to_numpy_any

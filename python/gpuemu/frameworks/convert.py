@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES, canonical_dtype, from_bf16_bits
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, canonical_dtype, from_bf16_bits
 from gpuemu.errors import AdapterError
 from gpuemu.frameworks.foreign import to_numpy_any
 from gpuemu.frameworks.registry import adapter

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES, to_bf16_bits
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, to_bf16_bits
 from gpuemu.errors import AdapterError
 from gpuemu.frameworks.registry import adapter
 

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES, ml_bfloat16
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, ml_bfloat16
 from gpuemu.errors import AdapterError
 from gpuemu.frameworks.requirement import require
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuemu.core.rng import derive_seed, generate_seed
+from gpuemu._internal.core.rng import derive_seed, generate_seed
 from gpuemu.errors import ClientError
 from gpuemu.frameworks import triton_hook
 from gpuemu.testing.case import CaseRef, GpuemuCase, plan_cases

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from gpuemu import loading
-from gpuemu.client.inline import CALLABLE_RE, InlineProject, find_config
-from gpuemu.core.cases import OpSpec
-from gpuemu.core.tolerance import ToleranceConfig, tolerance_from_tables
+from gpuemu._internal import loading
+from gpuemu._internal.client.inline import CALLABLE_RE, InlineProject, find_config
+from gpuemu._internal.core.cases import OpSpec
+from gpuemu._internal.core.tolerance import ToleranceConfig, tolerance_from_tables
 
 __all__ = ["Op", "ResolvedOp", "resolve_project_op", "resolve_inline_op", "DEFAULT_ITERATIONS"]
 

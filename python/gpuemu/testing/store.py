@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from gpuemu.client.client import Client
+from gpuemu._internal.client.client import Client
 from gpuemu.errors import ClientError
 
 __all__ = ["StoreAccess", "STORE_MODES"]

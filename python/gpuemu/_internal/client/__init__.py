@@ -1,6 +1,6 @@
 # The Python client (docs/python-api.md): the daemon's requests as Client methods, the inline mode
 # that validates without a daemon, and the client-side runs of a user's op under guard.
-"""gpuemu.client: Client, validate_op and what runs ops on the client side.
+"""gpuemu._internal.client: Client, validate_op and what runs ops on the client side.
 
     client.py         Client: one method per request of docs/protocol.md, inline when no daemon runs
     inline.py         InlineProject: gpuemu.toml's ops, tolerances and references without a daemon
@@ -12,7 +12,7 @@
     seeded_fuzzer.py  SeededFuzzer: reproducible cases and an op run on them, no daemon
 """
 
-from gpuemu.client.client import Client
-from gpuemu.client.validate import validate_op
+from gpuemu._internal.client.client import Client
+from gpuemu._internal.client.validate import validate_op
 
 __all__ = ["Client", "validate_op"]

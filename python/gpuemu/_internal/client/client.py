@@ -9,16 +9,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu.client import run_cases
-from gpuemu.client.guard import run_guarded
-from gpuemu.client.inline import InlineProject, find_config
-from gpuemu.client.minimize import minimize_client_side
-from gpuemu.core.rng import generate_seed
+from gpuemu._internal.client import run_cases
+from gpuemu._internal.client.guard import run_guarded
+from gpuemu._internal.client.inline import InlineProject, find_config
+from gpuemu._internal.client.minimize import minimize_client_side
+from gpuemu._internal.core.rng import generate_seed
 from gpuemu.errors import ClientError, DaemonError, ProtocolMismatchError
 from gpuemu.frameworks.foreign import arrays_of
 from gpuemu.results import Failure, FuzzResults, LintMetrics, MinimizeResult, ReproduceResult, ValidationResult
-from gpuemu.wire import protocol
-from gpuemu.wire.records import (
+from gpuemu._internal.wire import protocol
+from gpuemu._internal.wire.records import (
     float_from_wire,
     fuzz_results,
     seed_from_wire,
@@ -27,7 +27,7 @@ from gpuemu.wire.records import (
     summary_result,
     validation_result,
 )
-from gpuemu.wire.transport import NngTransport, default_socket_path
+from gpuemu._internal.wire.transport import NngTransport, default_socket_path
 
 __all__ = ["Client", "MINIMIZE_STRATEGIES"]
 

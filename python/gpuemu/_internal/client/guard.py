@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gpuemu.errors import InputMutatedError
-from gpuemu.wire.input_guard import InputGuard
+from gpuemu._internal.wire.input_guard import InputGuard
 
 __all__ = ["GuardedRun", "run_guarded"]
 
@@ -54,7 +54,7 @@ def _call(run_op: Callable[[dict], Any], inputs: dict, timeout: float | None) ->
 def run_guarded(run_op: Callable[[dict], Any], inputs: dict[str, np.ndarray],
                 timeout: float | None = None) -> GuardedRun:
     """Call run_op(inputs); compare every input's elements after the call with a copy taken before it
-    (naming the first changed index, as the worker does: gpuemu.wire.input_guard), and check the
+    (naming the first changed index, as the worker does: gpuemu._internal.wire.input_guard), and check the
     output's memory.
 
     timeout (seconds): a call still running then is reported as op_error with timed_out set, as the

@@ -18,16 +18,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu import loading
+from gpuemu._internal import loading
 from gpuemu.frameworks import triton_hook
-from gpuemu.client.repro import input_snapshot
-from gpuemu.core.cases import OpSpec, case_seed, declared_output, generate_case
-from gpuemu.core.compare import compare_outputs, named_outputs
-from gpuemu.core.dtypes import canonical_dtype
-from gpuemu.core.tolerance import ToleranceConfig, tolerance_from_tables
+from gpuemu._internal.client.repro import input_snapshot
+from gpuemu._internal.core.cases import OpSpec, case_seed, declared_output, generate_case
+from gpuemu._internal.core.compare import compare_outputs, named_outputs
+from gpuemu._internal.core.dtypes import canonical_dtype
+from gpuemu._internal.core.tolerance import ToleranceConfig, tolerance_from_tables
 from gpuemu.errors import ClientError
 from gpuemu.results import Failure, ReproductionInfo, TestCase, ValidationResult
-from gpuemu.wire import tensors
+from gpuemu._internal.wire import tensors
 
 __all__ = ["InlineProject", "ColdScript", "find_config", "CALLABLE_RE", "BFLOAT16_STARTUP"]
 

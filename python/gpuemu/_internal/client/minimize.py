@@ -9,8 +9,8 @@ from typing import Callable
 
 import numpy as np
 
-from gpuemu.client.guard import run_guarded
-from gpuemu.core.rng import derive_seed
+from gpuemu._internal.client.guard import run_guarded
+from gpuemu._internal.core.rng import derive_seed
 from gpuemu.results import MinimizeResult
 
 __all__ = ["minimize_client_side", "axis_groups", "shrink"]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from gpuemu.results import FuzzConfig, ReproductionInfo
-from gpuemu.wire import tensors
+from gpuemu._internal.wire import tensors
 
 __all__ = ["input_snapshot", "element_strides", "fuzz_config_for", "repro_for_case"]
 

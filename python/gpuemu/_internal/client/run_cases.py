@@ -11,14 +11,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu.client.guard import run_guarded
-from gpuemu.client.repro import fuzz_config_for, repro_for_case
-from gpuemu.core.cases import DimSpec, OpSpec, case_seed, generate_case
+from gpuemu._internal.client.guard import run_guarded
+from gpuemu._internal.client.repro import fuzz_config_for, repro_for_case
+from gpuemu._internal.core.cases import DimSpec, OpSpec, case_seed, generate_case
 from gpuemu.errors import ClientError
 from gpuemu.frameworks import AdapterSettings, Converter
 from gpuemu.frameworks.foreign import arrays_of, case_storage
 from gpuemu.results import Failure, FuzzResults, ValidationResult
-from gpuemu.wire.records import seed_from_wire
+from gpuemu._internal.wire.records import seed_from_wire
 
 __all__ = ["fuzz", "inline_batch", "cases_from_reply", "schema_op", "op_timeout"]
 

@@ -9,15 +9,15 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from gpuemu.client.guard import run_guarded
-from gpuemu.client.repro import input_snapshot
-from gpuemu.core.compare import compare_output
-from gpuemu.core.dtypes import is_floating
-from gpuemu.core.fuzzing import draw_shape, dtype_pool, layout_pool
-from gpuemu.core.layouts import with_layout
-from gpuemu.core.rng import SeededRng, derive_seed
-from gpuemu.core.tolerance import ToleranceConfig
-from gpuemu.core.values import generate_tensor
+from gpuemu._internal.client.guard import run_guarded
+from gpuemu._internal.client.repro import input_snapshot
+from gpuemu._internal.core.compare import compare_output
+from gpuemu._internal.core.dtypes import is_floating
+from gpuemu._internal.core.fuzzing import draw_shape, dtype_pool, layout_pool
+from gpuemu._internal.core.layouts import with_layout
+from gpuemu._internal.core.rng import SeededRng, derive_seed
+from gpuemu._internal.core.tolerance import ToleranceConfig
+from gpuemu._internal.core.values import generate_tensor
 from gpuemu.results import Failure, FuzzConfig, FuzzResults, ReproductionInfo, TestCase, ValidationResult
 
 __all__ = ["SeededFuzzer"]

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.client.client import Client
+from gpuemu._internal.client.client import Client
 from gpuemu.errors import ClientError, ValidationError
 from gpuemu.frameworks.foreign import arrays_of
 from gpuemu.results import ValidationResult
-from gpuemu.wire.input_guard import first_change, mutation_message
+from gpuemu._internal.wire.input_guard import first_change, mutation_message
 
 __all__ = ["validate_op", "ValidationContext", "ValidationError"]
 

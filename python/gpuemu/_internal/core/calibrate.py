@@ -9,10 +9,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from gpuemu.core.dtypes import canonical_dtype
-from gpuemu.core.rng import derive_seed
-from gpuemu.core.tolerance import ToleranceConfig, unit_roundoff
-from gpuemu.core.values import generate_tensor
+from gpuemu._internal.core.dtypes import canonical_dtype
+from gpuemu._internal.core.rng import derive_seed
+from gpuemu._internal.core.tolerance import ToleranceConfig, unit_roundoff
+from gpuemu._internal.core.values import generate_tensor
 
 __all__ = ["calibrate_tolerance", "case_errors"]
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuemu.core.dtypes import canonical_dtype
-from gpuemu.core.fuzzing import choose_dim
-from gpuemu.core.layouts import with_layout
-from gpuemu.core.rng import SeededRng, derive_seed
-from gpuemu.core.values import generate_tensor
+from gpuemu._internal.core.dtypes import canonical_dtype
+from gpuemu._internal.core.fuzzing import choose_dim
+from gpuemu._internal.core.layouts import with_layout
+from gpuemu._internal.core.rng import SeededRng, derive_seed
+from gpuemu._internal.core.values import generate_tensor
 from gpuemu.results import TestCase
 
 __all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "generate_case"]

@@ -194,7 +194,7 @@ def round_to_dtype(x: np.ndarray, name: str) -> np.ndarray:
     """float64 values rounded to nearest even in `name`, as the numpy array users see.
 
     bfloat16 gives float32 values that are exactly representable in bfloat16 (see numpy_dtype
-    in gpuemu.wire.tensors). float16 relies on numpy's float64->float16 cast, which rounds directly
+    in gpuemu._internal.wire.tensors). float16 relies on numpy's float64->float16 cast, which rounds directly
     from double (tests/test_tensors.py checks it against an exact reference).
     """
     name = canonical_dtype(name)

@@ -9,10 +9,10 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES, canonical_dtype
-from gpuemu.core.layouts import LAYOUTS
-from gpuemu.core.rng import SeededRng, derive_seed, generate_seed
-from gpuemu.core.values import generate_tensor
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, canonical_dtype
+from gpuemu._internal.core.layouts import LAYOUTS
+from gpuemu._internal.core.rng import SeededRng, derive_seed, generate_seed
+from gpuemu._internal.core.values import generate_tensor
 
 __all__ = [
     "choose_dim",

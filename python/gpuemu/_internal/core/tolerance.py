@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from gpuemu.core.compare import compare_output
-from gpuemu.core.dtypes import canonical_dtype
+from gpuemu._internal.core.compare import compare_output
+from gpuemu._internal.core.dtypes import canonical_dtype
 
 __all__ = [
     "ToleranceConfig",

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuemu.core.dtypes import canonical_dtype, float_info, int_range, is_floating, round_to_dtype, to_bf16_bits
-from gpuemu.core.rng import MASK64, SeededRng, counter_at, derive_seed, mulhi
+from gpuemu._internal.core.dtypes import canonical_dtype, float_info, int_range, is_floating, round_to_dtype, to_bf16_bits
+from gpuemu._internal.core.rng import MASK64, SeededRng, counter_at, derive_seed, mulhi
 
 __all__ = ["DISTRIBUTIONS", "FLOAT_PATTERNS", "INT_PATTERNS", "generate_tensor", "describe_values", "resolve_domain"]
 

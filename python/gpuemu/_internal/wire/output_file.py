@@ -13,7 +13,7 @@ import mmap
 import os
 from typing import Any
 
-from gpuemu.wire.input_files import PATTERN, map_own_file
+from gpuemu._internal.wire.input_files import PATTERN, map_own_file
 
 __all__ = ["OutputFile", "ALIGN"]
 

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from gpuemu.errors import MessageError
-from gpuemu.wire import segments
-from gpuemu.wire import tensors as tensor_codec
-from gpuemu.wire.frames import MAGIC, MAX_HEADER, PREFIX as _PREFIX, VERSION as FRAME_VERSION
+from gpuemu._internal.wire import segments
+from gpuemu._internal.wire import tensors as tensor_codec
+from gpuemu._internal.wire.frames import MAGIC, MAX_HEADER, PREFIX as _PREFIX, VERSION as FRAME_VERSION
 
 __all__ = ["PROTOCOL_VERSION", "MessageError", "encode_message", "decode_message", "encode_frame", "split_frame",
            "tensor_entries"]

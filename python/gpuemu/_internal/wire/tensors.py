@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits, is_ml_bfloat16, storage_dtype, to_bf16_bits
-from gpuemu.core.layouts import contiguous_strides
+from gpuemu._internal.core.dtypes import canonical_dtype, from_bf16_bits, is_ml_bfloat16, storage_dtype, to_bf16_bits
+from gpuemu._internal.core.layouts import contiguous_strides
 
 __all__ = [
     "numpy_dtype",

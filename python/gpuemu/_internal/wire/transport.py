@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuemu.errors import ClientError, DaemonNotRunningError, RequestTimeoutError
-from gpuemu.wire import segments
+from gpuemu._internal.wire import segments
 
 __all__ = ["NngTransport", "default_socket_path"]
 
