@@ -39,6 +39,13 @@ from gpuemu.frameworks.settings import ROLES
 from gpuemu._internal.wire import tensors
 from gpuemu._internal.wire.input_guard import InputGuard
 
+# The script protocol's tensor form, public here for scripts that read or write it themselves
+# (docs/python-api.md "Script helpers"); the codec lives in gpuemu._internal.wire.tensors.
+decode_tensor = tensors.decode_tensor
+encode_tensor = tensors.encode_tensor
+decode_storage = tensors.decode_storage
+decode_tensor_storage = tensors.decode_tensor_storage
+
 Fn = Callable[..., Any]
 
 
