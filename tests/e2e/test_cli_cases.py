@@ -117,6 +117,7 @@ def run_case(case: Case, project) -> None:
     if case.config:
         (project.root / "gpuemu.toml").write_text((CLI / "configs" / f"{case.config}.toml").read_text())
     for name, text in case.files.items():
+        (project.root / name).parent.mkdir(parents=True, exist_ok=True)
         (project.root / name).write_text(text)
     proc = project.run(*case.run)
     problems = []
