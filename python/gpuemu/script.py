@@ -35,7 +35,7 @@ from gpuemu._internal import runtime
 from gpuemu.errors import CaseFailure
 from gpuemu.frameworks import AdapterSettings, Converter, triton_hook
 from gpuemu.frameworks.convert import output_dtype, seed_of
-from gpuemu.frameworks.settings import ROLES
+from gpuemu.frameworks._settings import ROLES
 from gpuemu._internal.wire import tensors
 from gpuemu._internal.wire.input_guard import InputGuard
 

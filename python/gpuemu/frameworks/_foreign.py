@@ -11,7 +11,7 @@ import numpy as np
 
 from gpuemu._internal.core.dtypes import DTYPE_NAMES, to_bf16_bits
 from gpuemu.errors import AdapterError
-from gpuemu.frameworks.registry import adapter
+from gpuemu.frameworks._registry import adapter
 
 __all__ = ["framework_of", "to_numpy_any", "arrays_of", "case_storage"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from gpuemu.frameworks.settings import FRAMEWORKS, check_choice
+from gpuemu.frameworks._settings import FRAMEWORKS, check_choice
 
 __all__ = ["adapter"]
 

@@ -1,4 +1,4 @@
-# Bounds checks of the Triton sanitizer (triton_sanitizer.py): the tensor arguments of a launch, and
+# Bounds checks of the Triton sanitizer (_triton_sanitizer.py): the tensor arguments of a launch, and
 # every enabled lane of a load or store checked against the storage its pointer came from.
 """What the sanitizer knows about a launch's tensor arguments and how it judges one access.
 

@@ -10,7 +10,7 @@ Installed by :mod:`gpuemu.frameworks.triton_hook` once ``triton`` is imported in
 - an argument with ``data_ptr()`` and ``dtype`` that is no torch tensor is a pointer, as on a GPU;
   a pointer argument whose ``data_ptr()`` is 0 (an empty tensor) fails the case (out_of_bounds)
   when a lane dereferences it, instead of crashing the worker;
-- every function of every libdevice module runs (:mod:`gpuemu.frameworks.triton_libdevice`), with
+- every function of every libdevice module runs (:mod:`gpuemu.frameworks._triton_libdevice`), with
   the compiler's own dispatch table choosing types;
 - bfloat16 arithmetic, comparisons, casts, reductions, scans and ``tl.dot`` compute in fp32 and
   round to nearest even, where the interpreter did integer arithmetic on the 16-bit patterns;
@@ -39,7 +39,7 @@ import triton.language as tl
 from triton.runtime import interpreter as interp
 
 from gpuemu.errors import CaseFailure, InterpreterUnsupportedError, OutOfBoundsError
-from gpuemu.frameworks import triton_libdevice
+from gpuemu.frameworks import _triton_libdevice as triton_libdevice
 
 __all__ = ["KNOWN_VERSIONS", "install", "installed", "kernel_location", "bf16_to_f32", "f32_to_bf16"]
 

@@ -1,4 +1,4 @@
-# The values the Triton sanitizer (triton_sanitizer.py) puts where a GPU would leave memory undefined:
+# The values the Triton sanitizer (_triton_sanitizer.py) puts where a GPU would leave memory undefined:
 # masked-off lanes of a load without other=, and the tensors an op allocates with torch.empty & co.
 """Poison values, seeded by the case so a replay sees the same ones (docs/frameworks.md, "The sanitizer").
 

@@ -11,7 +11,7 @@ While gpuemu calls an op (a CaseRun is set, gpuemu.frameworks.convert), each ker
   came from, before the interpreter touches memory: a lane outside raises OutOfBoundsError (failure
   kind out_of_bounds) naming the argument, the program id, the offsets, load or store and the kernel's
   file:line, so an out-of-bounds store is refused instead of corrupting the worker's heap;
-- gives masked-off lanes of a load without ``other=`` poison values (triton_poison.py says which and why);
+- gives masked-off lanes of a load without ``other=`` poison values (_triton_poison.py says which and why);
 - runs the grid's programs in an order drawn from the case seed (a replay runs the same order).
 
 A pointer the sanitizer cannot follow to an argument (made by int_to_ptr, loaded from memory, or an
@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from gpuemu.errors import CaseFailure
-from gpuemu.frameworks import triton_poison
-from gpuemu.frameworks.triton_bounds import TAG, Arg, argument_names, check, register
+from gpuemu.frameworks import _triton_poison as triton_poison
+from gpuemu.frameworks._triton_bounds import TAG, Arg, argument_names, check, register
 from gpuemu.frameworks.convert import case_run
 
 __all__ = ["ENV", "install", "uninstall", "installed"]

@@ -15,7 +15,7 @@ from gpuemu._internal.client.inline import InlineProject, find_config
 from gpuemu._internal.client.minimize import minimize_client_side
 from gpuemu._internal.core.rng import generate_seed
 from gpuemu.errors import ClientError, DaemonError, ProtocolMismatchError
-from gpuemu.frameworks.foreign import arrays_of
+from gpuemu.frameworks._foreign import arrays_of
 from gpuemu.results import Failure, FuzzResults, LintMetrics, MinimizeResult, ReproduceResult, ValidationResult
 from gpuemu._internal.wire import protocol
 from gpuemu._internal.wire.records import (
