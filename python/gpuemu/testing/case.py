@@ -17,7 +17,7 @@ from gpuemu._internal.core.compare import Verdict, compare_output
 from gpuemu._internal.core.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
 from gpuemu.frameworks import AdapterSettings, Converter, framework_of
 from gpuemu.frameworks._foreign import to_numpy_any
-from gpuemu.testing.spec import ResolvedOp, relative
+from gpuemu.testing._spec import ResolvedOp, relative
 
 __all__ = ["CaseRef", "GpuemuCase", "GpuemuCaseFailure", "plan_cases"]
 
