@@ -4,6 +4,7 @@
 
 import ast
 import importlib
+import importlib.util
 import re
 from pathlib import Path
 

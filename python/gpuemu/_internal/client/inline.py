@@ -269,7 +269,10 @@ def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:
 
 # Where gpuemu.script's startup hook for bfloat16 cases lives (docs/script-protocol.md, "bfloat16 in
 # cold scripts"); the C++ cold runner puts the same folder first on PYTHONPATH (run/runner_common.cpp).
-BFLOAT16_STARTUP = Path(__file__).resolve().parent.parent / "script_startup"
+# This file is gpuemu/_internal/client/inline.py: parents[2] is the gpuemu package, parents[3] the
+# folder that holds it (what a cold script needs on PYTHONPATH to import gpuemu.script).
+PACKAGE_DIR = Path(__file__).resolve().parents[3]
+BFLOAT16_STARTUP = Path(__file__).resolve().parents[2] / "script_startup"
 
 
 class ColdScript:
@@ -296,8 +299,7 @@ class ColdScript:
         request = {"inputs": wire, "kwargs": kwargs, "numpy_bfloat16": self.numpy_bfloat16}
         if dtype:
             request["dtype"] = dtype
-        package = str(Path(tensors.__file__).resolve().parent.parent.parent)
-        paths = ([str(BFLOAT16_STARTUP)] if bf16 else []) + [package, *self.python_path]
+        paths = ([str(BFLOAT16_STARTUP)] if bf16 else []) + [str(PACKAGE_DIR), *self.python_path]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         # Its own process group, killed whole at the timeout, as the engine does (script-protocol.md).
