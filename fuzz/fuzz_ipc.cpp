@@ -1,5 +1,5 @@
 // libFuzzer harness for the two binary wire formats: the daemon's message decoder (daemon/codec.hpp,
-// docs/protocol.md) and the warm worker's frames (run/frames.hpp, docs/worker-protocol.md).
+// docs/protocol.md) and the warm worker's frames (wire/frames.hpp, docs/worker-protocol.md).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 
 #include "daemon/codec.hpp"
 #include "daemon/request_table.hpp"
-#include "run/frames.hpp"
+#include "wire/frames.hpp"
 
 namespace {
 
@@ -36,22 +36,22 @@ void daemon_message(std::span<const std::byte> bytes) {
   }
 }
 
-// What the worker channel does with a reply (run/worker_channel.cpp): the prefix, then a header
+// What the worker channel does with a reply (proc/worker_channel.cpp): the prefix, then a header
 // that must be a JSON object, then the result frame's tensors.
 void worker_frame(std::span<const std::byte> bytes) {
-  if (bytes.size() < run::kFramePrefixSize) return;
-  auto prefix = run::decode_frame_prefix(bytes.first<run::kFramePrefixSize>(), "worker fuzz_op");
+  if (bytes.size() < wire::kFramePrefixSize) return;
+  auto prefix = wire::decode_frame_prefix(bytes.first<wire::kFramePrefixSize>(), "worker fuzz_op");
   if (!prefix) return;
-  const auto body = bytes.subspan(run::kFramePrefixSize);
+  const auto body = bytes.subspan(wire::kFramePrefixSize);
   if (prefix->header_bytes > body.size() || prefix->payload_bytes != body.size() - prefix->header_bytes)
     return;
-  run::IncomingFrame frame;
+  wire::IncomingFrame frame;
   const auto* header = reinterpret_cast<const char*>(body.data());
   frame.header = nlohmann::json::parse(header, header + prefix->header_bytes, nullptr, false);
   if (frame.header.is_discarded() || !frame.header.is_object()) return;
   const auto payload = body.subspan(prefix->header_bytes);
   frame.payload->assign(payload.begin(), payload.end());
-  auto outputs = run::decode_result_frame(frame, "worker fuzz_op");
+  auto outputs = wire::decode_result_frame(frame, "worker fuzz_op");
   if (!outputs) return;
   for (const auto& [name, t] : *outputs) {
     if (!tensor::validate_view(t, name)) std::abort();

@@ -268,7 +268,7 @@ def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:
 
 
 # Where gpuemu.script's startup hook for bfloat16 cases lives (docs/script-protocol.md, "bfloat16 in
-# cold scripts"); the C++ cold runner puts the same folder first on PYTHONPATH (run/runner_common.cpp).
+# cold scripts"); the C++ cold runner puts the same folder first on PYTHONPATH (proc/runner_common.cpp).
 BFLOAT16_STARTUP = Path(__file__).resolve().parent.parent / "script_startup"
 
 
