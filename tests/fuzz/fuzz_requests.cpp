@@ -69,7 +69,7 @@ namespace {
 using namespace gpuemu;
 namespace fs = std::filesystem;
 
-constexpr std::string_view kProject = R"(# The fuzz_requests harness's project (fuzz/fuzz_requests.cpp).
+constexpr std::string_view kProject = R"(# The fuzz_requests harness's project (tests/fuzz/fuzz_requests.cpp).
 [project]
 name = "fuzz-requests"
 

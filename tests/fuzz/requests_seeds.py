@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-# Writes the seed corpus of fuzz_requests (fuzz/fuzz_requests.cpp): requests of every type against
+# Writes the seed corpus of fuzz_requests (tests/fuzz/fuzz_requests.cpp): requests of every type against
 # the harness's project, and the request vectors of tests/vectors/protocol, as header NUL payload.
 import json
 import struct
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def seed(out: Path, name: str, header: dict, payload: bytes = b"") -> None:
