@@ -16,14 +16,15 @@ LAYERS = {
     "script_startup": set(),  # Python's start-up hook of bfloat16 cold scripts: imports nothing of gpuemu
     "runtime": set(),
     "results": set(),
-    "core": {"errors", "results"},
+    "_config_keys": set(),  # generated from the C++ key table (scripts/gen-config-keys.sh)
+    "core": {"_config_keys", "errors", "results"},
     "wire": {"core", "errors", "results"},
     "frameworks": {"core", "errors"},
     "script": {"core", "errors", "frameworks", "runtime", "wire"},
     "loading": {"script"},
     "worker": {"core", "errors", "frameworks", "loading", "runtime", "script", "wire"},
     "fork_server": {"worker"},
-    "client": {"core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
+    "client": {"_config_keys", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
     "testing": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
     "tolerances": {"core", "errors"},
     "validate": {"client"},
