@@ -13,7 +13,7 @@
 
 #include "engine/load_ops.hpp"
 #include "engine/op_session.hpp"
-#include "run/cancel.hpp"
+#include "proc/cancel.hpp"
 
 namespace gpuemu::engine {
 namespace {
@@ -131,7 +131,7 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
   std::atomic<bool> stop{false};
   std::atomic<bool> out_of_time{false};
   std::atomic<bool> cancelled{false};
-  const run::CancelToken cancel = run::current_cancel();  // the caller's: a daemon request's
+  const proc::CancelToken cancel = proc::current_cancel();  // the caller's: a daemon request's
   std::mutex mutex;  // guards fatal, sink, progress and the counters below
   std::optional<Error> fatal;
   std::vector<std::size_t> done(plan.ops.size(), 0);
@@ -139,10 +139,10 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
   std::vector<std::pair<std::size_t, result::CutCase>> cut;  // (plan position, case)
 
   auto worker = [&] {
-    const run::CancelScope scope(cancel);
+    const proc::CancelScope scope(cancel);
     std::map<std::size_t, std::unique_ptr<OpSession>> sessions;
     while (!stop) {
-      if (run::cancel_requested()) {
+      if (proc::cancel_requested()) {
         cancelled = true;
         return;
       }
@@ -169,7 +169,7 @@ Expected<result::RunResult> execute(const config::Config& config, const RunPlan&
       if (const std::size_t peek = next.load(); peek < items.size() && items[peek].op_index == item.op_index)
         next_seed = items[peek].seed;
       auto record = session->run_seed(item.seed, next_seed);
-      if (run::cancel_requested()) {  // the case was interrupted: its record is no result
+      if (proc::cancel_requested()) {  // the case was interrupted: its record is no result
         cancelled = true;
         return;
       }

@@ -45,12 +45,12 @@ class ExecutorTest : public ::testing::Test {
   void SetUp() override {
     runners_.add("cumsum_reference", testing::cumsum_reference);
     // Slow the op a little at random-ish sizes so job threads finish out of plan order.
-    runners_.add("cumsum_ok", [](const run::RunRequest& r) {
+    runners_.add("cumsum_ok", [](const proc::RunRequest& r) {
       if (testing::input(r, "x").shape.back() % 3 == 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       return testing::cumsum_ok(r);
     });
-    runners_.add("cumsum_no_carry", [](const run::RunRequest& r) {
+    runners_.add("cumsum_no_carry", [](const proc::RunRequest& r) {
       if (testing::input(r, "x").shape.back() % 2 == 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       return testing::cumsum_no_carry(r);
@@ -109,9 +109,9 @@ TEST_F(ExecutorTest, FailFastKeepsThePlanPrefixUpToTheFirstFailure) {
 TEST_F(ExecutorTest, AnOpThatCannotStartIsFatal) {
   testing::FakeRunners runners;
   runners.add("cumsum_reference", testing::cumsum_reference);
-  runners.add("cumsum_ok", [](const run::RunRequest&) {
-    run::RunOutcome outcome;
-    outcome.failure = run::RunFailure::start_failed;
+  runners.add("cumsum_ok", [](const proc::RunRequest&) {
+    proc::RunOutcome outcome;
+    outcome.failure = proc::RunFailure::start_failed;
     outcome.message = "python3: not found";
     return outcome;
   });

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gpuemu._internal import loading
+from gpuemu._config_keys import DEFAULTS
 from gpuemu.frameworks import triton_hook
 from gpuemu._internal.client.repro import input_snapshot
 from gpuemu._internal.core.cases import OpSpec, case_seed, declared_output, generate_case
@@ -114,10 +115,9 @@ class InlineProject:
                 self._base["python_path"] = layer.parent
             merged = _merge(merged, data)
         self.data = merged
-        validation = merged.get("validation", {})
-        self.check_nan = bool(validation.get("check_nan", True))
-        self.check_inf = bool(validation.get("check_inf", True))
-        default_dtypes = list(validation.get("dtypes", ["float32"]))
+        self.check_nan = bool(self._setting("validation", "check_nan"))
+        self.check_inf = bool(self._setting("validation", "check_inf"))
+        default_dtypes = list(self._setting("validation", "dtypes"))
         self._tables = _resolve_extends({str(t["name"]): t for t in merged.get("ops", [])})
         self.ops = {name: OpSpec.from_toml(t, default_dtypes) for name, t in self._tables.items()}
         self._references: dict[str, Callable] = {}
@@ -139,7 +139,11 @@ class InlineProject:
     @property
     def numpy_bfloat16(self) -> str:
         """[project] numpy_bfloat16: how numpy callables get bfloat16 cases ("ml_dtypes" or "float32")."""
-        return str(self.data.get("project", {}).get("numpy_bfloat16", "ml_dtypes"))
+        return str(self._setting("project", "numpy_bfloat16"))
+
+    def _setting(self, section: str, key: str) -> Any:
+        """A key of [section] as the merged files set it, else its default from the C++ key table."""
+        return self.data.get(section, {}).get(key, DEFAULTS[section, key])
 
     def op(self, name: str) -> OpSpec:
         if name not in self.ops:
@@ -180,11 +184,11 @@ class InlineProject:
             # Imported only when it opts in as the engine's warm worker sees it (serve(), or run()
             # with persistent = true); anything else, e.g. a stdin/stdout script, runs as a process.
             entry = loading.warm_entry(str(script))
-            if entry == "serve" or (entry == "run" and bool(self._tables[op_name].get("persistent", False))):
+            if entry == "serve" or (entry == "run" and bool(self._tables[op_name].get("persistent", DEFAULTS["ops", "persistent"]))):
                 fn, _role = loading.load_script(str(script))
             else:
                 table = self._tables[op_name]
-                timeout = float(table.get("timeout", self.data.get("validation", {}).get("timeout", 60.0)))
+                timeout = float(table.get("timeout", self._setting("validation", "timeout")))
                 fn = ColdScript(script, self._python(), self.numpy_bfloat16, self._python_path(), self.path.parent,
                                 timeout)
         self._references[op_name] = fn
@@ -237,7 +241,7 @@ class InlineProject:
         result.max_diff, result.max_rel_diff = verdict.max_abs, verdict.max_rel
         result.mismatches, result.tolerance_used = verdict.mismatches, verdict.tolerance_used
         result.failures = [] if verdict.passed else [Failure(verdict.message, verdict.kind)]
-        threshold = float(self.data.get("policies", {}).get("warn_threshold", 0.8))
+        threshold = float(self._setting("policies", "warn_threshold"))
         if verdict.passed and verdict.tolerance_used > threshold:  # as the daemon's validate reply
             result.warnings = [f"{op_name} [{dtype}] passed but used {100 * verdict.tolerance_used:.0f}% of its "
                                f"tolerance (warn_threshold {100 * threshold:.0f}%, seed {seed}): close to failing; "
@@ -268,7 +272,7 @@ def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:
 
 
 # Where gpuemu.script's startup hook for bfloat16 cases lives (docs/script-protocol.md, "bfloat16 in
-# cold scripts"); the C++ cold runner puts the same folder first on PYTHONPATH (run/runner_common.cpp).
+# cold scripts"); the C++ cold runner puts the same folder first on PYTHONPATH (proc/runner_common.cpp).
 # This file is gpuemu/_internal/client/inline.py: parents[2] is the gpuemu package, parents[3] the
 # folder that holds it (what a cold script needs on PYTHONPATH to import gpuemu.script).
 PACKAGE_DIR = Path(__file__).resolve().parents[3]

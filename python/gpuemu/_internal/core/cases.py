@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuemu._config_keys import DEFAULTS
 from gpuemu._internal.core.dtypes import canonical_dtype
 from gpuemu._internal.core.fuzzing import choose_dim
 from gpuemu._internal.core.layouts import with_layout
@@ -59,9 +60,9 @@ class OpSpec:
         """From a parsed [[ops]] table (the C++ loader has already judged its validity)."""
         op = cls(name=str(table["name"]), reference=str(table.get("reference", "")))
         op.dtypes = [canonical_dtype(d) for d in table.get("dtypes", default_dtypes)]
-        op.layouts = list(table.get("layouts", ["contiguous"]))
-        op.kwargs = dict(table.get("kwargs", {}))
-        op.execution_mode = str(table.get("execution_mode", "script_based"))
+        op.layouts = list(table.get("layouts", DEFAULTS["ops", "layouts"]))
+        op.kwargs = dict(table.get("kwargs", DEFAULTS["ops", "kwargs"]))
+        op.execution_mode = str(table.get("execution_mode", DEFAULTS["ops", "execution_mode"]))
         schema = table.get("schema")
         if schema is not None:
             op.has_schema = True
@@ -73,9 +74,9 @@ class OpSpec:
                     op.dims.append(DimSpec(name, int(value[0]), int(value[1])))
             op.schema_inputs = {k: list(v) for k, v in schema.get("inputs", {}).items()}
             op.schema_output = list(schema.get("output", []))
-        op.invariants = [str(i) for i in table.get("invariants", [])]
+        op.invariants = [str(i) for i in table.get("invariants", DEFAULTS["ops", "invariants"])]
         for name, spec in table.get("inputs", {}).items():
-            domain = spec.get("domain", (-1.0, 1.0))
+            domain = spec.get("domain", DEFAULTS["ops.inputs.NAME", "domain"])
             op.inputs[name] = InputSpec(spec.get("shape"), spec.get("dtype"),
                                         domain if isinstance(domain, str) else tuple(float(v) for v in domain))
         if "input_names" in table:

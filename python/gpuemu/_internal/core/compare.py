@@ -125,6 +125,7 @@ def compare_output(actual, expected, tolerance: Bounds, check_nan: bool = True,
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.where(both, np.abs(x - y), 0.0)
         ay = np.abs(y)
+        # The pass rule, check::within_tolerance (src/check/pass_rule.hpp), over whole arrays.
         bound = tolerance.atol + tolerance.rtol * ay
         ratio = np.where(d == 0, 0.0, np.where(bound > 0, d / bound, np.inf))
         rel = np.where(d == 0, 0.0, np.where(ay > 0, d / ay, np.inf))
