@@ -1,4 +1,4 @@
-// [[kernels]]: compiled kernels for the artifact lint (issue 9). Parsed and validated here so a
+// [[kernels]]: compiled kernels for the artifact lint (gpuemu lint). Parsed and validated here so a
 // typo fails at load time; the lint module interprets the checks.
 #include <map>
 #include <regex>
