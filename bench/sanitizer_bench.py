@@ -40,7 +40,7 @@ def child(repeats: int) -> dict:
     import torch
 
     from gpuemu import frameworks
-    from gpuemu.frameworks import triton_sanitizer
+    from gpuemu.frameworks import _triton_sanitizer as triton_sanitizer
 
     torch.manual_seed(0)
     converter = frameworks.Converter(frameworks.AdapterSettings(framework="pytorch", device="cpu"))

@@ -9,7 +9,7 @@ if(GPUEMU_SANITIZE)
 endif()
 if(GPUEMU_FUZZ)
   # Every library gets libFuzzer's coverage instrumentation and the sanitizers; only the harnesses
-  # in fuzz/ link libFuzzer itself (-fsanitize=fuzzer), which brings its own main().
+  # in tests/fuzz/ link libFuzzer itself (-fsanitize=fuzzer), which brings its own main().
   target_compile_options(gpuemu_settings INTERFACE -fsanitize=fuzzer-no-link,address,undefined
                          -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   target_link_options(gpuemu_settings INTERFACE -fsanitize=address,undefined)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses of fuzz/ with clang-19 (ASan/UBSan) in build-fuzz and runs each for
+# Builds the libFuzzer harnesses of tests/fuzz/ with clang-19 (ASan/UBSan) in build-fuzz and runs each for
 # a bounded time from seed corpora taken from the repo (docs/fuzzing.md). Exits 1 on any crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,7 +64,7 @@ PY
       # runs would make every run longer than the last.
       rm -rf "${CORPUS:?}/$name"
       mkdir -p "$CORPUS/$name"
-      python3 fuzz/requests_seeds.py "$CORPUS/$name" ;;
+      python3 tests/fuzz/requests_seeds.py "$CORPUS/$name" ;;
     fuzz_script_reply)
       # Replies as docs/script-protocol.md shows them: one tensor, named outputs, strides.
       python3 - "$CORPUS/$name" <<'PY'
@@ -91,8 +91,8 @@ run_harness() {
   local name=$1 log="$ROOT/$BUILD/$1.log" rc runs took reproducer
   set +e
   dict=()
-  [ -f "fuzz/$name.dict" ] && dict=(-dict="$ROOT/fuzz/$name.dict")
-  "$ROOT/$BUILD/fuzz/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+  [ -f "tests/fuzz/$name.dict" ] && dict=(-dict="$ROOT/tests/fuzz/$name.dict")
+  "$ROOT/$BUILD/tests/fuzz/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
     "${dict[@]}" -print_final_stats=1 -artifact_prefix="$ARTIFACTS/$name-" "$CORPUS/$name" >"$log" 2>&1
   rc=$?
   set -e
@@ -104,7 +104,7 @@ run_harness() {
   fi
   tail -n 60 "$log" >&2
   reproducer=$(grep -oE 'Test unit written to .*' "$log" | sed 's/^Test unit written to //' | tail -1 || true)
-  echo "$name: CRASH (exit $rc) after ${runs:-?} runs; reproducer ${reproducer:-none written, see $log}; rerun: $BUILD/fuzz/$name ${reproducer:-}" \
+  echo "$name: CRASH (exit $rc) after ${runs:-?} runs; reproducer ${reproducer:-none written, see $log}; rerun: $BUILD/tests/fuzz/$name ${reproducer:-}" \
     >"$ROOT/$BUILD/$name.summary"
   return 1
 }

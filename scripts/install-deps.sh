@@ -44,7 +44,7 @@ if ! "$PY" -c 'import numpy, pytest, jsonschema, xdist, yaml' 2>/dev/null; then
   echo "install-deps: installing Python packages (numpy, pytest, pytest-xdist, jsonschema, pyyaml)" >&2
   "$PY" -m pip install -q numpy pytest pytest-xdist jsonschema pyyaml
 fi
-# pynng: the Python client's NNG transport to the daemon (python/gpuemu/wire/transport.py).
+# pynng: the Python client's NNG transport to the daemon (python/gpuemu/_internal/wire/transport.py).
 if ! "$PY" -c 'import pynng' 2>/dev/null; then
   echo "install-deps: installing pynng (the Python client's NNG transport)" >&2
   "$PY" -m pip install -q pynng

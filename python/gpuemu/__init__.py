@@ -1,11 +1,17 @@
-# The gpuemu Python package: the daemon client, client-side fuzzing and tolerance helpers, seeded
-# values and the tensor codec. Names exported here are the public API (docs/python-api.md).
-"""gpuemu: a GPU-less correctness gate for deep-learning kernels."""
+# The gpuemu Python package's public facade: exactly the names docs/python-api.md lists under
+# "What `gpuemu` exports" (python/tests/test_public_api.py holds the two equal).
+"""gpuemu: a GPU-less correctness gate for deep-learning kernels.
 
-from gpuemu.client.client import Client
-from gpuemu.client.seeded_fuzzer import SeededFuzzer
-from gpuemu.client.validate import validate_op
-from gpuemu.core.fuzzing import (
+Public: the names below, and the modules docs/python-api.md documents (gpuemu.errors,
+gpuemu.results, gpuemu.frameworks, gpuemu.script, gpuemu.testing, gpuemu.tolerances,
+gpuemu.validate, gpuemu.validation). Everything under gpuemu._internal is implementation.
+"""
+
+from gpuemu._internal import moved
+from gpuemu._internal.client.client import Client
+from gpuemu._internal.client.seeded_fuzzer import SeededFuzzer
+from gpuemu._internal.client.validate import validate_op
+from gpuemu._internal.core.fuzzing import (
     fuzz_dtypes,
     fuzz_dtypes_seeded,
     fuzz_layouts,
@@ -14,9 +20,9 @@ from gpuemu.core.fuzzing import (
     fuzz_shapes_seeded,
     generate_random_tensor,
 )
-from gpuemu.core.rng import SeededRng, derive_seed, generate_seed
-from gpuemu.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
-from gpuemu.core.values import describe_values, generate_tensor
+from gpuemu._internal.core.layouts import with_layout
+from gpuemu._internal.core.rng import SeededRng, derive_seed, generate_seed
+from gpuemu._internal.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
 from gpuemu.errors import (
     ClientError,
     DaemonError,
@@ -27,7 +33,6 @@ from gpuemu.errors import (
     ValidationError,
 )
 from gpuemu.frameworks import case_dtype
-from gpuemu.tolerances import calibrate_tolerance
 from gpuemu.results import (
     FuzzConfig,
     FuzzResults,
@@ -37,7 +42,11 @@ from gpuemu.results import (
     TestCase,
     ValidationResult,
 )
-from gpuemu.wire.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
+from gpuemu.tolerances import calibrate_tolerance
+
+# Imports written against earlier docs (gpuemu.client.Client, gpuemu.core.fuzzing, gpuemu.wire.tensors)
+# keep working: those names now answer with the modules under gpuemu._internal.
+moved.install()
 
 __all__ = [
     "Client",
@@ -50,6 +59,13 @@ __all__ = [
     "ProtocolMismatchError",
     "RequestTimeoutError",
     "ValidationError",
+    "FuzzConfig",
+    "FuzzResults",
+    "MinimizeResult",
+    "ReproduceResult",
+    "ReproductionInfo",
+    "TestCase",
+    "ValidationResult",
     "SeededFuzzer",
     "fuzz_dtypes",
     "fuzz_dtypes_seeded",
@@ -58,13 +74,7 @@ __all__ = [
     "fuzz_shapes",
     "fuzz_shapes_seeded",
     "generate_random_tensor",
-    "FuzzConfig",
-    "FuzzResults",
-    "MinimizeResult",
-    "ReproduceResult",
-    "ReproductionInfo",
-    "TestCase",
-    "ValidationResult",
+    "with_layout",
     "SeededRng",
     "derive_seed",
     "generate_seed",
@@ -72,11 +82,4 @@ __all__ = [
     "ToleranceProfile",
     "calibrate_tolerance",
     "get_recommended_tolerance",
-    "generate_tensor",
-    "describe_values",
-    "numpy_dtype",
-    "decode_tensor",
-    "decode_raw",
-    "encode_tensor",
-    "encode_raw",
 ]

@@ -31,13 +31,20 @@ from typing import IO, Any, Callable, Mapping
 
 import numpy as np
 
-from gpuemu import runtime
+from gpuemu._internal import runtime
 from gpuemu.errors import CaseFailure
 from gpuemu.frameworks import AdapterSettings, Converter, triton_hook
 from gpuemu.frameworks.convert import output_dtype, seed_of
-from gpuemu.frameworks.settings import ROLES
-from gpuemu.wire import tensors
-from gpuemu.wire.input_guard import InputGuard
+from gpuemu.frameworks._settings import ROLES
+from gpuemu._internal.wire import tensors
+from gpuemu._internal.wire.input_guard import InputGuard
+
+# The script protocol's tensor form, public here for scripts that read or write it themselves
+# (docs/python-api.md "Script helpers"); the codec lives in gpuemu._internal.wire.tensors.
+decode_tensor = tensors.decode_tensor
+encode_tensor = tensors.encode_tensor
+decode_storage = tensors.decode_storage
+decode_tensor_storage = tensors.decode_tensor_storage
 
 Fn = Callable[..., Any]
 

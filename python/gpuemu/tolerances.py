@@ -2,14 +2,14 @@
 # call forms, a client and an op (the daemon's calibrate) or two functions and shapes (fitted here).
 """calibrate_tolerance(client, "my_op", dtype=..., iterations=100) -> {"atol", "rtol"}, or
 calibrate_tolerance(op_fn, ref_fn, shapes, dtype=..., n_samples=100) -> ToleranceConfig; plus the
-tolerance classes of gpuemu.core.tolerance (docs/python-api.md, "Tolerances")."""
+tolerance classes of gpuemu._internal.core.tolerance (docs/python-api.md, "Tolerances")."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpuemu.core.calibrate import calibrate_tolerance as _fit_functions
-from gpuemu.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
+from gpuemu._internal.core.calibrate import calibrate_tolerance as _fit_functions
+from gpuemu._internal.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
 from gpuemu.errors import ClientError
 
 __all__ = ["calibrate_tolerance", "ToleranceConfig", "ToleranceProfile", "get_recommended_tolerance"]

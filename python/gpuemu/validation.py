@@ -1,7 +1,7 @@
 # `from gpuemu.validation import validate_op`: one of the two module spellings docs/python-api.md
-# promises for validate_op (the other is gpuemu.validate); both name gpuemu.client.validate.
-"""Alias of gpuemu.client.validate."""
+# promises for validate_op (the other is gpuemu.validate); both name gpuemu._internal.client.validate.
+"""Alias of gpuemu._internal.client.validate."""
 
-from gpuemu.client.validate import ValidationContext, ValidationError, validate_op
+from gpuemu._internal.client.validate import ValidationContext, ValidationError, validate_op
 
 __all__ = ["validate_op", "ValidationContext", "ValidationError"]

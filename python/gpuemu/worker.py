@@ -33,15 +33,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu import frameworks, runtime
+from gpuemu import frameworks
+from gpuemu._internal import runtime
 from gpuemu.frameworks.convert import seed_of
-from gpuemu.core.dtypes import canonical_dtype, from_bf16_bits
+from gpuemu._internal.core.dtypes import canonical_dtype, from_bf16_bits
 from gpuemu.errors import CaseFailure, FrameError, TritonNeedsGpuError
 from gpuemu.frameworks import triton_autotune, triton_hook
-from gpuemu.loading import install_hint, load_callable, load_script, source_of
-from gpuemu.wire import frames, input_files, output_file, segments, tensors
-from gpuemu.wire.input_guard import InputGuard
-from gpuemu.wire.input_mappings import InputMappings
+from gpuemu._internal.loading import install_hint, load_callable, load_script, source_of
+from gpuemu._internal.wire import frames, input_files, output_file, segments, tensors
+from gpuemu._internal.wire.input_guard import InputGuard
+from gpuemu._internal.wire.input_mappings import InputMappings
 
 Fn = Callable[..., Any]
 

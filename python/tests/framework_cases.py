@@ -11,10 +11,10 @@ import os
 import numpy as np
 import pytest
 
-from gpuemu.wire import tensors
-from gpuemu.core.dtypes import DTYPE_NAMES, storage_dtype, to_bf16_bits
-from gpuemu.core.layouts import with_layout
-from gpuemu.core.values import generate_tensor
+from gpuemu._internal.wire import tensors
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, storage_dtype, to_bf16_bits
+from gpuemu._internal.core.layouts import with_layout
+from gpuemu._internal.core.values import generate_tensor
 
 LAYOUTS = ("contiguous", "transposed", "strided", "scalar", "empty")
 

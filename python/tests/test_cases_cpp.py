@@ -1,4 +1,4 @@
-# Python case generation (gpuemu.core.cases, used by the client's inline mode) against the C++ one:
+# Python case generation (gpuemu._internal.core.cases, used by the client's inline mode) against the C++ one:
 # `gpuemu fuzz` hands every case's inputs to an op that records them and always fails, so the
 # run's failures list every case seed; Python must derive the same seeds and the same inputs.
 import json
@@ -9,8 +9,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from gpuemu.core.cases import case_seed, generate_case
-from gpuemu.client.inline import InlineProject
+from gpuemu._internal.core.cases import case_seed, generate_case
+from gpuemu._internal.client.inline import InlineProject
 
 TOML = """
 [project]

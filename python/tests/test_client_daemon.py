@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuemu import Client, DaemonError, ProtocolMismatchError
-from gpuemu.wire import protocol
+from gpuemu._internal.wire import protocol
 from gpuemu.errors import ValidationError
 from gpuemu.validation import validate_op
 

@@ -208,7 +208,7 @@ def test_client_side_fuzz_honours_the_op_timeout(project):
 def test_client_side_fuzz_takes_the_op_timeout_from_the_config(project):
     with open("gpuemu.toml", "a") as f:
         f.write("")  # the project's [validation] has no timeout: the default (60 s) applies
-    from gpuemu.client.run_cases import op_timeout
+    from gpuemu._internal.client.run_cases import op_timeout
 
     client = Client()
     assert op_timeout(client, "relu") == 60.0
@@ -231,7 +231,7 @@ def test_client_side_fuzz_with_a_value_distribution(project, values):
     results = client.fuzz_op_client_side("relu", run_op=record, iterations=6, seed=11, value_distribution=values)
     assert (results.total, results.passed) == (6, 6)
     batch = client.get_test_batch("relu", count=6, seed=11)  # the mixed stream differs
-    from gpuemu.client.run_cases import inline_batch
+    from gpuemu._internal.client.run_cases import inline_batch
 
     same = inline_batch(client._project(), "relu", 6, 11, None, None, values=values)
     assert {c["distribution"] for c in same} == {values}
@@ -261,7 +261,7 @@ def test_client_side_failures_carry_truthful_repro_info(project):
     assert (info.fuzz_config.seed, info.fuzz_config.iterations) == (5, 4)
     snapshot = info.input_snapshot["x"]
     assert snapshot["shape"] == [8, 33] and snapshot["dtype"] == "float16"
-    from gpuemu.wire import tensors
+    from gpuemu._internal.wire import tensors
 
     failing = next(c for c in client.get_test_batch("relu", count=4, seed=5, dtypes=["float16"])
                    if c["seed"] == bad.failures[0].seed)
@@ -290,7 +290,7 @@ def test_inline_holds_reference_and_op_to_the_declared_output_shape(project):
     # An op of the right shape against that reference fails too (the reference cannot judge).
     assert client.validate_op("flat", {"x": x}, x.copy()).kind == "reference_error"
 def test_inline_ops_inherit_through_extends(tmp_path):
-    from gpuemu.client.inline import InlineProject
+    from gpuemu._internal.client.inline import InlineProject
 
     (tmp_path / "gpuemu.toml").write_text(TOML + """
 [[ops]]

@@ -7,8 +7,8 @@ import pynng
 import pytest
 
 from gpuemu import Client, DaemonError
-from gpuemu.client.client import MAX_TIMEOUT_MS
-from gpuemu.wire.protocol import decode_message, encode_frame
+from gpuemu._internal.client.client import MAX_TIMEOUT_MS
+from gpuemu._internal.wire.protocol import decode_message, encode_frame
 
 
 class CannedDaemon:

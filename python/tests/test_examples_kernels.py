@@ -2,7 +2,7 @@
 matches its float64 reference within the tolerance its gpuemu.toml declares, every buggy one fails.
 
 Each case goes through the real script helpers (gpuemu.script.encode_outputs, then
-gpuemu.wire.tensors.decode_tensor) so fp16/bf16 outputs are rounded exactly as on the wire, and uses
+gpuemu._internal.wire.tensors.decode_tensor) so fp16/bf16 outputs are rounded exactly as on the wire, and uses
 the pass rule |out - ref| <= atol + rtol * |ref| in float64. Shapes sit on both sides of every
 block edge; values cover the regular, boundary and adversarial families inside the declared
 domains, including their extremes.
@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from gpuemu import script
-from gpuemu.wire import tensors
-from gpuemu.core.values import generate_tensor
+from gpuemu._internal.wire import tensors
+from gpuemu._internal.core.values import generate_tensor
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -142,7 +142,7 @@ FUZZ = ["fuzz:regular", "fuzz:boundary", "fuzz:adversarial"]
 
 def values(name: str, rng: np.random.Generator, shape, lo: float, hi: float, dtype: str) -> np.ndarray:
     """Input values in the case dtype's storage: a named pattern, or "fuzz:<distribution>" for
-    exactly what gpuemu's generator draws (gpuemu.core.values, byte-identical with the binary)."""
+    exactly what gpuemu's generator draws (gpuemu._internal.core.values, byte-identical with the binary)."""
     if name.startswith("fuzz:"):
         seed = int(rng.integers(0, 2**63))
         return generate_tensor(seed, dtype, shape, (lo, hi), name.split(":", 1)[1])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuemu import loading
+from gpuemu._internal import loading
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the same parser as tomli

@@ -9,7 +9,7 @@ import pytest
 
 from framework_cases import all_cases, bits_of, case_storage, every_16bit_pattern, need
 from gpuemu import frameworks
-from gpuemu.wire import tensors
+from gpuemu._internal.wire import tensors
 from gpuemu.frameworks import AdapterError, AdapterSettings, Converter
 
 jax = need("jax")

@@ -35,7 +35,8 @@ CODE = textwrap.dedent('''
     import gpuemu
     import gpuemu.frameworks
     from gpuemu.frameworks import jax as gj, numpy as gn, pytorch as gp, tensorflow as gt
-    from gpuemu import Client, case_dtype, script, loading, runtime
+    from gpuemu import Client, case_dtype, script
+    from gpuemu._internal import loading, runtime
     for name in ("numpy", "pytorch", "jax", "tensorflow"):
         gpuemu.frameworks.adapter(name)
     on_import = list(asked)

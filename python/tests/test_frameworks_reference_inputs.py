@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from framework_cases import case_storage, every_16bit_pattern, need
-from gpuemu.core.dtypes import from_bf16_bits
+from gpuemu._internal.core.dtypes import from_bf16_bits
 from gpuemu.frameworks import AdapterSettings, Converter
 
 FRAMEWORKS = ("pytorch", "jax", "tensorflow")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from framework_cases import need
-from gpuemu.wire import frames as _frames, tensors
+from gpuemu._internal.wire import frames as _frames, tensors
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 BLOCK = "import sys; sys.modules[{name!r}] = None; "  # the import of `name` fails as if not installed

@@ -15,9 +15,9 @@ from gpuemu import (
     fuzz_shapes_seeded,
     generate_random_tensor,
 )
-from gpuemu.core.fuzzing import choose_dim
-from gpuemu.core.layouts import with_layout
-from gpuemu.core.values import generate_tensor
+from gpuemu._internal.core.fuzzing import choose_dim
+from gpuemu._internal.core.layouts import with_layout
+from gpuemu._internal.core.values import generate_tensor
 
 
 def test_seeded_generators_replay_and_differ_by_seed():

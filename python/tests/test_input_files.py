@@ -1,4 +1,4 @@
-# Tests for inputs in gpuemu's own shared file (gpuemu.wire.input_files, docs/worker-protocol.md
+# Tests for inputs in gpuemu's own shared file (gpuemu._internal.wire.input_files, docs/worker-protocol.md
 # "Inputs in gpuemu's file"): mapping, copy-on-write, refusals, and a real worker answering "input_file".
 """A memfd of this test process stands in for gpuemu's: workers open it as /proc/<pid>/fd/<n>."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuemu.wire import frames as _frames, input_files, tensors
+from gpuemu._internal.wire import frames as _frames, input_files, tensors
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-# Tests for a warm worker's input files kept mapped from call to call (gpuemu.wire.input_mappings,
+# Tests for a warm worker's input files kept mapped from call to call (gpuemu._internal.wire.input_mappings,
 # docs/worker-protocol.md "Inputs in gpuemu's file"): reuse, a call's writes undone, new files, fallback.
 """A memfd of this test process stands in for gpuemu's input file, as in test_input_files.py."""
 
@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from gpuemu.wire import input_mappings, tensors
-from gpuemu.wire.input_mappings import InputMappings
+from gpuemu._internal.wire import input_mappings, tensors
+from gpuemu._internal.wire.input_mappings import InputMappings
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="needs memfd_create (Linux)")
 

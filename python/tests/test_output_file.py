@@ -1,4 +1,4 @@
-# Tests for outputs written into gpuemu's own file (gpuemu.wire.output_file, docs/worker-protocol.md
+# Tests for outputs written into gpuemu's own file (gpuemu._internal.wire.output_file, docs/worker-protocol.md
 # "Outputs in gpuemu's file"): placing, reuse of the mapping, every refusal, and a real worker using it.
 """A memfd of this test process stands in for gpuemu's: the worker opens it as /proc/<pid>/fd/<n>."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuemu.wire import frames as _frames, output_file
+from gpuemu._internal.wire import frames as _frames, output_file
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 

@@ -1,38 +1,41 @@
 # The import graph of python/gpuemu, read from the source with ast (nothing is imported): no cycle
 # between modules, no import inside a function unless marked "lazy:", packages only import downward.
-"""docs/ARCHITECTURE.md "The Python package": the rules this file checks."""
+"""docs/ARCHITECTURE.md's Python table (read from the doc): the rules this file checks."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gpuemu"
 
-# What each part of the package may import from gpuemu (docs/ARCHITECTURE.md's Python table). A
-# part is a subpackage or a top-level module; a part may always import its own modules.
-LAYERS = {
-    "errors": set(),
-    "script_startup": set(),  # Python's start-up hook of bfloat16 cold scripts: imports nothing of gpuemu
-    "runtime": set(),
-    "results": set(),
-    "core": {"errors", "results"},
-    "wire": {"core", "errors", "results"},
-    "frameworks": {"core", "errors"},
-    "script": {"core", "errors", "frameworks", "runtime", "wire"},
-    "loading": {"script"},
-    "worker": {"core", "errors", "frameworks", "loading", "runtime", "script", "wire"},
-    "fork_server": {"worker"},
-    "client": {"core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
-    "testing": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire"},
-    "tolerances": {"core", "errors"},
-    "validate": {"client"},
-    "validation": {"client"},
-    # Never worker: `python -m gpuemu.worker` imports the package first, and a worker module already
-    # imported by then would run twice (runpy warns on stderr, which gpuemu keeps as the case's tail).
-    "__init__": {"client", "core", "errors", "frameworks", "loading", "results", "runtime", "script", "wire",
-                 "validate", "validation", "testing", "tolerances"},
-}
+ARCHITECTURE = PACKAGE.parents[1] / "docs" / "ARCHITECTURE.md"
+
+
+def part_key(text: str) -> str:
+    """A part as the table writes it (`_internal/core/`, `script`) as part_of names it (`_internal.core`)."""
+    return text.strip().strip("`").rstrip("/").replace("/", ".")
+
+
+def read_layers(text: str) -> dict[str, set[str]]:
+    """What each part may import, from the table under the header `| part | what it is for | may import |`.
+    A part is a subpackage or a top-level module, under gpuemu/ or gpuemu/_internal/; a part may always
+    import its own modules."""
+    lines = text.split("| part | what it is for | may import |", 1)[1].splitlines()[2:]
+    layers = {}
+    for line in lines:
+        if not line.startswith("|"):
+            break
+        cells = line.strip("|").split(" | ")
+        uses = cells[-1].strip()
+        allowed = set() if uses == "nothing" else {part_key(u) for u in uses.split(",")}
+        for part in cells[0].split(","):
+            layers[part_key(part)] = allowed
+    return layers
+
+
+LAYERS = read_layers(ARCHITECTURE.read_text())
 
 
 def module_name(path: Path) -> str:
@@ -48,6 +51,8 @@ def modules() -> dict[str, Path]:
 
 def part_of(name: str) -> str:
     parts = name.split(".")
+    if len(parts) > 2 and parts[1] == "_internal":
+        return f"_internal.{parts[2]}"
     return parts[1] if len(parts) > 1 else "__init__"
 
 
@@ -70,12 +75,13 @@ def imported(node: ast.AST, here: str, is_package: bool, known: set[str]) -> lis
     return out
 
 
-def graph() -> tuple[dict[str, set[str]], list[str]]:
-    """({module: gpuemu modules it imports}, unmarked function-level imports as "file:line")."""
+def graph() -> tuple[dict[str, set[str]], list[str], list[str]]:
+    """({module: gpuemu modules it imports}, unmarked and marked function-level imports as "file:line: code")."""
     mods = modules()
     known = set(mods)
     edges: dict[str, set[str]] = {name: set() for name in mods}
     hidden: list[str] = []
+    lazy: list[str] = []
     for name, path in mods.items():
         text = path.read_text()
         lines = text.splitlines()
@@ -87,11 +93,11 @@ def graph() -> tuple[dict[str, set[str]], list[str]]:
                 continue
             targets = imported(node, name, path.name == "__init__.py", known)
             if id(node) in nested:
-                if not marked_lazy(lines, node):
-                    hidden.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+                where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {lines[node.lineno - 1].strip()}"
+                (lazy if marked_lazy(lines, node) else hidden).append(where)
                 continue  # a marked lazy import runs later, so it is no edge of the import-time graph
             edges[name].update(t for t in targets if t != name)
-    return edges, hidden
+    return edges, hidden, lazy
 
 
 def marked_lazy(lines: list[str], node: ast.AST) -> bool:
@@ -141,7 +147,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_package_has_no_import_cycle():
-    edges, _ = graph()
+    edges, _, _ = graph()
     # A package's __init__ importing its own submodules is how Python packages work, not a cycle:
     # leave out edges from a package to the modules inside it.
     own = {m: {t for t in ts if not t.startswith(m + ".")} for m, ts in edges.items()}
@@ -149,13 +155,13 @@ def test_the_package_has_no_import_cycle():
 
 
 def test_imports_inside_functions_are_marked_lazy():
-    _, hidden = graph()
+    _, hidden, _ = graph()
     assert hidden == [], ("imports inside functions without a '# lazy: why' comment (move them to the top of "
                           "the module, or say which heavy optional dependency they defer):\n" + "\n".join(hidden))
 
 
 def test_each_part_imports_only_the_parts_below_it():
-    edges, _ = graph()
+    edges, _, _ = graph()
     crossing = []
     for module, targets in sorted(edges.items()):
         part = part_of(module)
@@ -168,6 +174,20 @@ def test_each_part_imports_only_the_parts_below_it():
 
 def test_every_part_is_in_the_layer_table():
     assert {part_of(m) for m in modules()} <= set(LAYERS)
+
+
+def test_the_table_reader_reads_lists_and_nothing():
+    table = ("| part | what it is for | may import |\n|---|---|---|\n| `errors` | x | nothing |\n"
+             "| `validate`, `validation` | y | _internal/client |\n| `_internal/wire/` | z | _internal/core, errors |\n\nafter\n")
+    assert read_layers(table) == {"errors": set(), "validate": {"_internal.client"}, "validation": {"_internal.client"},
+                                  "_internal.wire": {"_internal.core", "errors"}}
+    # The real table has the rule that protects a worker from running twice.
+    assert "worker" not in LAYERS["__init__"] and "worker" in LAYERS["fork_server"]
+
+
+def test_the_architecture_counts_the_lazy_imports_there_are():
+    counted = int(re.search(r"(\d+) imports inside functions stay lazy", ARCHITECTURE.read_text()).group(1))
+    assert counted == len(graph()[2]), "docs/ARCHITECTURE.md's count of lazy imports is out of date"
 
 
 def test_the_cycle_finder_finds_a_cycle():

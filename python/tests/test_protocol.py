@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from gpuemu.wire import protocol
-from gpuemu.core.layouts import with_layout
-from gpuemu.core.values import generate_tensor
-from gpuemu.wire.records import float_from_wire, float_to_wire, seed_from_wire, seed_to_wire, validation_result
+from gpuemu._internal.wire import protocol
+from gpuemu._internal.core.layouts import with_layout
+from gpuemu._internal.core.values import generate_tensor
+from gpuemu._internal.wire.records import float_from_wire, float_to_wire, seed_from_wire, seed_to_wire, validation_result
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
@@ -69,7 +69,7 @@ def test_malformed_messages_are_rejected_with_a_reason(data, match):
 
 
 def test_bfloat16_cases_travel_as_bfloat16_only_when_exact():
-    from gpuemu.client.client import _wire
+    from gpuemu._internal.client.client import _wire
 
     exact = generate_tensor(3, "bfloat16", (4, 4), (-2.0, 2.0), "regular")  # float32 holding bfloat16 values
     assert _wire(exact, "bfloat16")[1] == "bfloat16"

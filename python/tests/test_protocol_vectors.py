@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuemu.wire import protocol
+from gpuemu._internal.wire import protocol
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

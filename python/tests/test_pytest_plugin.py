@@ -195,8 +195,8 @@ def test_config_seed(gpuemu_case):
 def test_marker_seed(gpuemu_case):
     gpuemu_case.run()
 ''')
-    from gpuemu.core.cases import case_seed
-    from gpuemu.client.inline import InlineProject
+    from gpuemu._internal.core.cases import case_seed
+    from gpuemu._internal.client.inline import InlineProject
 
     spec = InlineProject(project.path / "gpuemu.toml").op("softmax")
     ids = run(project, "--collect-only", "-q").stdout.str()

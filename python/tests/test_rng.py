@@ -1,4 +1,4 @@
-# Tests for gpuemu.core.rng: the published vectors, gen_range bounds and errors, normal/randn moments,
+# Tests for gpuemu._internal.core.rng: the published vectors, gen_range bounds and errors, normal/randn moments,
 # derive and generate_seed, and the vectorised counter stream and multiply-high helpers.
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpuemu import SeededRng, derive_seed, generate_seed
-from gpuemu.core.rng import counter_at, counter_stream, mulhi, splitmix64
+from gpuemu._internal.core.rng import counter_at, counter_stream, mulhi, splitmix64
 
 
 def test_published_vectors():

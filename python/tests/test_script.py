@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from gpuemu import script
-from gpuemu.wire import tensors
+from gpuemu._internal.wire import tensors
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 

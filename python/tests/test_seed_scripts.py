@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gpuemu import Client
-from gpuemu.client.inline import BFLOAT16_STARTUP
+from gpuemu._internal.client.inline import BFLOAT16_STARTUP
 
 SEED_SCRIPTS = Path(__file__).resolve().parent / "seed_scripts"
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpuemu import Client
-from gpuemu.wire import segments
+from gpuemu._internal.wire import segments
 
 
 def _files_of(pid: int) -> list[str]:

@@ -1,4 +1,4 @@
-# Tests for gpuemu.wire.tensors and gpuemu.core.dtypes: round trips for every dtype, strided and transposed
+# Tests for gpuemu._internal.wire.tensors and gpuemu._internal.core.dtypes: round trips for every dtype, strided and transposed
 # views, every fp16/bf16 bit pattern, exact RNE rounding from float64, and invalid inputs.
 import base64
 from fractions import Fraction
@@ -6,9 +6,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gpuemu.core.dtypes import DTYPE_NAMES, from_bf16_bits, to_bf16_bits
-from gpuemu.wire.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
-from gpuemu.core.values import generate_tensor
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, from_bf16_bits, to_bf16_bits
+from gpuemu._internal.wire.tensors import decode_raw, decode_tensor, encode_raw, encode_tensor, numpy_dtype
+from gpuemu._internal.core.values import generate_tensor
 
 
 def exact_round(x: float, mant_bits: int, emin: int, emax: int) -> float:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpuemu import ToleranceConfig, ToleranceProfile, calibrate_tolerance, get_recommended_tolerance
-from gpuemu.core.compare import compare_output
+from gpuemu._internal.core.compare import compare_output
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 # gpuemu's Triton compatibility layer against the real Triton interpreter and torch on CPU (no mocks):
 # float arguments, pointer-like arguments, empty tensors, bfloat16 arithmetic, what still cannot run.
-"""python/gpuemu/frameworks/triton_compat.py, in this process (tests/triton_interpreted.py). The
+"""python/gpuemu/frameworks/_triton_compat.py, in this process (tests/triton_interpreted.py). The
 layer's torch.cuda part and its install in workers are tested through the gpuemu binary
 (tests/e2e/test_triton_compat.py); libdevice in test_triton_libdevice.py."""
 
@@ -21,7 +21,7 @@ with interpreting():  # triton is imported here, under the interpreter
     import triton.language as tl
     from triton.language.extra import libdevice
 
-    from gpuemu.frameworks import triton_compat
+    from gpuemu.frameworks import _triton_compat as triton_compat
 
     @triton.jit
     def add_eps(x_ptr, y_ptr, eps, N: tl.constexpr):  # the 6-line kernel of issue 30
@@ -238,7 +238,7 @@ def test_inline_asm_is_an_interpreter_limit_with_the_kernel_line():
 
 def test_layer_is_a_no_op_without_the_interpreter():
     code = ("import os, sys\nsys.path.insert(0, sys.argv[1])\n"
-            "from gpuemu.frameworks import triton_compat\n"
+            "from gpuemu.frameworks import _triton_compat as triton_compat\n"
             "from triton.runtime import interpreter\nbefore = interpreter._implicit_cvt\n"
             "assert triton_compat.install() is False\nassert interpreter._implicit_cvt is before\n"
             "assert not triton_compat.installed()\nprint('ok')\n")
@@ -252,7 +252,7 @@ def test_hook_installs_on_import_and_never_imports_triton_itself():
     code = ("import sys\nsys.path.insert(0, sys.argv[1])\n"
             "from gpuemu.frameworks import triton_hook\ntriton_hook.arm()\n"
             "import numpy\nassert 'triton' not in sys.modules, 'arm() imported triton'\n"
-            "import triton\nfrom gpuemu.frameworks import triton_compat\nassert triton_compat.installed()\n"
+            "import triton\nfrom gpuemu.frameworks import _triton_compat as triton_compat\nassert triton_compat.installed()\n"
             "from triton.language.extra import libdevice\nassert libdevice.rsqrt.__gpuemu_libdevice__\n"
             "print('ok')\n")
     proc = subprocess.run([sys.executable, "-c", code, str(triton_compat.__file__).rsplit("/gpuemu/", 1)[0]],
@@ -263,7 +263,7 @@ def test_hook_installs_on_import_and_never_imports_triton_itself():
 
 def test_unknown_triton_version_is_warned_about_once():
     code = ("import sys\nsys.path.insert(0, sys.argv[1])\nimport triton\ntriton.__version__ = '9.1.0'\n"
-            "from gpuemu.frameworks import triton_compat\ntriton_compat.install()\ntriton_compat.install()\n")
+            "from gpuemu.frameworks import _triton_compat as triton_compat\ntriton_compat.install()\ntriton_compat.install()\n")
     proc = subprocess.run([sys.executable, "-c", code, str(triton_compat.__file__).rsplit("/gpuemu/", 1)[0]],
                           env={"TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
                           timeout=120)

@@ -25,7 +25,7 @@ with interpreting():
     import triton
     import triton.language as tl
 
-    from gpuemu.frameworks import triton_compat, triton_libdevice
+    from gpuemu.frameworks import _triton_compat as triton_compat, _triton_libdevice as triton_libdevice
 
     @triton.jit
     def apply(a_ptr, b_ptr, c_ptr, d_ptr, y_ptr, N: tl.constexpr, ARITY: tl.constexpr, FN: tl.constexpr,

@@ -1,4 +1,4 @@
-# The Triton sanitizer (gpuemu/frameworks/triton_sanitizer.py) on real @triton.jit kernels under
+# The Triton sanitizer (gpuemu/frameworks/_triton_sanitizer.py) on real @triton.jit kernels under
 # Triton's real CPU interpreter and torch: each check fails its buggy kernel and passes its correct twin.
 """No mocks: the kernels below run under TRITON_INTERPRET=1 through frameworks.Converter.call, the
 call the worker makes, with a case seed; the sanitizer is installed for this module and removed after."""
@@ -15,7 +15,7 @@ tl = pytest.importorskip("triton.language")
 
 from gpuemu import frameworks  # noqa: E402
 from gpuemu.errors import OutOfBoundsError  # noqa: E402
-from gpuemu.frameworks import triton_sanitizer  # noqa: E402
+from gpuemu.frameworks import _triton_sanitizer as triton_sanitizer  # noqa: E402
 
 THIS = os.path.basename(__file__)
 
@@ -300,7 +300,7 @@ def test_arm_installs_once_triton_is_imported_after_torch_looked_for_it(flag, ex
     import subprocess
     import sys
 
-    code = ("from gpuemu.frameworks import triton_hook, triton_sanitizer as s; triton_hook.arm(); import torch; "
+    code = ("from gpuemu.frameworks import triton_hook, _triton_sanitizer as s; triton_hook.arm(); import torch; "
             "import importlib.util; importlib.util.find_spec('triton'); import triton; print(s.installed())")
     env = {**os.environ, "GPUEMU_SANITIZE": flag, "TRITON_INTERPRET": "1",
            "PYTHONPATH": os.pathsep.join([os.path.join(os.path.dirname(__file__), ".."),

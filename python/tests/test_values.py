@@ -1,13 +1,13 @@
-# Tests for gpuemu.core.values: every dtype and distribution stays inside its domain and dtype, each
+# Tests for gpuemu._internal.core.values: every dtype and distribution stays inside its domain and dtype, each
 # adversarial pattern has its defining property, and elements are independent (counter-based).
 import math
 
 import numpy as np
 import pytest
 
-from gpuemu.core.dtypes import DTYPE_NAMES, float_info, is_floating, to_bf16_bits
-from gpuemu.wire.tensors import numpy_dtype
-from gpuemu.core.values import DISTRIBUTIONS, FLOAT_PATTERNS, INT_PATTERNS, describe_values, generate_tensor, resolve_domain
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, float_info, is_floating, to_bf16_bits
+from gpuemu._internal.wire.tensors import numpy_dtype
+from gpuemu._internal.core.values import DISTRIBUTIONS, FLOAT_PATTERNS, INT_PATTERNS, describe_values, generate_tensor, resolve_domain
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 INTS = ["int8", "int16", "int32", "int64", "uint8"]

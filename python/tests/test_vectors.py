@@ -8,9 +8,9 @@ import struct
 import numpy as np
 import pytest
 
-from gpuemu.core.rng import SeededRng, counter_at, derive_seed
-from gpuemu.wire.tensors import encode_raw
-from gpuemu.core.values import describe_values, generate_tensor, resolve_domain
+from gpuemu._internal.core.rng import SeededRng, counter_at, derive_seed
+from gpuemu._internal.wire.tensors import encode_raw
+from gpuemu._internal.core.values import describe_values, generate_tensor, resolve_domain
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests for the warm worker (gpuemu.worker) and its frame layer (gpuemu.wire.frames): frames in
+"""Tests for the warm worker (gpuemu.worker) and its frame layer (gpuemu._internal.wire.frames): frames in
 memory, and a real `python -m gpuemu.worker` subprocess spoken to over pipes.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from gpuemu import worker
-from gpuemu.wire import frames as _frames, tensors
+from gpuemu._internal.wire import frames as _frames, tensors
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 

@@ -26,7 +26,7 @@ def interpreting():
         if not isinstance(triton.language.standard.cumsum, triton.runtime.interpreter.InterpretedFunction):
             raise RuntimeError("triton was imported in this test process before TRITON_INTERPRET=1 was set, so its "
                                "own library is compiled-mode: import the Triton compat tests first (or alone)")
-        from gpuemu.frameworks import triton_compat
+        from gpuemu.frameworks import _triton_compat as triton_compat
 
         triton_compat.install()
         yield

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "run/process.hpp"
+#include "proc/process.hpp"
 #include "util/read_file.hpp"
 
 namespace gpuemu::artifact {
@@ -43,13 +43,13 @@ std::optional<fs::path> on_path(std::string_view name) {
 // site-packages directories of the Python that pip installs into (GPUEMU_PYTHON or python3).
 std::vector<fs::path> site_packages() {
   const char* py = std::getenv("GPUEMU_PYTHON");
-  run::ProcessSpec spec;
+  proc::ProcessSpec spec;
   spec.argv = {py && *py ? py : "python3", "-c",
                "import site\nfor p in site.getsitepackages() + [site.getusersitepackages()]: print(p)"};
   spec.timeout = 20s;
   spec.max_stdout = 1 << 16;
   std::vector<fs::path> dirs;
-  auto result = run::run_process(spec);
+  auto result = proc::run_process(spec);
   if (!result || result->timed_out || result->exit_code != 0) return dirs;
   std::istringstream lines(result->stdout_data);
   for (std::string line; std::getline(lines, line);) {
@@ -79,13 +79,13 @@ std::string tail_lines(std::string_view text, std::size_t max_chars = 2000) {
   return std::string(text);
 }
 
-Expected<run::ProcessResult> run_tool(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
-  run::ProcessSpec spec;
+Expected<proc::ProcessResult> run_tool(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
+  proc::ProcessSpec spec;
   spec.argv = std::move(argv);
   spec.timeout = timeout;
   spec.max_stdout = 256u << 20;
   spec.stderr_tail = 4u << 20;
-  auto result = TRY(run::run_process(spec));
+  auto result = TRY(proc::run_process(spec));
   const std::string tool = fs::path(spec.argv[0]).filename().string();
   if (result.timed_out) {
     return fail(ErrorKind::environment, fmt::format("{} did not finish within {} s and was killed: {}", tool,

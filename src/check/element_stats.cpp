@@ -430,6 +430,7 @@ void StatsAccumulator::precise_chunk(const Chunk& chunk) {
     }
     const double d = std::fabs(x - y);
     const double ay = std::fabs(y);
+    // The pass rule, check::within_tolerance (check/pass_rule.hpp), its bound kept for the ratio.
     const double bound = atol + rtol * ay;
     const double ratio = d == 0 ? 0.0 : bound > 0 ? d / bound : INFINITY;
     const double rel = d == 0 ? 0.0 : ay > 0 ? d / ay : INFINITY;

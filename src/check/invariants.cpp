@@ -51,6 +51,7 @@ std::optional<std::string> check_symmetric(const std::string& name, const tensor
         if (!std::isfinite(x) || !std::isfinite(y)) {
           ok = (std::isnan(x) && std::isnan(y)) || x == y;
         } else {
+          // The pass rule, check::within_tolerance (check/pass_rule.hpp) with the larger of the pair as the reference.
           ok = std::fabs(x - y) <= tol.atol + tol.rtol * std::max(std::fabs(x), std::fabs(y));
         }
         if (!ok) {

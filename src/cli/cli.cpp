@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "report/writer.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuemu::cli {
@@ -18,7 +19,17 @@ constexpr int kUsage = static_cast<int>(ExitCode::usage_or_config);
 
 void add_global_options(CLI::App& app, GlobalOptions& globals) {
   app.add_option("--config", globals.config_path, "gpuemu.toml to use (default: the nearest one upward)");
-  app.add_option("--format", globals.format, "Output format on stdout: text or json (and more per command)");
+  // Checked against the report formats as it is parsed, so a typo is refused before a command runs
+  // (a whole test run used to end in "unknown report format").
+  const CLI::Validator known_format(
+      [](const std::string& format) -> std::string {
+        if (format == "html") return {};  // a signed report's rendering (attest::RenderFormat)
+        auto row = report::find_writer(format);
+        return row ? std::string() : row.error().message + ", and html for a signed report";
+      },
+      "FORMAT");
+  app.add_option("--format", globals.format, "Output format on stdout: text or json (and more per command)")
+      ->check(known_format);
   app.add_flag("-v,--verbose", globals.verbose, "More detail on stderr");
   app.add_flag("-q,--quiet", globals.quiet, "No progress on stderr");
   app.add_flag("--no-store", globals.no_store, "Do not record this run in the store ($GPUEMU_HOME/db/gpuemu.db)");
@@ -65,6 +76,13 @@ std::string unexpected_flag_hint(const CLI::App* app, const std::string& message
     if (std::string hint = util::did_you_mean_suffix(word, flags); !hint.empty()) return hint;
   }
   return "";
+}
+
+// "report render " for the `render` subcommand of `report`: the words a user types before --help.
+std::string command_path(const CLI::App* sub) {
+  std::string path;
+  for (; sub && sub->get_parent(); sub = sub->get_parent()) path = sub->get_name() + " " + path;
+  return path;
 }
 
 int run_parsed(int argc, char** argv) {
@@ -119,7 +137,7 @@ int run_parsed(int argc, char** argv) {
       if (sub->parsed()) deepest = sub;
     }
     std::cerr << "gpuemu: " << e.what() << unexpected_flag_hint(deepest ? deepest : &app, e.what())
-              << "\nRun 'gpuemu " << (deepest ? deepest->get_name() + " " : std::string()) << "--help' for usage.\n";
+              << "\nRun 'gpuemu " << command_path(deepest) << "--help' for usage.\n";
     return kUsage;
   }
 

@@ -10,6 +10,7 @@
 #include "artifact/lint.hpp"
 #include "cli/ci_plan.hpp"
 #include "cli/command.hpp"
+#include "cli/count_check.hpp"
 #include "cli/progress.hpp"
 #include "cli/remote_flags.hpp"
 #include "cli/report_signing.hpp"
@@ -74,7 +75,7 @@ class CiRunCommand final : public Command {
         "Only [ci] quick_dtypes and [ci] quick_iterations fuzz cases per op (a fast pre-merge check)");
     app.add_option("--iterations,-n", iterations_,
                    "Fuzz cases per op (default [ci] fuzz_iterations, or quick_iterations with --quick)")
-        ->check(CLI::Range(std::int64_t{0}, config::kMaxCasesPerOp));
+        ->check(count_in_range(0, config::kMaxCasesPerOp));
     app.add_option("--seed", seed_, "Master seed (decimal u64); default [validation] seed, else random");
     app.add_option("--jobs,-j", jobs_, "Parallel jobs (default [ci] parallel_jobs)");
     app.add_option("--shard", shard_,

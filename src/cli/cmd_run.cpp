@@ -5,6 +5,7 @@
 
 #include "cli/ci_plan.hpp"
 #include "cli/command.hpp"
+#include "cli/count_check.hpp"
 #include "cli/daemon_access.hpp"
 #include "cli/progress.hpp"
 #include "cli/result_output.hpp"
@@ -132,7 +133,7 @@ class TestCommand final : public RunCommand {
   }
   void add_specific_options(CLI::App& app) override {
     app.add_option("--cases", cases_, "Cases per op and dtype (default [validation] test_cases)")
-        ->check(CLI::Range(std::int64_t{1}, config::kMaxCasesPerOp));
+        ->check(count_in_range(1, config::kMaxCasesPerOp));
     app.add_flag("--fail-fast", fail_fast_, "Stop at the first failing case");
     app.add_flag(
         "--quick", quick_,
@@ -215,7 +216,7 @@ class FuzzCommand final : public RunCommand {
   }
   void add_specific_options(CLI::App& app) override {
     app.add_option("--iterations,-n", iterations_, "Cases per op (default [validation] fuzz_iterations)")
-        ->check(CLI::Range(std::int64_t{0}, config::kMaxCasesPerOp));
+        ->check(count_in_range(0, config::kMaxCasesPerOp));
     app.add_flag("--fail-fast", fail_fast_, "Stop at the first failing case");
     app.add_option("--values", values_,
                    "Value distribution: regular, boundary, adversarial or mixed (default)");

@@ -2,11 +2,10 @@
 // default map), enums by name, and paths relative to Config::root.
 #include "config/config_json.hpp"
 
+#include "config/key_table.hpp"
 #include "util/hash.hpp"
 
 namespace gpuemu::config {
-
-namespace {
 
 using nlohmann::json;
 
@@ -29,6 +28,8 @@ json tolerances_json(const std::map<tensor::DType, check::ToleranceSpec>& tolera
   }
   return out;
 }
+
+namespace {
 
 json runnable_json(const Runnable& r, const fs::path& root) {
   switch (r.kind) {
@@ -131,52 +132,19 @@ json kernel_json(const KernelConfig& k, const fs::path& root) {
 
 json to_json(const Config& config) {
   const fs::path& root = config.root;
-  const ValidationConfig& v = config.validation;
-  json python_path = json::array();
-  for (const fs::path& p : v.python_path) python_path.push_back(root_relative(p, root));
-  // An interpreter given as a path was resolved against its file; a bare name stays a name.
-  const std::string python = fs::path(v.python).is_absolute() ? root_relative(v.python, root) : v.python;
   json ops = json::array();
   for (const OpConfig& op : config.ops) ops.push_back(op_json(op, root));
   json kernels = json::array();
   for (const KernelConfig& k : config.kernels) kernels.push_back(kernel_json(k, root));
-  return {
-      {"project",
-       {{"name", config.project.name},
-        {"version", config.project.version},
-        {"framework", config.project.framework},
-        {"numpy_bfloat16", std::string(numpy_bfloat16_name(config.project.numpy_bfloat16))}}},
-      {"validation",
-       {{"dtypes", dtypes_json(v.dtypes)},
-        {"check_nan", v.check_nan},
-        {"check_inf", v.check_inf},
-        {"seed", std::to_string(v.seed)},
-        {"tolerances", tolerances_json(v.tolerances)},
-        {"timeout", v.timeout},
-        {"python", python},
-        {"python_path", python_path},
-        {"test_cases", v.test_cases},
-        {"fuzz_iterations", v.fuzz_iterations},
-        {"worker_max_cases", v.worker_max_cases},
-        {"max_case_elements", v.max_case_elements},
-        {"max_case_bytes", v.max_case_bytes},
-        {"triton_interpret", std::string(interpret_mode_name(v.triton_interpret))},
-        {"pallas_interpret", std::string(interpret_mode_name(v.pallas_interpret))}}},
-      {"ops", ops},
-      {"kernels", kernels},
-      {"policies",
-       {{"fail_on_regression", config.policies.fail_on_regression},
-        {"warn_threshold", config.policies.warn_threshold},
-        {"max_error_growth", config.policies.max_error_growth},
-        {"regression_margin", config.policies.regression_margin},
-        {"artifact_thresholds", config.policies.artifact_thresholds}}},
-      {"ci",
-       {{"quick_dtypes", dtypes_json(config.ci.quick_dtypes)},
-        {"thorough_timeout", config.ci.thorough_timeout},
-        {"parallel_jobs", config.ci.parallel_jobs},
-        {"quick_iterations", config.ci.quick_iterations},
-        {"fuzz_iterations", config.ci.fuzz_iterations}}},
-  };
+  json out = {{"ops", ops}, {"kernels", kernels}};
+  // [project], [validation], [policies] and [ci]: each key the table writes into the digest.
+  for (const std::string_view section : {"project", "validation", "policies", "ci"}) {
+    json& values = out[std::string(section)] = json::object();
+    for (const KeyRow& row : kKeyTable) {
+      if (row.section == section && row.digest != nullptr) values[std::string(row.key)] = row.digest(config);
+    }
+  }
+  return out;
 }
 
 std::string config_digest(const Config& config) {

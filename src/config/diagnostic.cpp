@@ -1,5 +1,5 @@
-// Formats config errors with the offending line and a caret (STYLE item 5) and maps toml++
-// source regions back to the file they came from, for quoting lines and resolving paths.
+// Formats config errors as path:line:col, the offending line and a caret, so a person sees what to fix
+// without opening the file; maps toml++ source regions back to their file, for quoting and paths.
 #include "config/diagnostic.hpp"
 
 namespace gpuemu::config {

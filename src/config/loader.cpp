@@ -7,6 +7,7 @@
 
 #include "config/config_json.hpp"
 #include "config/diagnostic.hpp"
+#include "config/key_table.hpp"
 #include "config/sections.hpp"
 #include "util/read_file.hpp"
 
@@ -70,7 +71,7 @@ Expected<Config> load(Diagnostics& diag, const fs::path& project_file, const std
   config.project_file = project_absolute;
   config.root = project_absolute.parent_path();
   const TableReader top(diag, merged, "the top level");
-  TRY(top.only_keys({"project", "validation", "ops", "kernels", "policies", "ci"}));
+  TRY(top.only_keys(keys_of("")));
   config.project = TRY(parse_project(diag, merged));
   config.validation = TRY(parse_validation(diag, merged));
   config.ops = TRY(parse_ops(diag, merged, config.validation));

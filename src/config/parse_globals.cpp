@@ -1,6 +1,7 @@
 // [project], [validation], [policies] and [ci]: the sections with one table each. Defaults live
 // in config.hpp; here we only overwrite what the file sets, after checking it.
 
+#include "config/key_table.hpp"
 #include "config/sections.hpp"
 #include "config/value_parsers.hpp"
 #include "util/seed.hpp"
@@ -52,7 +53,7 @@ Expected<ProjectConfig> parse_project(const Diagnostics& diag, const toml::table
     return diag.at(toml::source_region{}, "no [project] table with a name",
                    "add [project] with name = \"my-project\"");
   }
-  TRY(r.only_keys({"name", "version", "framework", "numpy_bfloat16"}));
+  TRY(r.only_keys(keys_of("project")));
   project.name = TRY(r.required_string("name", "\"my-project\"")).value;
   if (auto v = TRY(r.string("version"))) project.version = *v;
   if (auto f = TRY(parse_framework_key(r, "framework"))) {
@@ -69,9 +70,7 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
   ValidationConfig v;
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "validation", empty));
-  TRY(r.only_keys({"dtypes", "check_nan", "check_inf", "seed", "tolerances", "timeout", "python",
-                   "python_path", "test_cases", "fuzz_iterations", "worker_max_cases", "max_case_elements",
-                   "max_case_bytes", "triton_interpret", "pallas_interpret", "sanitize"}));
+  TRY(r.only_keys(keys_of("validation")));
   if (auto m = TRY(parse_interpret_key(r, "triton_interpret"))) v.triton_interpret = *m;
   if (auto m = TRY(parse_interpret_key(r, "pallas_interpret"))) v.pallas_interpret = *m;
   if (auto d = TRY(parse_dtype_list(r, "dtypes"))) v.dtypes = *d;
@@ -123,8 +122,7 @@ Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table
   PolicyConfig p = std::move(base);
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "policies", empty));
-  TRY(r.only_keys({"fail_on_regression", "warn_threshold", "max_error_growth", "regression_margin",
-                   "artifact_thresholds"}));
+  TRY(r.only_keys(keys_of("policies")));
   if (auto b = TRY(r.boolean("fail_on_regression"))) p.fail_on_regression = *b;
   if (auto w = TRY(r.number("warn_threshold"))) {
     if (*w < 0 || *w > 1) {
@@ -166,8 +164,7 @@ Expected<CiConfig> parse_ci(const Diagnostics& diag, const toml::table& root, Ci
   CiConfig c = std::move(base);
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "ci", empty));
-  TRY(r.only_keys(
-      {"quick_dtypes", "thorough_timeout", "parallel_jobs", "quick_iterations", "fuzz_iterations"}));
+  TRY(r.only_keys(keys_of("ci")));
   if (auto d = TRY(parse_dtype_list(r, "quick_dtypes"))) c.quick_dtypes = *d;
   if (auto n = TRY(r.int_at_least("thorough_timeout", 1))) c.thorough_timeout = *n;
   if (auto n = TRY(r.int_at_least("parallel_jobs", 1))) c.parallel_jobs = *n;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "config/key_table.hpp"
 #include "config/sections.hpp"
 #include "config/value_parsers.hpp"
 #include "util/suggest.hpp"
@@ -58,7 +59,7 @@ Expected<DimSpec> parse_dim(const Diagnostics& diag, const Entry& e) {
   }
   if (const auto* table = e.value->as_table()) {
     const TableReader r(diag, *table, "dim '" + e.name + "'");
-    TRY(r.only_keys({"candidates"}));
+    TRY(r.only_keys(keys_of("ops.schema.dims.NAME")));
     const toml::array* candidates = TRY(r.array("candidates"));
     if (candidates == nullptr || candidates->empty()) {
       return diag.at(*e.value, "dim '" + e.name + "' needs a non-empty candidates list", example);
@@ -120,7 +121,7 @@ Expected<std::vector<DimRef>> parse_shape(const Diagnostics& diag, const toml::n
 Expected<OpSchema> parse_schema(const Diagnostics& diag, const toml::table& table) {
   OpSchema schema;
   const TableReader r(diag, table, "[ops.schema]");
-  TRY(r.only_keys({"dims", "inputs", "output"}));
+  TRY(r.only_keys(keys_of("ops.schema")));
   if (const toml::table* dims = TRY(r.subtable("dims"))) {
     for (const Entry& e : entries_in_file_order(*dims)) schema.dims.push_back(TRY(parse_dim(diag, e)));
   }
@@ -175,7 +176,7 @@ Expected<InputSpec> parse_input(const Diagnostics& diag, const Entry& e, bool ha
                                  std::string(toml_type_phrase(*e.value)));
   }
   const TableReader r(diag, *table, "[ops.inputs." + e.name + "]");
-  TRY(r.only_keys({"domain", "dtype", "shape"}));
+  TRY(r.only_keys(keys_of("ops.inputs.NAME")));
   if (const toml::node* domain = r.node("domain")) input.domain = TRY(parse_domain(diag, *domain));
   if (auto dtype = TRY(r.string_item("dtype"))) input.dtype = TRY(parse_dtype_item(diag, *dtype));
   if (const toml::node* shape = r.node("shape")) {

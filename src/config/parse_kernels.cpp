@@ -1,9 +1,10 @@
-// [[kernels]]: compiled kernels for the artifact lint (issue 9). Parsed and validated here so a
+// [[kernels]]: compiled kernels for the artifact lint (gpuemu lint). Parsed and validated here so a
 // typo fails at load time; the lint module interprets the checks.
 #include <map>
 #include <regex>
 #include <system_error>
 
+#include "config/key_table.hpp"
 #include "config/sections.hpp"
 
 namespace gpuemu::config {
@@ -13,8 +14,7 @@ namespace {
 Expected<ArtifactChecks> parse_artifact_checks(const Diagnostics& diag, const toml::table& table) {
   ArtifactChecks checks;
   const TableReader r(diag, table, "[kernels.artifact_checks]");
-  TRY(r.only_keys({"max_registers", "max_spills", "max_local_memory_bytes", "forbidden_instructions",
-                   "required_instructions"}));
+  TRY(r.only_keys(keys_of("kernels.artifact_checks")));
   if (auto n = TRY(r.int_at_least("max_registers", 1))) checks.max_registers = *n;
   if (auto n = TRY(r.int_at_least("max_spills", 0))) checks.max_spills = *n;
   if (auto n = TRY(r.int_at_least("max_local_memory_bytes", 0))) checks.max_local_memory_bytes = *n;
@@ -35,7 +35,7 @@ Expected<KernelConfig> parse_kernel(const Diagnostics& diag, const toml::table& 
   kernel.name =
       TRY(TableReader(diag, table, "[[kernels]]").required_string("name", "\"matmul_kernel\"")).value;
   const TableReader r(diag, table, "[[kernels]] '" + kernel.name + "'");
-  TRY(r.only_keys({"name", "source", "reference", "arch", "artifact_checks"}));
+  TRY(r.only_keys(keys_of("kernels")));
   kernel.location = SourceLocation{diag.file_of(table.source()), static_cast<int>(table.source().begin.line),
                                    static_cast<int>(table.source().begin.column)};
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "config/key_table.hpp"
 #include "config/runnable.hpp"
 #include "config/sections.hpp"
 #include "config/value_parsers.hpp"
@@ -61,7 +62,7 @@ Expected<ImplementationEntry> parse_implementation(const TableReader& r, const t
     runnable_item = &item;
   } else if (const auto* table = element.as_table()) {
     const TableReader t(diag, *table, r.context() + " implementation");
-    TRY(t.only_keys({"name", "op_script", "source"}));
+    TRY(t.only_keys(keys_of("ops.implementations")));
     item = TRY(t.required_string("op_script", "\"kernels.softmax:v2\" or \"kernels/softmax_v2.py\""));
     runnable_item = &item;
     if (auto name = TRY(t.string_item("name"))) {
@@ -137,30 +138,7 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table,
   OpConfig& op = spec.op;
   op.name = TRY(TableReader(diag, table, "[[ops]]").required_string("name", "\"matmul\"")).value;
   const TableReader r(diag, table, "[[ops]] '" + op.name + "'");
-  TRY(r.only_keys({"name",
-                   "extends",
-                   "implementations",
-                   "module",
-                   "reference",
-                   "op_script",
-                   "input_names",
-                   "execution_mode",
-                   "dtypes",
-                   "tolerances",
-                   "invariants",
-                   "persistent",
-                   "timeout",
-                   "source",
-                   "layouts",
-                   "kwargs",
-                   "schema",
-                   "inputs",
-                   "framework",
-                   "reference_framework",
-                   "triton_interpret",
-                   "pallas_interpret",
-                   "interpreter_cuda_shim",
-                   "sanitize"}));
+  TRY(r.only_keys(keys_of("ops")));
   if (base == nullptr) {
     op.triton_interpret = validation.triton_interpret;
     op.pallas_interpret = validation.pallas_interpret;

@@ -57,8 +57,7 @@ std::vector<const toml::key*> keys_in_file_order(const toml::table& table) {
   return keys;
 }
 
-Expected<void> TableReader::only_keys(std::initializer_list<std::string_view> allowed) const {
-  const std::vector<std::string_view> names(allowed);
+Expected<void> TableReader::only_keys(const std::vector<std::string_view>& names) const {
   for (const toml::key* key : keys_in_file_order(*table_)) {
     if (std::find(names.begin(), names.end(), key->str()) != names.end()) continue;
     std::string hint = util::did_you_mean(key->str(), names);

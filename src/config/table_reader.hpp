@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,8 +43,9 @@ class TableReader {
   const toml::table& table() const { return *table_; }
   const std::string& context() const { return context_; }
 
-  // Every key must be one of `allowed`; otherwise an error at the key with a suggestion.
-  Expected<void> only_keys(std::initializer_list<std::string_view> allowed) const;
+  // Every key must be one of `allowed` (the table's section, config::keys_of); otherwise an error at
+  // the key with a suggestion.
+  Expected<void> only_keys(const std::vector<std::string_view>& allowed) const;
 
   const toml::node* node(std::string_view key) const { return table_->get(key); }
   // An error at the table itself, e.g. for a missing required key.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "config/key_table.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuemu::config {
@@ -97,7 +98,7 @@ Expected<std::map<tensor::DType, check::ToleranceSpec>> parse_tolerances(
                                 std::string(toml_type_phrase(value)));
     }
     const TableReader spec(diag, *spec_table, context + " " + name.value);
-    TRY(spec.only_keys({"atol", "rtol"}));
+    TRY(spec.only_keys(keys_of("validation.tolerances.DTYPE")));
     check::ToleranceSpec tol = fallback(*dtype);
     for (const auto& [field, target] : {std::pair{"atol", &tol.atol}, std::pair{"rtol", &tol.rtol}}) {
       const auto v = TRY(spec.number(field));

@@ -1,5 +1,5 @@
 // Encoding and decoding daemon messages (codec.hpp). The frame prefix and the tensor entries are
-// the warm-worker protocol's (run/frames.hpp), so both wire formats share one implementation.
+// the warm-worker protocol's (wire/frames.hpp), so both wire formats share one implementation.
 #include "daemon/codec.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "result/run_result.hpp"
-#include "run/frames.hpp"
+#include "wire/frames.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -55,29 +55,29 @@ void make_finite(nlohmann::json& value) {
 }
 
 Result<Message> decode_message(std::span<const std::byte> bytes, std::shared_ptr<const void> keeper,
-                               run::SegmentUse segments) {
-  if (bytes.size() < run::kFramePrefixSize) {
+                               wire::SegmentUse segments) {
+  if (bytes.size() < wire::kFramePrefixSize) {
     return reject(WireError::bad_message,
                   fmt::format("the message has {} bytes, fewer than the {}-byte prefix (docs/protocol.md)",
-                              bytes.size(), run::kFramePrefixSize));
+                              bytes.size(), wire::kFramePrefixSize));
   }
-  if (std::memcmp(bytes.data(), run::kFrameMagic.data(), run::kFrameMagic.size()) != 0) {
+  if (std::memcmp(bytes.data(), wire::kFrameMagic.data(), wire::kFrameMagic.size()) != 0) {
     return reject(WireError::bad_message,
                   "the message does not start with 'GEMU': it is not a gpuemu protocol "
                   "message (docs/protocol.md)");
   }
   std::uint32_t version = 0;
   for (int i = 3; i >= 0; --i) version = (version << 8) | static_cast<std::uint8_t>(bytes[4 + i]);
-  if (version != run::kFrameVersion) {
+  if (version != wire::kFrameVersion) {
     return reject(
         WireError::bad_message,
         fmt::format("the message has frame version {}, this daemon reads version {}: use a client of "
                     "the same gpuemu release",
-                    version, run::kFrameVersion));
+                    version, wire::kFrameVersion));
   }
-  auto prefix = run::decode_frame_prefix(bytes.first<run::kFramePrefixSize>(), "the client");
+  auto prefix = wire::decode_frame_prefix(bytes.first<wire::kFramePrefixSize>(), "the client");
   if (!prefix) return reject(WireError::bad_message, prefix.error().message);
-  const std::uint64_t body = bytes.size() - run::kFramePrefixSize;
+  const std::uint64_t body = bytes.size() - wire::kFramePrefixSize;
   if (prefix->header_bytes > body || prefix->payload_bytes != body - prefix->header_bytes) {
     return reject(
         WireError::bad_message,
@@ -85,7 +85,7 @@ Result<Message> decode_message(std::span<const std::byte> bytes, std::shared_ptr
                     "the message has {} bytes",
                     prefix->header_bytes, prefix->payload_bytes, bytes.size()));
   }
-  const auto* header_begin = reinterpret_cast<const char*>(bytes.data() + run::kFramePrefixSize);
+  const auto* header_begin = reinterpret_cast<const char*>(bytes.data() + wire::kFramePrefixSize);
   if (json_depth(std::string_view(header_begin, prefix->header_bytes)) > kMaxJsonDepth) {
     return reject(WireError::bad_message,
                   fmt::format("the message header nests JSON deeper than {} levels", kMaxJsonDepth));
@@ -98,9 +98,9 @@ Result<Message> decode_message(std::span<const std::byte> bytes, std::shared_ptr
   if (!message.header.is_object()) {
     return reject(WireError::bad_message, "the message header must be a JSON object");
   }
-  const auto payload = bytes.subspan(run::kFramePrefixSize + prefix->header_bytes);
-  auto tensors = run::decode_tensor_entries(
-      message.header, run::TensorSource{payload, std::move(keeper), segments}, kWhat, "tensor");
+  const auto payload = bytes.subspan(wire::kFramePrefixSize + prefix->header_bytes);
+  auto tensors = wire::decode_tensor_entries(
+      message.header, wire::TensorSource{payload, std::move(keeper), segments}, kWhat, "tensor");
   if (!tensors) return reject(WireError::bad_message, tensors.error().message);
   message.tensors = std::move(*tensors);
   return message;
@@ -126,7 +126,7 @@ std::string encode_message(nlohmann::json header,
   }
   make_finite(header);
   const std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const auto prefix = run::encode_frame_prefix({static_cast<std::uint32_t>(text.size()), offset});
+  const auto prefix = wire::encode_frame_prefix({static_cast<std::uint32_t>(text.size()), offset});
   std::string out;
   out.reserve(prefix.size() + text.size() + offset);
   out.append(reinterpret_cast<const char*>(prefix.data()), prefix.size());

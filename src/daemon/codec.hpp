@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/request.hpp"
-#include "run/segment.hpp"
+#include "wire/segment.hpp"
 
 namespace gpuemu::daemon {
 
@@ -21,7 +21,7 @@ namespace gpuemu::daemon {
 // `bytes` alive, tensors are views into them rather than copies; `segments` says whether tensors
 // may live in shared-memory segments (requests: borrow; replies: refuse).
 Result<Message> decode_message(std::span<const std::byte> bytes, std::shared_ptr<const void> keeper = nullptr,
-                               run::SegmentUse segments = run::SegmentUse::refuse);
+                               wire::SegmentUse segments = wire::SegmentUse::refuse);
 
 // Encodes a header and tensors (written back to back in the given order, entries appended to the
 // header as "tensors"). The header is written compact with sorted keys; non-finite floats anywhere

@@ -168,7 +168,7 @@ Expected<void> run_daemon(const DaemonPaths& paths, const RunOptions& options) {
   Logger logger(paths.log_file, options.log_to_stderr);
 
   // Signals are taken synchronously by this thread only; workers (and the scripts they spawn,
-  // which get a clean mask from run::spawn_child) never see them.
+  // which get a clean mask from proc::spawn_child) never see them.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

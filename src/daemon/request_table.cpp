@@ -7,8 +7,8 @@
 #include <array>
 
 #include "daemon/codec.hpp"
-#include "run/frames.hpp"
 #include "util/suggest.hpp"
+#include "wire/frames.hpp"
 
 namespace gpuemu::daemon {
 
@@ -103,11 +103,11 @@ std::span<const RequestRow> request_table() {
 }
 
 bool is_long_running(std::span<const std::byte> bytes) {
-  if (bytes.size() < run::kFramePrefixSize) return false;
+  if (bytes.size() < wire::kFramePrefixSize) return false;
   std::uint32_t header_bytes = 0;
   for (int i = 3; i >= 0; --i) header_bytes = (header_bytes << 8) | static_cast<std::uint8_t>(bytes[8 + i]);
-  if (header_bytes > bytes.size() - run::kFramePrefixSize) return false;
-  const auto* begin = reinterpret_cast<const char*>(bytes.data() + run::kFramePrefixSize);
+  if (header_bytes > bytes.size() - wire::kFramePrefixSize) return false;
+  const auto* begin = reinterpret_cast<const char*>(bytes.data() + wire::kFramePrefixSize);
   const auto header = nlohmann::json::parse(begin, begin + header_bytes, nullptr, false);
   if (!header.is_object() || !header.contains("type") || !header["type"].is_string()) return false;
   const RequestRow* row = find_row(header["type"].get<std::string>());
@@ -116,11 +116,11 @@ bool is_long_running(std::span<const std::byte> bytes) {
 
 std::string refusal_reply(std::span<const std::byte> bytes, const RequestError& error) {
   nlohmann::json header;
-  if (bytes.size() >= run::kFramePrefixSize) {
+  if (bytes.size() >= wire::kFramePrefixSize) {
     std::uint32_t header_bytes = 0;
     for (int i = 3; i >= 0; --i) header_bytes = (header_bytes << 8) | static_cast<std::uint8_t>(bytes[8 + i]);
-    if (header_bytes <= bytes.size() - run::kFramePrefixSize) {
-      const auto* begin = reinterpret_cast<const char*>(bytes.data() + run::kFramePrefixSize);
+    if (header_bytes <= bytes.size() - wire::kFramePrefixSize) {
+      const auto* begin = reinterpret_cast<const char*>(bytes.data() + wire::kFramePrefixSize);
       header = nlohmann::json::parse(begin, begin + header_bytes, nullptr, false);
     }
   }
@@ -145,7 +145,7 @@ std::string handle_message(DaemonState& state, std::span<const std::byte> bytes,
   nlohmann::json type;
   nlohmann::json id;
   try {
-    auto message = decode_message(bytes, std::move(keeper), run::SegmentUse::borrow);
+    auto message = decode_message(bytes, std::move(keeper), wire::SegmentUse::borrow);
     if (!message) return error_reply(message.error(), type, id);
     type = field_or_null(message->header, "type");
     id = field_or_null(message->header, "id");

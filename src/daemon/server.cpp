@@ -13,7 +13,7 @@
 #include <mutex>
 
 #include "daemon/request_table.hpp"
-#include "run/cancel.hpp"
+#include "proc/cancel.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -51,7 +51,7 @@ struct Server::Impl {
     if (open) nng_close(socket);
   }
 
-  run::CancelToken track(nng_msg* request) {
+  proc::CancelToken track(nng_msg* request) {
     auto token = std::make_shared<std::atomic<bool>>(false);
     const std::uint32_t pipe = nng_pipe_id(nng_msg_get_pipe(request));
     std::lock_guard lock(tokens_mutex);
@@ -104,10 +104,10 @@ struct Server::Impl {
     ++state.in_flight;
     const auto* body = static_cast<const std::byte*>(nng_msg_body(request));
     const std::span<const std::byte> bytes(body, nng_msg_len(request));
-    const run::CancelToken token = track(request);
+    const proc::CancelToken token = track(request);
     std::string reply;
     {
-      const run::CancelScope scope(token);
+      const proc::CancelScope scope(token);
       // The request's tensors are views into the message, which lives as long as they do.
       reply = handle_message(state, bytes, std::shared_ptr<nng_msg>(request, nng_msg_free));
     }
@@ -218,7 +218,8 @@ Expected<std::unique_ptr<Server>> Server::listen(DaemonState& state, const Serve
   if (int rv = nng_rep0_open(&impl->socket); rv != 0) return failed("nng_rep0_open", rv);
   impl->open = true;
   nng_socket_set_size(impl->socket, NNG_OPT_RECVMAXSZ, kMaxMessageBytes);
-  if (int rv = nng_pipe_notify(impl->socket, NNG_PIPE_EV_REM_POST, &Impl::on_pipe_removed, impl.get()); rv != 0) {
+  if (int rv = nng_pipe_notify(impl->socket, NNG_PIPE_EV_REM_POST, &Impl::on_pipe_removed, impl.get());
+      rv != 0) {
     return failed("nng_pipe_notify", rv);
   }
   if (int rv = nng_listener_create(&impl->listener, impl->socket, options.url.c_str()); rv != 0) {
@@ -237,7 +238,7 @@ void Server::start() {
 
 void Server::join() {
   // Requests in flight get kStopGrace to finish, then they are cancelled: their waits on scripts
-  // and workers end within run::kCancelPollMs, so a stop takes bounded time whatever they do.
+  // and workers end within proc::kCancelPollMs, so a stop takes bounded time whatever they do.
   const auto until = std::chrono::steady_clock::now() + kStopGrace;
   while (impl_->state.in_flight > 0 && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -23,7 +23,7 @@ bool names_op(const std::string& name, const config::OpConfig& op) {
 }
 
 // The variant's label: the kernel's config label, or with several kernels "kernel:label;kernel:label".
-std::string label_of(const std::vector<run::AutotunedKernel>& kernels, std::size_t i) {
+std::string label_of(const std::vector<proc::AutotunedKernel>& kernels, std::size_t i) {
   if (kernels.size() == 1) return kernels.front().configs[i % kernels.front().configs.size()];
   std::string label;
   for (const auto& k : kernels) {

@@ -61,7 +61,7 @@ double as_written(double v) {
 }
 
 // Per-case errors of the trusted op against the reference, over every output they share.
-void case_errors(const run::Tensors& out, const run::Tensors& ref, double& abs_small, double& rel_large) {
+void case_errors(const wire::Tensors& out, const wire::Tensors& ref, double& abs_small, double& rel_large) {
   for (const auto& [name, r] : ref) {
     auto it = out.find(name);
     if (it == out.end() || it->second.shape != r.shape) continue;

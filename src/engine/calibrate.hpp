@@ -11,8 +11,8 @@
 
 #include "check/tolerance.hpp"
 #include "config/config.hpp"
+#include "proc/runner.hpp"
 #include "result/run_result.hpp"
-#include "run/runner.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::engine {
@@ -22,7 +22,7 @@ struct CalibrateOptions {
   int iterations = 50;                      // fit cases per dtype, spread evenly over the strata
   std::optional<config::Runnable> against;  // trusted implementation; default: the op itself
   std::uint64_t master_seed = 0;
-  run::RunnerFactory runners;  // empty: real scripts and workers; tests inject fakes
+  proc::RunnerFactory runners;  // empty: real scripts and workers; tests inject fakes
 };
 
 // One (value kind, layout) of a dtype: the cases it fitted on and their 95th percentiles.

@@ -13,7 +13,7 @@
 
 #include "engine/load_ops.hpp"
 #include "engine/op_session.hpp"
-#include "run/cancel.hpp"
+#include "proc/cancel.hpp"
 
 namespace gpuemu::engine {
 namespace {
@@ -110,178 +110,252 @@ result::OpResult summarize_op(const config::Config& config, const config::OpConf
   return result;
 }
 
-Expected<result::RunResult> execute(const config::Config& config, const RunPlan& plan, ResultSink* sink,
-                                    const ProgressFn& progress) {
-  const auto started = std::chrono::steady_clock::now();
-  // Once per run, not per case: code that does not load is a config error before any case runs.
-  // Injected runners (the engine's unit tests) start no Python, so there is nothing to load.
-  std::vector<const config::OpConfig*> planned;
-  for (const auto& op_plan : plan.ops) planned.push_back(op_plan.op);
-  std::map<std::string, std::string> inferred_sources;
-  if (!plan.runners) inferred_sources = TRY(check_op_loads(config, planned));
-  std::vector<Item> items;
-  std::vector<std::size_t> op_totals(plan.ops.size(), 0);
-  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
-    const auto& op_plan = plan.ops[i];
-    for (std::size_t k = 0; k < op_plan.seeds.size(); ++k) {
-      items.push_back({i, op_plan.seeds[k], k < op_plan.indices.size() ? op_plan.indices[k] : k});
+namespace {
+
+// One run of a plan: its work items in plan order, what the job threads share while they take them,
+// and the RunResult folded from their records. execute() makes one and runs it.
+class RunExecutor {
+ public:
+  RunExecutor(const config::Config& config, const RunPlan& plan, ResultSink* sink, const ProgressFn& progress)
+      : config_(config), plan_(plan), sink_(sink), progress_(progress) {}
+
+  Expected<result::RunResult> run() {
+    // Once per run, not per case: code that does not load is a config error before any case runs.
+    // Injected runners (the engine's unit tests) start no Python, so there is nothing to load.
+    make_items();
+    // With one job thread, the first op's workers start now: they fork and import while the load check
+    // runs, instead of after it (docs/performance.md, (j)).
+    if (threads_ == 1 && !items_.empty()) {
+      first_session_ = std::make_unique<OpSession>(config_, *plan_.ops[items_[0].op_index].op, plan_.runners);
+      if (plan_.deadline) first_session_->set_stop_at(*plan_.deadline);
+      first_session_->warm_up();
     }
-    op_totals[i] = plan.ops[i].seeds.size();
+    if (!plan_.runners) inferred_sources_ = TRY(check_op_loads(config_, planned_ops()));
+    run_job_threads();
+    if (cancelled_) {  // before `fatal_`: an interrupted case may have ended in an error too
+      return fail(ErrorKind::io, "the run was cancelled: its client disconnected or the daemon is stopping");
+    }
+    if (fatal_) return std::unexpected(*fatal_);
+    return fold();
   }
 
-  // For each item, where the next op's items begin (items.size() when none follow): its workers are
-  // started while this op's last cases run.
-  std::vector<std::size_t> next_op_at(items.size(), items.size());
-  for (std::size_t i = items.size(); i-- > 1;) {
-    next_op_at[i - 1] = items[i].op_index != items[i - 1].op_index ? i : next_op_at[i];
+ private:
+  std::vector<const config::OpConfig*> planned_ops() const {
+    std::vector<const config::OpConfig*> planned;
+    for (const auto& op_plan : plan_.ops) planned.push_back(op_plan.op);
+    return planned;
   }
 
-  std::vector<std::optional<result::CaseRecord>> records(items.size());
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> first_failure{items.size()};
-  std::atomic<bool> stop{false};
-  std::atomic<bool> out_of_time{false};
-  std::atomic<bool> cancelled{false};
-  const run::CancelToken cancel = run::current_cancel();  // the caller's: a daemon request's
-  std::mutex mutex;  // guards fatal, sink, progress and the counters below
-  std::optional<Error> fatal;
-  std::vector<std::size_t> done(plan.ops.size(), 0);
-  std::vector<std::size_t> not_passed(plan.ops.size(), 0);
-  std::vector<std::pair<std::size_t, result::CutCase>> cut;  // (plan position, case)
+  void make_items() {
+    op_totals_.assign(plan_.ops.size(), 0);
+    for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+      const auto& op_plan = plan_.ops[i];
+      for (std::size_t k = 0; k < op_plan.seeds.size(); ++k) {
+        items_.push_back({i, op_plan.seeds[k], k < op_plan.indices.size() ? op_plan.indices[k] : k});
+      }
+      op_totals_[i] = op_plan.seeds.size();
+    }
+    // For each item, where the next op's items begin (items_.size() when none follow): that op's
+    // workers are started while this op's last cases run.
+    next_op_at_.assign(items_.size(), items_.size());
+    for (std::size_t i = items_.size(); i-- > 1;) {
+      next_op_at_[i - 1] = items_[i].op_index != items_[i - 1].op_index ? i : next_op_at_[i];
+    }
+    records_.resize(items_.size());
+    threads_ =
+        std::clamp<std::size_t>(plan_.jobs < 1 ? 1 : plan_.jobs, 1, std::max<std::size_t>(1, items_.size()));
+    first_failure_ = items_.size();
+    done_.assign(plan_.ops.size(), 0);
+    not_passed_.assign(plan_.ops.size(), 0);
+  }
 
-  const std::size_t threads =
-      std::clamp<std::size_t>(plan.jobs < 1 ? 1 : plan.jobs, 1, std::max<std::size_t>(1, items.size()));
-  auto worker = [&] {
-    const run::CancelScope scope(cancel);
+  void run_job_threads() {
+    if (threads_ == 1) {
+      work();
+      return;
+    }
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 0; t < threads_; ++t) pool.emplace_back([this] { work(); });
+  }
+
+  // One job thread: claims items until none is left or the run stops, keeping an OpSession per op.
+  void work() {
+    const proc::CancelScope scope(cancel_);
     // Sessions this thread is done with end on threads of their own (joined when this one ends):
     // stopping their workers and freeing their files takes milliseconds an op, which the next op's
     // start need not wait for (docs/performance.md, (j)).
     std::vector<std::jthread> retiring;
     std::map<std::size_t, std::unique_ptr<OpSession>> sessions;
-    while (!stop) {
-      if (run::cancel_requested()) {
-        cancelled = true;
-        return;
-      }
-      const std::size_t index = next.fetch_add(1);
-      if (index >= items.size()) return;
-      if (plan.fail_fast && index > first_failure.load()) return;
-      if (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline) {
-        out_of_time = true;
-        return;
-      }
-      const Item& item = items[index];
-      // Items come op by op, so an op this thread ran before has no items left to claim: its session
-      // and warm workers go now, not at the end of the run (a project of many Triton ops kept one
-      // torch-and-Triton worker per op and role alive at once: gigabytes).
+    if (first_session_) sessions[items_[0].op_index] = std::move(first_session_);
+    while (!stop_) {
+      const std::optional<std::size_t> index = claim();
+      if (!index) return;
+      const Item& item = items_[*index];
       for (auto it = sessions.begin(); it != sessions.end() && it->first < item.op_index;) {
         retiring.emplace_back([done_with = std::move(it->second)]() mutable { done_with.reset(); });
         it = sessions.erase(it);
       }
-      auto session_for = [&](std::size_t op_index) -> OpSession& {
-        auto& session = sessions[op_index];
-        if (!session) {
-          session = std::make_unique<OpSession>(config, *plan.ops[op_index].op, plan.runners);
-          if (plan.deadline) session->set_stop_at(*plan.deadline);
-        }
-        return *session;
-      };
-      OpSession& session = session_for(item.op_index);
-      // A few cases before this op ends, the next op's workers start (forking and importing its code
-      // take milliseconds, which would otherwise lie between the two ops: docs/performance.md, (j)).
-      // With several job threads any of them may take the next op's first case: none starts ahead.
-      if (const std::size_t ahead = next_op_at[index]; threads == 1 && ahead < items.size() &&
-                                                       ahead - index <= kWarmUpAhead &&
-                                                       !sessions.contains(items[ahead].op_index)) {
-        session_for(items[ahead].op_index).warm_up();
-      }
-      // The item after this one, if it is the same op's, is made ready while this case runs; with
-      // several job threads another thread may take it, and then the work is only thrown away.
-      std::optional<std::uint64_t> next_seed;
-      if (const std::size_t peek = next.load(); peek < items.size() && items[peek].op_index == item.op_index)
-        next_seed = items[peek].seed;
-      auto record = session.run_seed(item.seed, next_seed);
-      if (run::cancel_requested()) {  // the case was interrupted: its record is no result
-        cancelled = true;
+      OpSession& session = session_for(sessions, item.op_index);
+      warm_up_next_op(sessions, *index);
+      auto record = session.run_seed(item.seed, seed_after(item));
+      if (proc::cancel_requested()) {  // the case was interrupted: its record is no result
+        cancelled_ = true;
         return;
       }
       if (record) record->index = item.case_index;
-      std::lock_guard lock(mutex);
-      if (!record) {
-        if (!fatal) fatal = record.error();
-        stop = true;
-        return;
-      }
-      if (record->cut) {
-        // Killed at the budget: reported as cut, counted nowhere, not stored as a failure.
-        cut.push_back(
-            {index, result::CutCase{record->op, record->seed, record->index, record->verdict.message}});
-        out_of_time = true;
-        return;
-      }
-      if (sink) {
-        if (auto stored = sink->on_case(*record); !stored) {
-          if (!fatal) fatal = stored.error();
-          stop = true;
-          return;
+      if (!keep(*index, std::move(record))) return;
+    }
+  }
+
+  // The position of the next item, or nothing when this thread should end: the run was cancelled,
+  // every item is taken, an earlier case failed under fail_fast, or the deadline has passed.
+  std::optional<std::size_t> claim() {
+    if (proc::cancel_requested()) {
+      cancelled_ = true;
+      return std::nullopt;
+    }
+    const std::size_t index = next_.fetch_add(1);
+    if (index >= items_.size()) return std::nullopt;
+    if (plan_.fail_fast && index > first_failure_.load()) return std::nullopt;
+    if (plan_.deadline && std::chrono::steady_clock::now() >= *plan_.deadline) {
+      out_of_time_ = true;
+      return std::nullopt;
+    }
+    return index;
+  }
+
+  // Items come op by op, so an op this thread ran before has no items left to claim: work() ends its
+  // session and warm workers then, not at the end of the run (a project of many Triton ops kept one
+  // torch-and-Triton worker per op and role alive at once: gigabytes).
+  OpSession& session_for(std::map<std::size_t, std::unique_ptr<OpSession>>& sessions,
+                         std::size_t op_index) const {
+    auto& session = sessions[op_index];
+    if (!session) {
+      session = std::make_unique<OpSession>(config_, *plan_.ops[op_index].op, plan_.runners);
+      if (plan_.deadline) session->set_stop_at(*plan_.deadline);
+    }
+    return *session;
+  }
+
+  // A few cases before an op ends, the next op's workers start (forking and importing its code take
+  // milliseconds, which would otherwise lie between the two ops: docs/performance.md, (j)). With
+  // several job threads any of them may take the next op's first case: none starts ahead.
+  void warm_up_next_op(std::map<std::size_t, std::unique_ptr<OpSession>>& sessions, std::size_t index) const {
+    const std::size_t ahead = next_op_at_[index];
+    if (threads_ != 1 || ahead >= items_.size() || ahead - index > kWarmUpAhead) return;
+    if (sessions.contains(items_[ahead].op_index)) return;
+    session_for(sessions, items_[ahead].op_index).warm_up();
+  }
+
+  // The item after this one, if it is the same op's, is made ready while this case runs; with
+  // several job threads another thread may take it, and then the work is only thrown away.
+  std::optional<std::uint64_t> seed_after(const Item& item) const {
+    if (const std::size_t peek = next_.load(); peek < items_.size() && items_[peek].op_index == item.op_index)
+      return items_[peek].seed;
+    return std::nullopt;
+  }
+
+  // Stores the case at `index` (sink, counters, progress); false when this thread should end.
+  bool keep(std::size_t index, Expected<result::CaseRecord> record) {
+    const std::size_t op = items_[index].op_index;
+    std::lock_guard lock(mutex_);
+    if (!record) return stop_with(record.error());
+    if (record->cut) {
+      // Killed at the budget: reported as cut, counted nowhere, not stored as a failure.
+      cut_.push_back(
+          {index, result::CutCase{record->op, record->seed, record->index, record->verdict.message}});
+      out_of_time_ = true;
+      return false;
+    }
+    if (sink_) {
+      if (auto stored = sink_->on_case(*record); !stored) return stop_with(stored.error());
+    }
+    ++done_[op];
+    if (!record->verdict.passed()) {
+      ++not_passed_[op];
+      if (plan_.fail_fast) {
+        std::size_t current = first_failure_.load();
+        while (index < current && !first_failure_.compare_exchange_weak(current, index)) {
         }
       }
-      ++done[item.op_index];
-      if (!record->verdict.passed()) {
-        ++not_passed[item.op_index];
-        if (plan.fail_fast) {
-          std::size_t current = first_failure.load();
-          while (index < current && !first_failure.compare_exchange_weak(current, index)) {
-          }
-        }
+    }
+    if (progress_) progress_(plan_.ops[op].op->name, done_[op], op_totals_[op], not_passed_[op]);
+    records_[index] = std::move(*record);
+    return true;
+  }
+
+  // The run's first error ends every thread; later ones are dropped. Called with mutex_ held.
+  bool stop_with(Error error) {
+    if (!fatal_) fatal_ = std::move(error);
+    stop_ = true;
+    return false;
+  }
+
+  // The RunResult of the records kept: under fail_fast only the items up to the first failure.
+  result::RunResult fold() {
+    result::RunResult result;
+    result.command = plan_.command;
+    result.master_seed = plan_.master_seed;
+    result.config_digest = config_.digest;
+    result.project = config_.project.name;
+    const std::size_t cutoff =
+        plan_.fail_fast ? std::min(first_failure_.load() + 1, items_.size()) : items_.size();
+    result.partial = out_of_time_ || cutoff < items_.size();
+    std::ranges::sort(cut_, {}, &std::pair<std::size_t, result::CutCase>::first);
+    for (auto& [position, c] : cut_) {
+      if (position < cutoff) result.cut.push_back(std::move(c));
+    }
+    std::vector<std::vector<result::CaseRecord>> per_op(plan_.ops.size());
+    for (std::size_t i = 0; i < cutoff; ++i) {
+      if (records_[i]) {
+        per_op[items_[i].op_index].push_back(std::move(*records_[i]));
+      } else {
+        result.partial = true;
       }
-      if (progress)
-        progress(plan.ops[item.op_index].op->name, done[item.op_index], op_totals[item.op_index],
-                 not_passed[item.op_index]);
-      records[index] = std::move(*record);
     }
-  };
+    for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+      for (auto& warning : tolerance_warnings(config_, per_op[i]))
+        result.warnings.push_back(std::move(warning));
+      result.ops.push_back(summarize_op(config_, *plan_.ops[i].op, per_op[i]));
+      if (const auto it = inferred_sources_.find(plan_.ops[i].op->name);
+          result.ops.back().source.empty() && it != inferred_sources_.end()) {
+        result.ops.back().source = it->second;
+      }
+    }
+    result.duration_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    return result;
+  }
 
-  if (threads == 1) {
-    worker();
-  } else {
-    std::vector<std::jthread> pool;
-    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
-  }
-  if (cancelled) {  // before `fatal`: an interrupted case may have ended in an error too
-    return fail(ErrorKind::io, "the run was cancelled: its client disconnected or the daemon is stopping");
-  }
-  if (fatal) return std::unexpected(*fatal);
+  const config::Config& config_;
+  const RunPlan& plan_;
+  ResultSink* sink_;
+  const ProgressFn& progress_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  const proc::CancelToken cancel_ = proc::current_cancel();  // the caller's: a daemon request's
+  std::map<std::string, std::string> inferred_sources_;      // op name -> the source its load check found
+  std::vector<Item> items_;
+  std::vector<std::size_t> next_op_at_;  // by item position
+  std::size_t threads_ = 1;
+  std::unique_ptr<OpSession> first_session_;  // the first op's, warmed up during the load check
+  std::vector<std::size_t> op_totals_;
+  std::vector<std::optional<result::CaseRecord>> records_;  // by item position
+  std::atomic<std::size_t> next_{0};
+  std::atomic<std::size_t> first_failure_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> out_of_time_{false};
+  std::atomic<bool> cancelled_{false};
+  std::mutex mutex_;  // guards fatal_, the sink, progress and the counters below
+  std::optional<Error> fatal_;
+  std::vector<std::size_t> done_;
+  std::vector<std::size_t> not_passed_;
+  std::vector<std::pair<std::size_t, result::CutCase>> cut_;  // (item position, case)
+};
 
-  result::RunResult result;
-  result.command = plan.command;
-  result.master_seed = plan.master_seed;
-  result.config_digest = config.digest;
-  result.project = config.project.name;
-  const std::size_t cutoff = plan.fail_fast ? std::min(first_failure.load() + 1, items.size()) : items.size();
-  result.partial = out_of_time || cutoff < items.size();
-  std::ranges::sort(cut, {}, &std::pair<std::size_t, result::CutCase>::first);
-  for (auto& [position, c] : cut) {
-    if (position < cutoff) result.cut.push_back(std::move(c));
-  }
-  std::vector<std::vector<result::CaseRecord>> per_op(plan.ops.size());
-  for (std::size_t i = 0; i < cutoff; ++i) {
-    if (records[i]) {
-      per_op[items[i].op_index].push_back(std::move(*records[i]));
-    } else {
-      result.partial = true;
-    }
-  }
-  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
-    for (auto& warning : tolerance_warnings(config, per_op[i])) result.warnings.push_back(std::move(warning));
-    result.ops.push_back(summarize_op(config, *plan.ops[i].op, per_op[i]));
-    if (const auto it = inferred_sources.find(plan.ops[i].op->name);
-        result.ops.back().source.empty() && it != inferred_sources.end()) {
-      result.ops.back().source = it->second;
-    }
-  }
-  result.duration_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return result;
+}  // namespace
+
+Expected<result::RunResult> execute(const config::Config& config, const RunPlan& plan, ResultSink* sink,
+                                    const ProgressFn& progress) {
+  return RunExecutor(config, plan, sink, progress).run();
 }
 
 }  // namespace gpuemu::engine

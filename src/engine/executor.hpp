@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "proc/runner.hpp"
 #include "result/run_result.hpp"
-#include "run/runner.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::engine {
@@ -30,7 +30,7 @@ struct RunPlan {
   int jobs = 1;
   bool fail_fast = false;  // stop after the first failing case (in plan order)
   std::optional<std::chrono::steady_clock::time_point> deadline;  // then stop: result is partial
-  run::RunnerFactory runners;  // empty: real scripts and workers; tests inject fakes
+  proc::RunnerFactory runners;  // empty: real scripts and workers; tests inject fakes
 };
 
 // Receives records as they complete (from any job thread, one call at a time). The store uses

@@ -1,5 +1,5 @@
 // check_op_loads (load_ops.hpp): groups the ops' runnables by the environment their workers
-// get, runs run::check_loads once per group, and turns failures into config diagnostics.
+// get, runs proc::check_loads once per group, and turns failures into config diagnostics.
 #include "engine/load_ops.hpp"
 
 #include <fmt/format.h>
@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "engine/op_session.hpp"
-#include "run/load_check.hpp"
-#include "run/runner_common.hpp"
+#include "proc/load_check.hpp"
+#include "proc/runner_common.hpp"
 
 namespace gpuemu::engine {
 namespace {
@@ -68,7 +68,7 @@ struct Use {
   std::string role;
 };
 
-using Groups = std::map<std::string, std::pair<run::RunnerSettings, std::vector<Use>>>;
+using Groups = std::map<std::string, std::pair<proc::RunnerSettings, std::vector<Use>>>;
 
 // Ops whose workers see the same interpreter and environment share one check.
 Groups group_uses(const config::Config& config, const std::vector<const config::OpConfig*>& ops) {
@@ -77,11 +77,11 @@ Groups group_uses(const config::Config& config, const std::vector<const config::
     for (const auto& [runnable, role] :
          {std::pair{&op->op_script, "op"}, std::pair{&op->reference, "reference"}}) {
       if (runnable->empty()) continue;
-      run::RunnerSettings settings = runner_settings(config, *op, role);
+      proc::RunnerSettings settings = runner_settings(config, *op, role);
       settings.autotune_pin.clear();  // the pin only picks a config at call time: every variant loads alike
       settings.sanitize = false;      // so does the sanitizer: the op and its reference load in one check
       std::string key = settings.python;
-      for (const auto& [name, value] : run::python_env(settings)) key += "\n" + name + "=" + value;
+      for (const auto& [name, value] : proc::python_env(settings)) key += "\n" + name + "=" + value;
       auto& group = groups[key];
       if (group.second.empty() || settings.timeout > group.first.timeout) group.first = settings;
       group.second.push_back({op, runnable, role});
@@ -94,16 +94,16 @@ Groups group_uses(const config::Config& config, const std::vector<const config::
 // check_op_loads of the same run so the code is imported once: (group key, target) -> check. Each
 // answer is used once; a new preload drops what the last one left.
 std::mutex preloaded_mutex;
-std::map<std::pair<std::string, std::string>, run::LoadCheck> preloaded;
+std::map<std::pair<std::string, std::string>, proc::LoadCheck> preloaded;
 
 std::string target_of(const config::Runnable& r) {
   return r.kind == config::Runnable::Kind::callable ? r.module + ":" + r.function : r.script.string();
 }
 
 // The group's checks: the preloaded ones, and one run of the check for the others.
-Expected<std::vector<run::LoadCheck>> checks_of(const std::string& key, const run::RunnerSettings& settings,
-                                                const std::vector<Use>& uses) {
-  std::vector<std::optional<run::LoadCheck>> found(uses.size());
+Expected<std::vector<proc::LoadCheck>> checks_of(const std::string& key, const proc::RunnerSettings& settings,
+                                                 const std::vector<Use>& uses) {
+  std::vector<std::optional<proc::LoadCheck>> found(uses.size());
   std::vector<config::Runnable> missing;
   {
     const std::lock_guard lock(preloaded_mutex);
@@ -116,9 +116,9 @@ Expected<std::vector<run::LoadCheck>> checks_of(const std::string& key, const ru
     }
     for (const auto& use : uses) preloaded.erase({key, target_of(*use.runnable)});
   }
-  std::vector<run::LoadCheck> checked;
-  if (!missing.empty()) checked = TRY(run::check_loads(settings, missing));
-  std::vector<run::LoadCheck> out;
+  std::vector<proc::LoadCheck> checked;
+  if (!missing.empty()) checked = TRY(proc::check_loads(settings, missing));
+  std::vector<proc::LoadCheck> out;
   std::size_t next = 0;
   for (auto& f : found) out.push_back(f ? std::move(*f) : std::move(checked[next++]));
   return out;
@@ -126,15 +126,15 @@ Expected<std::vector<run::LoadCheck>> checks_of(const std::string& key, const ru
 
 }  // namespace
 
-Expected<std::map<std::string, std::vector<run::AutotunedKernel>>> preload_op_checks(
+Expected<std::map<std::string, std::vector<proc::AutotunedKernel>>> preload_op_checks(
     const config::Config& config, const std::vector<const config::OpConfig*>& ops) {
-  std::map<std::string, std::vector<run::AutotunedKernel>> autotuned;
-  std::map<std::pair<std::string, std::string>, run::LoadCheck> answers;
+  std::map<std::string, std::vector<proc::AutotunedKernel>> autotuned;
+  std::map<std::pair<std::string, std::string>, proc::LoadCheck> answers;
   for (auto& [key, group] : group_uses(config, ops)) {
     auto& [settings, uses] = group;
     std::vector<config::Runnable> runnables;
     for (const auto& use : uses) runnables.push_back(*use.runnable);
-    const auto checks = TRY(run::check_loads(settings, runnables));
+    const auto checks = TRY(proc::check_loads(settings, runnables));
     for (std::size_t i = 0; i < uses.size(); ++i) {
       answers[{key, target_of(*uses[i].runnable)}] = checks[i];
       if (uses[i].role == "op" && checks[i].ok) autotuned[uses[i].op->name] = checks[i].autotune;
@@ -154,7 +154,7 @@ Expected<std::map<std::string, std::string>> check_op_loads(const config::Config
     const auto checks = TRY(checks_of(key, settings, uses));
     for (std::size_t i = 0; i < uses.size(); ++i) {
       const Use& use = uses[i];
-      const run::LoadCheck& check = checks[i];
+      const proc::LoadCheck& check = checks[i];
       if (!check.ok) {
         config::SourceLocation where = use.runnable->location;
         if (where.file.empty()) where.file = config.project_file;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "run/load_check.hpp"
+#include "proc/load_check.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::engine {
@@ -24,7 +24,7 @@ Expected<std::map<std::string, std::string>> check_op_loads(const config::Config
 // The same check run ahead, before the ops are selected (expand_autotune_variants): op name -> the
 // autotuned kernels its op under test reaches (empty when none or when it does not load). Failures are
 // not reported here; the answers are kept for this run's check_op_loads, which reports them.
-Expected<std::map<std::string, std::vector<run::AutotunedKernel>>> preload_op_checks(
+Expected<std::map<std::string, std::vector<proc::AutotunedKernel>>> preload_op_checks(
     const config::Config& config, const std::vector<const config::OpConfig*>& ops);
 
 }  // namespace gpuemu::engine

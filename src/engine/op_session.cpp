@@ -12,9 +12,9 @@
 
 #include "check/compare.hpp"
 #include "engine/autotune_variants.hpp"
-#include "run/cancel.hpp"
-#include "run/interpret.hpp"
-#include "run/runner_common.hpp"
+#include "proc/cancel.hpp"
+#include "proc/interpret.hpp"
+#include "proc/runner_common.hpp"
 #include "util/time_spans.hpp"
 
 namespace gpuemu::engine {
@@ -28,7 +28,7 @@ double seconds_since(Clock::time_point start) {
 
 // The kind of a failed call: the one the op's worker named when it judged the call itself (one of
 // the kinds a worker may name, docs/worker-protocol.md "error"), else op_error / reference_error.
-check::FailureKind error_kind(const std::string& role, const run::RunOutcome& outcome) {
+check::FailureKind error_kind(const std::string& role, const proc::RunOutcome& outcome) {
   using check::FailureKind;
   if (role == "reference") return FailureKind::reference_error;
   if (const auto named = check::parse_failure_kind(outcome.failure_kind)) {
@@ -46,8 +46,8 @@ check::FailureKind error_kind(const std::string& role, const run::RunOutcome& ou
 }
 
 // Fatal when a script could not even start: every case would fail the same way.
-Expected<void> fatal_if_unstartable(const run::RunOutcome& outcome) {
-  if (outcome.failure == run::RunFailure::start_failed) {
+Expected<void> fatal_if_unstartable(const proc::RunOutcome& outcome) {
+  if (outcome.failure == proc::RunFailure::start_failed) {
     return fail(ErrorKind::environment, outcome.message);
   }
   return {};
@@ -55,7 +55,7 @@ Expected<void> fatal_if_unstartable(const run::RunOutcome& outcome) {
 
 // How long the op and the reference ran at the same time: counted in both, taken off once from
 // their sum so that wall = op + reference - overlap + gpuemu's share (docs/result-json.md "timing").
-double overlap_secs(const run::RunOutcome& op, const run::RunOutcome& reference) {
+double overlap_secs(const proc::RunOutcome& op, const proc::RunOutcome& reference) {
   std::vector<util::TimeSpan> spans = op.spans;
   spans.insert(spans.end(), reference.spans.begin(), reference.spans.end());
   const auto both = op.inside + reference.inside - util::covered(std::move(spans));
@@ -123,9 +123,9 @@ void OpSession::declare_output_shape(check::CompareOptions& options, const fuzz:
   }
 }
 
-run::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op,
-                                    std::string role) {
-  run::RunnerSettings s;
+proc::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op,
+                                     std::string role) {
+  proc::RunnerSettings s;
   const char* env_python = std::getenv("GPUEMU_PYTHON");
   s.python = env_python && *env_python ? env_python : config.validation.python;
   s.cwd = config.root;
@@ -135,23 +135,23 @@ run::RunnerSettings runner_settings(const config::Config& config, const config::
   s.worker_max_cases = config.validation.worker_max_cases;
   s.framework = role == "reference" ? op.reference_framework : op.framework;
   s.numpy_bfloat16 = config.project.numpy_bfloat16;
-  s.triton_interpret = run::runs_interpreted(op.triton_interpret, run::KernelLanguage::triton, s.python);
-  s.pallas_interpret = run::runs_interpreted(op.pallas_interpret, run::KernelLanguage::pallas, s.python);
+  s.triton_interpret = proc::runs_interpreted(op.triton_interpret, proc::KernelLanguage::triton, s.python);
+  s.pallas_interpret = proc::runs_interpreted(op.pallas_interpret, proc::KernelLanguage::pallas, s.python);
   s.triton_cuda_shim = op.interpreter_cuda_shim;
   s.sanitize = role == "op" && op.sanitize;  // the op's kernels are checked, never the reference's
   // The op's and the reference's workers compute at the same time: each gets half of the CPUs for
   // its BLAS and OpenMP threads, which would otherwise each take them all and spin against the other
   // (docs/worker-protocol.md "The op and the reference at the same time").
-  if (parallel_reference_wanted()) s.pool_threads = std::max(1, run::usable_cpus() / 2);
+  if (parallel_reference_wanted()) s.pool_threads = std::max(1, proc::usable_cpus() / 2);
   if (role == "op") s.autotune_pin = autotune_pin(op.name);
   s.role = std::move(role);
   return s;
 }
 
 OpSession::OpSession(const config::Config& config, const config::OpConfig& op,
-                     const run::RunnerFactory& runners)
+                     const proc::RunnerFactory& runners)
     : config_(config), op_(op), parallel_reference_(parallel_reference_wanted()) {
-  const run::RunnerFactory& make = runners ? runners : run::RunnerFactory(run::make_runner);
+  const proc::RunnerFactory& make = runners ? runners : proc::RunnerFactory(proc::make_runner);
   if (!op.op_script.empty()) op_runner_ = make(op.op_script, runner_settings(config, op, "op"));
   reference_runner_ = make(op.reference, runner_settings(config, op, "reference"));
 }
@@ -163,7 +163,7 @@ void OpSession::warm_up() {
 
 OpSession::PreparedCase OpSession::prepare(std::uint64_t seed, int arena) {
   PreparedCase prepared{seed, arena, fuzz::generate_case(op_, seed), std::nullopt};
-  // The inputs once in an input file, which both workers map (run/shared_file.hpp); without one,
+  // The inputs once in an input file, which both workers map (wire/shared_file.hpp); without one,
   // each worker gets the bytes through its pipe.
   if (prepared.c && op_runner_) prepared.placed = input_arenas_[arena].place(prepared.c->inputs);
   return prepared;
@@ -192,8 +192,8 @@ Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::option
   return record;
 }
 
-run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
-                                         const tensor::NamedTensors* placed) {
+proc::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
+                                          const tensor::NamedTensors* placed) {
   // The reference gets plain row-major inputs; the case's own tensors already are in the common
   // case, and copying a 64 MiB input only to hand it on would double the daemon's work.
   const bool plain = std::ranges::all_of(c.inputs, [](const auto& entry) {
@@ -204,13 +204,13 @@ run::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::js
   if (!plain) {
     for (const auto& [name, t] : c.inputs) reference_inputs[name] = t.contiguous();
   }
-  run::RunRequest ref_request{op_.name,
-                              c.params.dtype,
-                              plain ? (placed ? placed : &c.inputs) : &reference_inputs,
-                              &c.input_order,
-                              kwargs ? kwargs : &op_.kwargs,
-                              stop_at_,
-                              c.seed};
+  proc::RunRequest ref_request{op_.name,
+                               c.params.dtype,
+                               plain ? (placed ? placed : &c.inputs) : &reference_inputs,
+                               &c.input_order,
+                               kwargs ? kwargs : &op_.kwargs,
+                               stop_at_,
+                               c.seed};
   return reference_runner_->run(ref_request);
 }
 
@@ -227,14 +227,14 @@ Expected<OpSession::RawOutputs> OpSession::run_placed(const fuzz::Case& c,
                             op_.name, config::execution_mode_name(op_.execution_mode)));
   }
   const tensor::NamedTensors& inputs = placed ? *placed : c.inputs;
-  run::RunRequest op_request{op_.name,    c.params.dtype, &inputs, &c.input_order,
-                             &op_.kwargs, stop_at_,       c.seed};
+  proc::RunRequest op_request{op_.name,    c.params.dtype, &inputs, &c.input_order,
+                              &op_.kwargs, stop_at_,       c.seed};
   RawOutputs raw;
   if (parallel_reference_) {
     // The op on another thread while this one runs the reference: with a core to spare, a case
     // takes the longer of the two instead of their sum. Each runner is still used by one thread.
-    std::future<void> op_done = op_caller_.submit([&, token = run::current_cancel()] {
-      const run::CancelScope scope(token);
+    std::future<void> op_done = op_caller_.submit([&, token = proc::current_cancel()] {
+      const proc::CancelScope scope(token);
       raw.op = op_runner_->run(op_request);
     });
     {
@@ -248,7 +248,7 @@ Expected<OpSession::RawOutputs> OpSession::run_placed(const fuzz::Case& c,
   }
   raw.reference = run_reference(c, nullptr, placed ? &*placed : nullptr);
   TRY(fatal_if_unstartable(raw.reference));
-  if (raw.reference.failure == run::RunFailure::cut) {
+  if (raw.reference.failure == proc::RunFailure::cut) {
     raw.op = raw.reference;  // the budget is spent: the op is not started
     raw.op.inside = {};
     raw.op.spans.clear();
@@ -280,8 +280,8 @@ void OpSession::keep_inputs_if_failed(result::CaseRecord& record, const fuzz::Ca
   record.inputs = std::make_shared<const tensor::NamedTensors>(std::move(inputs));
 }
 
-void OpSession::judge(result::CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref,
-                      const run::RunOutcome& out, bool expect_case_dtype) const {
+void OpSession::judge(result::CaseRecord& record, const fuzz::Case& c, const proc::RunOutcome& ref,
+                      const proc::RunOutcome& out, bool expect_case_dtype) const {
   // A broken reference cannot judge anything; it wins over a broken op.
   for (const auto* failed : {&ref, &out}) {
     if (!failed->ok()) {
@@ -320,7 +320,7 @@ Expected<result::CaseRecord> OpSession::run_prepared(const fuzz::Case& c,
   result::CaseRecord record = new_record(c);
   auto raw = TRY(run_placed(c, placed));
   // A case cut at the time budget has no verdict: the executor reports it apart and counts it nowhere.
-  record.cut = raw.reference.failure == run::RunFailure::cut || raw.op.failure == run::RunFailure::cut;
+  record.cut = raw.reference.failure == proc::RunFailure::cut || raw.op.failure == proc::RunFailure::cut;
   judge(record, c, raw.reference, raw.op, true);
   keep_inputs_if_failed(record, c);
   record.timing.op_secs = std::chrono::duration<double>(raw.op.inside).count();
@@ -339,10 +339,10 @@ Expected<result::CaseRecord> OpSession::check_output(const fuzz::Case& c, tensor
                                                      const nlohmann::json* kwargs) {
   const auto start = Clock::now();
   result::CaseRecord record = new_record(c);
-  const run::RunOutcome ref = run_reference(c, kwargs);
+  const proc::RunOutcome ref = run_reference(c, kwargs);
   record.timing.reference_secs = std::chrono::duration<double>(ref.inside).count();
   TRY(fatal_if_unstartable(ref));
-  run::RunOutcome given;
+  proc::RunOutcome given;
   given.outputs = std::move(outputs);
   judge(record, c, ref, given, false);
   keep_inputs_if_failed(record, c);

@@ -13,21 +13,22 @@
 #include "config/config.hpp"
 #include "engine/task_thread.hpp"
 #include "fuzz/case.hpp"
+#include "proc/runner.hpp"
 #include "result/run_result.hpp"
-#include "run/runner.hpp"
-#include "run/shared_file.hpp"
 #include "util/error.hpp"
+#include "wire/shared_file.hpp"
 
 namespace gpuemu::engine {
 
 // Settings shared by every session of a run.
-run::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op,
-                                    std::string role);
+proc::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op,
+                                     std::string role);
 
 class OpSession {
  public:
-  // `runners` makes the op's and the reference's runners (empty: run::make_runner).
-  OpSession(const config::Config& config, const config::OpConfig& op, const run::RunnerFactory& runners = {});
+  // `runners` makes the op's and the reference's runners (empty: proc::make_runner).
+  OpSession(const config::Config& config, const config::OpConfig& op,
+            const proc::RunnerFactory& runners = {});
 
   // Generates the case for `seed` and runs it. Errors only for fatal conditions (the
   // interpreter cannot start, the schema cannot be resolved); script misbehaviour is a verdict.
@@ -47,8 +48,8 @@ class OpSession {
 
   // Runs op and reference on a case and hands back both raw answers (for calibration).
   struct RawOutputs {
-    run::RunOutcome op;
-    run::RunOutcome reference;
+    proc::RunOutcome op;
+    proc::RunOutcome reference;
   };
   Expected<RawOutputs> run_raw(const fuzz::Case& c);
 
@@ -73,11 +74,11 @@ class OpSession {
   result::CaseRecord new_record(const fuzz::Case& c) const;
   static void keep_inputs_if_failed(result::CaseRecord& record, const fuzz::Case& c);
   // Fills record.verdict from the reference's and the op's answers.
-  void judge(result::CaseRecord& record, const fuzz::Case& c, const run::RunOutcome& ref,
-             const run::RunOutcome& out, bool expect_case_dtype) const;
+  void judge(result::CaseRecord& record, const fuzz::Case& c, const proc::RunOutcome& ref,
+             const proc::RunOutcome& out, bool expect_case_dtype) const;
   // `placed`: c's inputs as views in the input file (same values), sent when the layout is plain.
-  run::RunOutcome run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
-                                const tensor::NamedTensors* placed = nullptr);
+  proc::RunOutcome run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
+                                 const tensor::NamedTensors* placed = nullptr);
   void declare_output_shape(check::CompareOptions& options, const fuzz::Case& c) const;
 
   // A case ready to run: generated, and its inputs placed in input_arenas_[arena] (no placement
@@ -98,10 +99,10 @@ class OpSession {
 
   const config::Config& config_;
   const config::OpConfig& op_;
-  std::unique_ptr<run::Runner> op_runner_;
-  std::unique_ptr<run::Runner> reference_runner_;
+  std::unique_ptr<proc::Runner> op_runner_;
+  std::unique_ptr<proc::Runner> reference_runner_;
   // Two input files, so the next case is placed in one while the workers read the other.
-  std::array<run::InputArena, 2> input_arenas_;
+  std::array<wire::InputArena, 2> input_arenas_;
   std::optional<std::chrono::steady_clock::time_point> stop_at_;
   bool parallel_reference_;  // the op and the reference run at the same time
   // The threads that call the op (while this one runs the reference) and make the next case,

@@ -32,7 +32,7 @@ const std::array kSchemes = {
 };
 
 // What wrong content looks like, in words: its bytes are never quoted, since a store can hand
-// back any file or page (issue 20: errors never echo what is not a gpuemu file).
+// back any file or page, and echoing one could leak a private page or a signed URL into CI logs.
 std::string describe_content(std::string_view bytes) {
   if (bytes.empty()) return "an empty body";
   const auto first = std::find_if(bytes.begin(), bytes.end(),

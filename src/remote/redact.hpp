@@ -1,5 +1,5 @@
-// Redacted forms of secrets for logs and messages (STYLE item 11): URLs lose their userinfo and
-// every query value (presigned signatures, SAS tokens), tokens become "***".
+// Redacted forms of secrets, so none reaches a log or a message: URLs lose their userinfo and every
+// query value (presigned signatures, SAS tokens), tokens become "***".
 #pragma once
 
 #include <string>

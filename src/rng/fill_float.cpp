@@ -1,5 +1,5 @@
 // The floating-point fill: each element computed alone from counter-based streams, in float64,
-// clamped to the domain and rounded once to the dtype. Mirrors python/gpuemu/core/values.py line by line.
+// clamped to the domain and rounded once to the dtype. Mirrors python/gpuemu/_internal/core/values.py line by line.
 #include <algorithm>
 #include <array>
 #include <bit>

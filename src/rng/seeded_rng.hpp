@@ -1,4 +1,4 @@
-// The scalar generator that replay depends on, byte-identical with python/gpuemu/core/rng.py and the
+// The scalar generator that replay depends on, byte-identical with python/gpuemu/_internal/core/rng.py and the
 // original gpuemu's published vectors (docs/rng.md is the normative spec; tests/vectors/ pins it).
 #pragma once
 

@@ -1,5 +1,6 @@
 // Element types gpuemu understands, their names on the wire and in gpuemu.toml, and sizes.
-// DType numbers are persisted in the store and in warm-worker frames: never renumber.
+// DType numbers are persisted in the store (the dtype columns, input snapshots): never renumber.
+// Frames, the IPC and result.json carry the names (dtype_name), not the numbers.
 #pragma once
 
 #include <cstddef>

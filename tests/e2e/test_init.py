@@ -102,10 +102,7 @@ def test_init_refuses_to_overwrite_and_names_the_files(tmp_path, gpuemu_bin):
     (tmp_path / "gpuemu.toml").write_text("# mine\n")
     (tmp_path / "kernels" / "matmul.py").write_text("# my kernel\n")
     proc = gpuemu(gpuemu_bin, tmp_path, "init", "--template", "matmul")
-    assert proc.returncode == 2
-    assert "would overwrite 2 existing files:" in proc.stderr
-    assert "  gpuemu.toml\n" in proc.stderr and "  kernels/matmul.py\n" in proc.stderr
-    assert "--force" in proc.stderr
+    assert proc.returncode == 2  # the message: tests/cli/cases/init_would_overwrite.case
     # Nothing was written: not the existing files, not the missing ones.
     assert (tmp_path / "gpuemu.toml").read_text() == "# mine\n"
     assert (tmp_path / "kernels" / "matmul.py").read_text() == "# my kernel\n"
@@ -117,12 +114,9 @@ def test_init_refuses_to_overwrite_and_names_the_files(tmp_path, gpuemu_bin):
     assert "def matmul(" in (tmp_path / "kernels" / "matmul.py").read_text()
 
 
-def test_init_into_a_new_directory_and_unknown_templates(tmp_path, gpuemu_bin):
+def test_init_into_a_new_directory(tmp_path, gpuemu_bin):
     proc = gpuemu(gpuemu_bin, tmp_path, "init", "new project", "--template", "attention", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["template"] == "attention" and "gpuemu.toml" in doc["files"]
     assert 'name = "new-project"' in (tmp_path / "new project" / "gpuemu.toml").read_text()
-    bad = gpuemu(gpuemu_bin, tmp_path, "init", "--template", "matmull")
-    assert bad.returncode == 2
-    assert "unknown template 'matmull' (did you mean 'matmul'?)" in bad.stderr

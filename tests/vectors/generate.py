@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# Regenerates tests/vectors/rng.json and tensors.json from the Python implementation (gpuemu.core.rng,
-# gpuemu.core.values); the C++ and Python suites both check against them. See docs/rng.md "Vectors".
+# Regenerates tests/vectors/rng.json and tensors.json from the Python implementation (gpuemu._internal.core.rng,
+# gpuemu._internal.core.values); the C++ and Python suites both check against them. See docs/rng.md "Vectors".
 """Usage: python3 tests/vectors/generate.py  (after `pip install -e python`). Rewrites both files.
 
 Only regenerate on purpose, after changing docs/rng.md: the vectors are what makes a replay seed
@@ -19,10 +19,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "python"))
 
-from gpuemu.core.dtypes import DTYPE_NAMES, is_floating  # noqa: E402
-from gpuemu.core.rng import SeededRng, counter_at, derive_seed  # noqa: E402
-from gpuemu.wire.tensors import encode_raw  # noqa: E402
-from gpuemu.core.values import (  # noqa: E402
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, is_floating  # noqa: E402
+from gpuemu._internal.core.rng import SeededRng, counter_at, derive_seed  # noqa: E402
+from gpuemu._internal.wire.tensors import encode_raw  # noqa: E402
+from gpuemu._internal.core.values import (  # noqa: E402
     DISTRIBUTIONS,
     FLOAT_PATTERNS,
     INT_PATTERNS,

@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES
+from gpuemu._internal.core.dtypes import DTYPE_NAMES
 from gpuemu.errors import AdapterError, FrameworkNotInstalledError
 from gpuemu.frameworks.convert import Converter, case_dtype
-from gpuemu.frameworks.foreign import framework_of, to_numpy_any
-from gpuemu.frameworks.registry import adapter
-from gpuemu.frameworks.settings import DEVICES, FRAMEWORKS, NUMPY_BFLOAT16_FORMS, AdapterSettings
+from gpuemu.frameworks._foreign import framework_of, to_numpy_any
+from gpuemu.frameworks._registry import adapter
+from gpuemu.frameworks._settings import DEVICES, FRAMEWORKS, NUMPY_BFLOAT16_FORMS, AdapterSettings
 
 __all__ = [
     "FRAMEWORKS",

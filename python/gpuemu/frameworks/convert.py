@@ -10,11 +10,11 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES, canonical_dtype, from_bf16_bits
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, canonical_dtype, from_bf16_bits
 from gpuemu.errors import AdapterError
-from gpuemu.frameworks.foreign import to_numpy_any
-from gpuemu.frameworks.registry import adapter
-from gpuemu.frameworks.settings import ROLES, AdapterSettings, check_choice
+from gpuemu.frameworks._foreign import to_numpy_any
+from gpuemu.frameworks._registry import adapter
+from gpuemu.frameworks._settings import ROLES, AdapterSettings, check_choice
 
 __all__ = ["CaseRun", "Converter", "case_dtype", "case_run", "case_seed", "output_dtype", "seed_of"]
 

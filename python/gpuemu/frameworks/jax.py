@@ -15,9 +15,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES, ml_bfloat16
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, ml_bfloat16
 from gpuemu.errors import AdapterError
-from gpuemu.frameworks.requirement import require
+from gpuemu.frameworks._requirement import require
 
 __all__ = ["NAME", "MODULE", "EXTRA", "DTYPES", "load", "version", "select_device", "prepare", "to_framework",
            "is_tensor", "to_numpy", "calling", "interpret"]

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from gpuemu.core.dtypes import DTYPE_NAMES, from_bf16_bits, is_ml_bfloat16, ml_bfloat16
+from gpuemu._internal.core.dtypes import DTYPE_NAMES, from_bf16_bits, is_ml_bfloat16, ml_bfloat16
 from gpuemu.errors import AdapterError
 
 __all__ = ["NAME", "MODULE", "EXTRA", "DTYPES", "load", "version", "select_device", "prepare", "to_framework",

@@ -23,14 +23,14 @@ __all__ = ["arm", "armed", "INSTALLERS"]
 
 def _install_compat() -> None:
     # lazy: the layer imports triton and numpy; it is loaded only once triton itself is imported.
-    from gpuemu.frameworks import triton_compat
+    from gpuemu.frameworks import _triton_compat as triton_compat
 
     triton_compat.install()
 
 
 def _install_sanitizer() -> None:
     # lazy: as above; and only in an op's own worker, where gpuemu set GPUEMU_SANITIZE=1
-    from gpuemu.frameworks import triton_sanitizer
+    from gpuemu.frameworks import _triton_sanitizer as triton_sanitizer
 
     if os.environ.get(triton_sanitizer.ENV, "0").strip() == "1":
         triton_sanitizer.install()

@@ -3,6 +3,6 @@
 """from gpuemu.testing import Op  -  see docs/pytest.md."""
 
 from gpuemu.testing.case import GpuemuCase, GpuemuCaseFailure
-from gpuemu.testing.spec import Op
+from gpuemu.testing._spec import Op
 
 __all__ = ["Op", "GpuemuCase", "GpuemuCaseFailure"]

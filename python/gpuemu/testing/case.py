@@ -10,14 +10,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuemu.client.guard import run_guarded
-from gpuemu.client.minimize import shrink
-from gpuemu.core.cases import case_params, case_shapes, case_seed, generate_case
-from gpuemu.core.compare import Verdict, compare_output
-from gpuemu.core.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
+from gpuemu._internal.client.guard import run_guarded
+from gpuemu._internal.client.minimize import shrink
+from gpuemu._internal.core.cases import case_params, case_shapes, case_seed, generate_case
+from gpuemu._internal.core.compare import Verdict, compare_output
+from gpuemu._internal.core.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
 from gpuemu.frameworks import AdapterSettings, Converter, framework_of
-from gpuemu.frameworks.foreign import to_numpy_any
-from gpuemu.testing.spec import ResolvedOp, relative
+from gpuemu.frameworks._foreign import to_numpy_any
+from gpuemu.testing._spec import ResolvedOp, relative
 
 __all__ = ["CaseRef", "GpuemuCase", "GpuemuCaseFailure", "plan_cases"]
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from gpuemu.core.rng import derive_seed, generate_seed
+from gpuemu._internal.core.rng import derive_seed, generate_seed
 from gpuemu.errors import ClientError
 from gpuemu.frameworks import triton_hook
 from gpuemu.testing.case import CaseRef, GpuemuCase, plan_cases
-from gpuemu.testing.spec import Op, find_config_from, resolve_inline_op, resolve_project_op
-from gpuemu.testing.store import STORE_MODES, StoreAccess
+from gpuemu.testing._spec import Op, find_config_from, resolve_inline_op, resolve_project_op
+from gpuemu.testing._store import STORE_MODES, StoreAccess
 
 MARKER = ("gpuemu(op, *, config=None, iterations=None, seed=None, dtype=None): run the test once per seeded "
           "case of op (an [[ops]] name of gpuemu.toml, or a gpuemu.testing.Op); the test takes the gpuemu_case "

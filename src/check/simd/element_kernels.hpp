@@ -210,6 +210,7 @@ template <UlpMode M, class Out, class Ref>
       const double y = ref(i);
       const double d = std::fabs(x - y);
       const double ay = std::fabs(y);
+      // The pass rule, check::within_tolerance (check/pass_rule.hpp).
       const double bound = s.atol + s.rtol * ay;
       // NaN/Inf on either side makes d or |ref| NaN/Inf; finite pairs near DBL_MAX whose sum
       // overflows are flagged too, which only sends them to the precise pass.
@@ -268,6 +269,7 @@ template <UlpMode M, class Out, class Ref>
     const double y = ref(i);
     const double d = std::fabs(x - y);
     const double ay = std::fabs(y);
+    // The pass rule, check::within_tolerance (check/pass_rule.hpp).
     const double bound = atol + rtol * ay;
     // The precise pass's definitions; the quotients are taken unconditionally so the loop has no
     // branch, and selected as it selects them.

@@ -86,6 +86,7 @@ template <class Out, class Ref>
       const float exact = std::fabs(x - y);
       const float d = exact * kUp + 0x1p-126f;
       const float ay = std::fabs(y);
+      // The pass rule, check::within_tolerance (check/pass_rule.hpp), in float with the bound rounded down.
       const float bound = f.atol + f.rtol * ay;
       const bool clear = near & same_sign & (exact <= f.max_abs) & (bound <= FLT_MAX) & (d <= bound) &
                          (d <= f.thr * bound) & (d <= f.rel * ay);
@@ -123,6 +124,7 @@ template <bool kBf16Ulp, class Out>
       const float y = static_cast<float>(ref.stored(i));
       const float ay = std::fabs(y);
       const float d = (std::fabs(x - y) + ay * 0x1p-23f) * kUp + 0x1p-126f;
+      // The pass rule, check::within_tolerance (check/pass_rule.hpp), in float with the bound rounded down.
       const float bound = f.atol + f.rtol * ay;
       bool clear = (ay >= FLT_MIN) & (d <= f.max_abs) & (bound <= FLT_MAX) & (d <= bound) &
                    (d <= f.thr * bound) & (d <= f.rel * ay);

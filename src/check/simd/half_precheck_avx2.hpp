@@ -61,6 +61,7 @@ template <bool kCountFailures>
       _mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(_mm256_sub_ps(x, fy)), c.magnitude32));
   const __m256 d =
       _mm256_add_ps(_mm256_mul_ps(_mm256_add_ps(diff, _mm256_mul_ps(ay, c.ref_rounding)), c.up), c.tiny);
+  // The pass rule, check::within_tolerance (check/pass_rule.hpp), in float lanes.
   const __m256 bound = _mm256_add_ps(c.atol, _mm256_mul_ps(c.rtol, ay));
   __m256 bound_in_limit = bound;
   if constexpr (kCountFailures) {

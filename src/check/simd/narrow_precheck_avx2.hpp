@@ -58,6 +58,7 @@ template <class Out, class Ref, bool kCountFailures>
   const __m256 a23 = _mm256_set1_ps(f.a23), b23 = _mm256_set1_ps(f.b23);
   const __m256 a2 = _mm256_set1_ps(f.a2), b2 = _mm256_set1_ps(f.b2);
   const __m256 a4 = _mm256_set1_ps(f.a4), b4 = _mm256_set1_ps(f.b4);
+  // The pass rule, check::within_tolerance (check/pass_rule.hpp) from above (narrow_precheck_avx512.hpp).
   const __m256 ah = _mm256_set1_ps(f.ah), bh = _mm256_set1_ps(f.bh);
   // Unsigned comparison as signed one with both sides' sign bits flipped.
   const __m256i ulp_limit = _mm256_xor_si256(_mm256_set1_epi32(static_cast<std::int32_t>(f.ulp_limit)), sign);

@@ -107,6 +107,7 @@ inline NarrowScreen narrow_screen(const Screen& s, int shift, bool exact) {
   narrow::below(thr1 * s.atol * kBelow, thr1 * s.rtol * kBelow, exact, f.a23, f.b23);
   narrow::below(thr * s.atol * kBelow, thr * s.rtol * kBelow, exact, f.a2, f.b2);
   narrow::below(0, rel, exact, f.a4, f.b4);
+  // The pass rule, check::within_tolerance (check/pass_rule.hpp) as float coefficients pushed up.
   double ah = s.atol + 0x1p-140 * (1 + s.rtol);
   double bh = s.rtol;
   if (!exact) {
@@ -189,6 +190,7 @@ template <class Out, class Ref, bool kCountFailures>
     __m512i t23 = _mm512_castps_si512(_mm512_fmadd_ps(b23, ay, a23));
     if constexpr (kCountFailures) {
       // Signed comparison of the patterns (diff and the bound are not negative).
+      // The pass rule, check::within_tolerance (check/pass_rule.hpp), from above.
       __mmask16 beyond = _mm512_cmpgt_epi32_mask(diff, _mm512_castps_si512(_mm512_fmadd_ps(bh, ay, ah)));
       if constexpr (kTail) beyond &= valid;
       t23 = _mm512_mask_mov_epi32(t23, beyond, _mm512_castps_si512(_mm512_fmadd_ps(b2, ay, a2)));

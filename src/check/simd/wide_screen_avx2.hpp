@@ -113,6 +113,7 @@ template <class Out, class Ref, bool kCountFailures>
           load4_avx2<Out, Ref>(x, y, k, xd, yd);
           const __m256d d = _mm256_andnot_pd(sign, _mm256_sub_pd(xd, yd));
           const __m256d ay = _mm256_andnot_pd(sign, yd);
+          // The pass rule, check::within_tolerance (check/pass_rule.hpp), in double lanes.
           const __m256d bound = _mm256_add_pd(atol, _mm256_mul_pd(rtol, ay));
           if constexpr (kCountFailures) {
             // -1 where failing, as the precise pass decides it (a NaN fails nothing here)

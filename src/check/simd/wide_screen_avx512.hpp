@@ -183,6 +183,7 @@ template <class Out, class Ref, bool kCountFailures>
   const auto eight = [&](__m512d x, __m512d y) __attribute__((always_inline, target(GPUEMU_AVX512_TARGET))) {
     const __m512i d = _mm512_and_si512(_mm512_castpd_si512(_mm512_sub_pd(x, y)), magnitude);
     const __m512d ay = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(y), magnitude));
+    // The pass rule, check::within_tolerance (check/pass_rule.hpp), in double lanes.
     const __m512d bound = _mm512_add_pd(atol, _mm512_mul_pd(rtol, ay));
     if constexpr (kCountFailures) {
       const __mmask8 failing = _mm512_cmpgt_epu64_mask(d, _mm512_castpd_si512(bound));

@@ -1,5 +1,5 @@
-// Whole-message tests for config diagnostics (STYLE item 5): position, the quoted line, the
-// caret, and the hint, for each kind of mistake a user makes in gpuemu.toml.
+// Whole-message tests for config diagnostics, which must let a person act without opening the file:
+// position, the quoted line, the caret and the hint, for each kind of mistake made in gpuemu.toml.
 #include <gtest/gtest.h>
 
 #include <filesystem>

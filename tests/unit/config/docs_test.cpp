@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../support/temp_dir.hpp"
 #include "config/loader.hpp"
 
 namespace gpuemu::config {
@@ -28,8 +29,8 @@ std::string complete_example() {
 TEST(ConfigDocs, CompleteExampleLoads) {
   const std::string example = complete_example();
   ASSERT_FALSE(example.empty()) << "docs/configuration.md has no complete example";
-  const fs::path dir = fs::temp_directory_path() / "gpuemu-config-docs-example";
-  fs::remove_all(dir);
+  const gpuemu::testing::TempDir temp("gpuemu-config-docs-example");
+  const fs::path& dir = temp.path();
   for (const char* sub : {"kernels", "refs", "src"}) fs::create_directories(dir / sub);
   for (const char* file : {"kernels/matmul.py", "refs/matmul_ref.py", "kernels/matmul.ptx"}) {
     std::ofstream(dir / file) << "\n";

@@ -1,6 +1,7 @@
 // Loading a complete gpuemu.toml: every section and key, defaults, runnable resolution, input
 // names and shapes, tolerance precedence and project-file discovery.
 #include "config/loader.hpp"
+#include "../support/temp_dir.hpp"
 #include "config_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -209,8 +210,8 @@ TEST(FindProjectFile, WalksUpward) {
 }
 
 TEST(FindProjectFile, NamesWhereItLooked) {
-  const fs::path dir = fs::temp_directory_path() / "gpuemu-config-no-project";
-  fs::create_directories(dir);
+  const gpuemu::testing::TempDir temp("gpuemu-config-no-project");
+  const fs::path& dir = temp.path();
   auto found = find_project_file(dir);
   // A gpuemu.toml in / or /tmp would make this pass for the wrong reason.
   if (found) GTEST_SKIP() << "a gpuemu.toml exists above " << dir << ": " << *found;

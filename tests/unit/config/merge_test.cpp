@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "config/config_json.hpp"
 #include "config/loader.hpp"
 #include "config_test_support.hpp"
@@ -69,8 +70,8 @@ TEST(ConfigMerge, MissingLowerFilesAreSkipped) {
 }
 
 TEST(ConfigMerge, ErrorsInLowerFilesNameThatFile) {
-  const fs::path dir = fs::temp_directory_path() / "gpuemu-config-merge-error";
-  fs::create_directories(dir);
+  const gpuemu::testing::TempDir temp("gpuemu-config-merge-error");
+  const fs::path& dir = temp.path();
   const fs::path user = dir / "config.toml";
   std::ofstream(user) << "[ci]\nparalel_jobs = 2\n";
   ConfigSources sources = merge_sources();
@@ -136,9 +137,9 @@ Config load_copy(const fs::path& dir) {
 }
 
 TEST(ConfigDigest, DoesNotDependOnWhereTheProjectLives) {
-  const fs::path tmp = fs::temp_directory_path();
-  const Config a = load_copy(tmp / "gpuemu-digest-a");
-  const Config b = load_copy(tmp / "gpuemu-digest-b" / "nested");
+  const gpuemu::testing::TempDir tmp("gpuemu-digest");
+  const Config a = load_copy(tmp / "a");
+  const Config b = load_copy(tmp.path() / "b" / "nested");
   EXPECT_EQ(a.digest, b.digest);
   EXPECT_EQ(a.digest, config_digest(a));
   const nlohmann::json j = to_json(a);

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "../support/temp_dir.hpp"
 #include "config/loader.hpp"
 #include "config/policy_pack.hpp"
 #include "config_test_support.hpp"
@@ -35,10 +36,9 @@ std::string read(const fs::path& path) {
   return text.str();
 }
 
-// A pack file in a fresh temporary directory, named as the test wants.
+// A pack file in a temporary directory of the test binary's, named as the test wants.
 fs::path write_pack(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("gpuemu-policy-pack-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  static const gpuemu::testing::TempDir dir("gpuemu-policy-pack-test");
   const fs::path file = dir / name;
   std::ofstream(file, std::ios::binary) << text;
   return file;

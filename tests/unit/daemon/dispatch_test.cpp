@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/temp_dir.hpp"
 #include "daemon/codec.hpp"
 #include "daemon/request_table.hpp"
 #include "daemon_test_support.hpp"
@@ -26,9 +27,6 @@ namespace fs = std::filesystem;
 class DispatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpuemu-dispatch-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
     fs::create_directories(dir_ / "refs");
     std::ofstream(dir_ / "refs" / "relu_ref.py")
         << "import numpy as np\n"
@@ -47,10 +45,7 @@ class DispatchTest : public ::testing::Test {
     ASSERT_TRUE(state) << state.error().message;
     state_ = std::move(*state);
   }
-  void TearDown() override {
-    state_.reset();
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { state_.reset(); }
 
   Message call(const std::string& bytes) {
     const std::string reply = handle_message(*state_, bytes_of(bytes));
@@ -75,7 +70,8 @@ class DispatchTest : public ::testing::Test {
     EXPECT_EQ(pong.header["protocol_version"], kProtocolVersion);
   }
 
-  fs::path dir_;
+  const gpuemu::testing::TempDir temp_{"gpuemu-dispatch"};
+  const fs::path dir_ = temp_.path();
   std::unique_ptr<DaemonState> state_;
 };
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/temp_dir.hpp"
 #include "daemon/client.hpp"
 #include "daemon/server.hpp"
 
@@ -18,9 +19,6 @@ namespace fs = std::filesystem;
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpuemu-server-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     url_ = "ipc://" + (dir_ / "d.sock").string();
     auto state = DaemonState::open({dir_ / "d.sock", dir_ / "db" / "gpuemu.db", std::nullopt, {}});
     ASSERT_TRUE(state) << state.error().message;
@@ -35,9 +33,9 @@ class ServerTest : public ::testing::Test {
     if (server_) server_->join();
     server_.reset();
     state_.reset();
-    fs::remove_all(dir_);
   }
-  fs::path dir_;
+  const gpuemu::testing::TempDir temp_{"gpuemu-server"};
+  const fs::path dir_ = temp_.path();
   std::string url_;
   std::unique_ptr<DaemonState> state_;
   std::unique_ptr<Server> server_;

@@ -21,7 +21,7 @@ namespace {
 // A correct float32 cumsum that accumulates in float32, as a GPU scan does: its error grows with
 // the magnitude of the partial sums, so boundary and adversarial values (huge and tiny values
 // mixed, cancellation) see far larger errors than regular ones.
-run::RunOutcome cumsum_f32(const run::RunRequest& request) {
+proc::RunOutcome cumsum_f32(const proc::RunRequest& request) {
   const auto& x = testing::input(request, "x");
   auto values = x.to_doubles();
   const std::int64_t n = x.shape.back();
@@ -111,7 +111,7 @@ TEST_F(CalibrateTest, ErrorsTheFitDidNotSeeFailTheReCheck) {
   // The kernel drifts after the fit's cases (a stand-in for errors too rare for the fit to
   // see): the re-check, on fresh seeds with the real pass rule, catches it and names a case.
   int calls = 0;
-  runners_.add("drifting", [&](const run::RunRequest& r) {
+  runners_.add("drifting", [&](const proc::RunRequest& r) {
     auto out = cumsum_f32(r);
     if (++calls > 12) {
       auto values = out.outputs["out"].to_doubles();

@@ -1,5 +1,5 @@
 // Fakes for the engine tests: runners that answer from C++ functions instead of Python processes
-// (ninja's FakeCommandRunner pattern, through the run::RunnerFactory seam), a few such functions
+// (ninja's FakeCommandRunner pattern, through the proc::RunnerFactory seam), a few such functions
 // (a float64 cumsum reference, a blocked cumsum that drops its carry, an identity), and configs
 // whose ops name them as "fake:<function>" callables.
 #pragma once
@@ -17,20 +17,20 @@
 #include <vector>
 
 #include "config/loader.hpp"
-#include "run/runner.hpp"
+#include "proc/runner.hpp"
 
 namespace gpuemu::engine::testing {
 
 // Answers one request as a script would: outputs, or a failure.
-using FakeFn = std::function<run::RunOutcome(const run::RunRequest&)>;
+using FakeFn = std::function<proc::RunOutcome(const proc::RunRequest&)>;
 
 // The fake runners of one test: a function per callable name, and a log of what ran.
 class FakeRunners {
  public:
   void add(const std::string& function, FakeFn fn) { functions_[function] = std::move(fn); }
 
-  run::RunnerFactory factory() {
-    return [this](const config::Runnable& runnable, const run::RunnerSettings& settings) {
+  proc::RunnerFactory factory() {
+    return [this](const config::Runnable& runnable, const proc::RunnerSettings& settings) {
       auto it = functions_.find(runnable.function);
       if (it == functions_.end())
         ADD_FAILURE() << "no fake for " << runnable.spelling << " (" << settings.role << ")";
@@ -57,7 +57,7 @@ class FakeRunners {
   }
 
  private:
-  class Runner final : public run::Runner {
+  class Runner final : public proc::Runner {
    public:
     Runner(FakeRunners* owner, std::string function, FakeFn fn)
         : owner_(owner), function_(std::move(function)), fn_(std::move(fn)) {}
@@ -65,7 +65,7 @@ class FakeRunners {
       std::lock_guard lock(owner_->mutex_);
       owner_->warm_ups_.emplace_back(function_, owner_->calls_.load());
     }
-    run::RunOutcome run(const run::RunRequest& request) override {
+    proc::RunOutcome run(const proc::RunRequest& request) override {
       ++owner_->calls_;
       {
         std::lock_guard lock(owner_->mutex_);
@@ -76,7 +76,7 @@ class FakeRunners {
           owner_->hashes_.push_back(std::hash<std::string_view>{}(bytes));
         }
       }
-      if (!fn_) return {run::RunFailure::start_failed, {}, "no fake runner", {}, {}};
+      if (!fn_) return {proc::RunFailure::start_failed, {}, "no fake runner", {}, {}};
       return fn_(request);
     }
 
@@ -94,18 +94,18 @@ class FakeRunners {
   std::vector<std::size_t> hashes_;
 };
 
-inline run::RunOutcome answer(tensor::Tensor out) {
-  run::RunOutcome outcome;
+inline proc::RunOutcome answer(tensor::Tensor out) {
+  proc::RunOutcome outcome;
   outcome.outputs["out"] = std::move(out);
   return outcome;
 }
 
-inline const tensor::Tensor& input(const run::RunRequest& request, const std::string& name) {
+inline const tensor::Tensor& input(const proc::RunRequest& request, const std::string& name) {
   return request.inputs->at(name);
 }
 
 // Cumsum over the last axis of input x, in float64 (the reference).
-inline run::RunOutcome cumsum_reference(const run::RunRequest& request) {
+inline proc::RunOutcome cumsum_reference(const proc::RunRequest& request) {
   const auto& x = input(request, "x");
   auto values = x.to_doubles();
   const std::int64_t n = x.shape.empty() ? 1 : x.shape.back();
@@ -117,7 +117,7 @@ inline run::RunOutcome cumsum_reference(const run::RunRequest& request) {
 
 // A blocked cumsum (BLOCK = 32) that drops the carry between blocks: wrong past the first block
 // unless the earlier blocks sum to zero.
-inline run::RunOutcome cumsum_no_carry(const run::RunRequest& request) {
+inline proc::RunOutcome cumsum_no_carry(const proc::RunRequest& request) {
   const auto& x = input(request, "x");
   auto values = x.to_doubles();
   const std::int64_t n = x.shape.empty() ? 1 : x.shape.back();
@@ -129,7 +129,7 @@ inline run::RunOutcome cumsum_no_carry(const run::RunRequest& request) {
 }
 
 // The correct cumsum in the input's dtype.
-inline run::RunOutcome cumsum_ok(const run::RunRequest& request) {
+inline proc::RunOutcome cumsum_ok(const proc::RunRequest& request) {
   auto out = cumsum_reference(request);
   const auto& t = out.outputs["out"];
   out.outputs["out"] = tensor::Tensor::from_doubles(input(request, "x").dtype, t.shape, t.to_doubles());

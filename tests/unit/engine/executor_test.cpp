@@ -45,12 +45,12 @@ class ExecutorTest : public ::testing::Test {
   void SetUp() override {
     runners_.add("cumsum_reference", testing::cumsum_reference);
     // Slow the op a little at random-ish sizes so job threads finish out of plan order.
-    runners_.add("cumsum_ok", [](const run::RunRequest& r) {
+    runners_.add("cumsum_ok", [](const proc::RunRequest& r) {
       if (testing::input(r, "x").shape.back() % 3 == 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       return testing::cumsum_ok(r);
     });
-    runners_.add("cumsum_no_carry", [](const run::RunRequest& r) {
+    runners_.add("cumsum_no_carry", [](const proc::RunRequest& r) {
       if (testing::input(r, "x").shape.back() % 2 == 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       return testing::cumsum_no_carry(r);
@@ -106,8 +106,9 @@ TEST_F(ExecutorTest, FailFastKeepsThePlanPrefixUpToTheFirstFailure) {
   }
 }
 
-// With one job thread, the next op's runners are warmed up (their workers started) four cases before
-// the op before it ends, once each; with several, any thread may take the next op: none is.
+// With one job thread, the first op's runners are warmed up (their workers started) before the first
+// case, and the next op's four cases before the op before it ends, once each; with several, any
+// thread may take the next op: none is.
 TEST_F(ExecutorTest, TheNextOpsRunnersStartFourCasesAhead) {
   const auto config = two_ops();
   auto plan = plan_fuzz(config, Selection{.ops = {"good", "bad"}, .dtype = tensor::DType::float32}, 3, 10);
@@ -122,9 +123,13 @@ TEST_F(ExecutorTest, TheNextOpsRunnersStartFourCasesAhead) {
   testing::FakeRunners one_job;
   plan->runners = fakes(one_job);
   ASSERT_TRUE(execute(config, *plan));
-  // Cases 0-5 of "good" ran (two runs each) before case 6, the fourth from its end, started.
+  // The first op's runners before any case (while the load check would run); the second op's once
+  // cases 0-5 of "good" ran (two runs each), before case 6, the fourth from its end.
   using Warm = std::pair<std::string, int>;
-  EXPECT_EQ(one_job.warm_ups(), (std::vector<Warm>{{"cumsum_no_carry", 12}, {"cumsum_reference", 12}}));
+  EXPECT_EQ(
+      one_job.warm_ups(),
+      (std::vector<Warm>{
+          {"cumsum_ok", 0}, {"cumsum_reference", 0}, {"cumsum_no_carry", 12}, {"cumsum_reference", 12}}));
   testing::FakeRunners two_jobs;
   plan->runners = fakes(two_jobs);
   plan->jobs = 2;
@@ -135,9 +140,9 @@ TEST_F(ExecutorTest, TheNextOpsRunnersStartFourCasesAhead) {
 TEST_F(ExecutorTest, AnOpThatCannotStartIsFatal) {
   testing::FakeRunners runners;
   runners.add("cumsum_reference", testing::cumsum_reference);
-  runners.add("cumsum_ok", [](const run::RunRequest&) {
-    run::RunOutcome outcome;
-    outcome.failure = run::RunFailure::start_failed;
+  runners.add("cumsum_ok", [](const proc::RunRequest&) {
+    proc::RunOutcome outcome;
+    outcome.failure = proc::RunFailure::start_failed;
     outcome.message = "python3: not found";
     return outcome;
   });

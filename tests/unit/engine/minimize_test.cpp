@@ -55,8 +55,8 @@ struct FailureMaker {
   testing::FakeFn op;
 };
 
-run::RunOutcome past_first_block(const run::RunRequest& request,
-                                 const std::function<run::RunOutcome()>& wrong) {
+proc::RunOutcome past_first_block(const proc::RunRequest& request,
+                                  const std::function<proc::RunOutcome()>& wrong) {
   return testing::input(request, "x").shape.back() > 32 ? wrong() : testing::cumsum_ok(request);
 }
 
@@ -64,7 +64,7 @@ std::vector<FailureMaker> failure_makers() {
   return {
       {"mismatch", testing::cumsum_no_carry},
       {"nan",
-       [](const run::RunRequest& r) {
+       [](const proc::RunRequest& r) {
          return past_first_block(r, [&] {
            auto out = testing::cumsum_ok(r);
            auto values = out.outputs["out"].to_doubles();
@@ -75,17 +75,17 @@ std::vector<FailureMaker> failure_makers() {
          });
        }},
       {"shape",
-       [](const run::RunRequest& r) {
+       [](const proc::RunRequest& r) {
          return past_first_block(r, [&] {
            const auto& x = testing::input(r, "x");
            return testing::answer(tensor::Tensor::zeros(x.dtype, {x.shape[0], x.shape[1] - 1}));
          });
        }},
       {"op_error",
-       [](const run::RunRequest& r) {
+       [](const proc::RunRequest& r) {
          return past_first_block(r, [] {
-           run::RunOutcome crashed;
-           crashed.failure = run::RunFailure::crashed;
+           proc::RunOutcome crashed;
+           crashed.failure = proc::RunFailure::crashed;
            crashed.message = "op exited with status 1";
            return crashed;
          });
@@ -217,7 +217,7 @@ TEST_F(MinimizeTest, DimsBisectToTheSmallestFailingSize) {
 TEST_F(MinimizeTest, AFailureThatNeedsALongRowBisectsInsteadOfSteppingByOne) {
   // Errors that only exceed the tolerance past 3000 elements: the old search tried every smaller
   // candidate size before each step and took 200 runs for 4095 -> 4091.
-  runners_.add("long_rows", [](const run::RunRequest& r) {
+  runners_.add("long_rows", [](const proc::RunRequest& r) {
     auto out = testing::cumsum_ok(r);
     if (testing::input(r, "x").shape.back() >= 3000) {
       auto values = out.outputs["out"].to_doubles();
@@ -243,7 +243,7 @@ TEST_F(MinimizeTest, AFailureThatNeedsALongRowBisectsInsteadOfSteppingByOne) {
 TEST_F(MinimizeTest, TileEdgesFindFailuresBisectionSkipsOver) {
   // Fails for N > 64 except at multiples of 32: bisection alone can stop above a passing
   // multiple of 32 (e.g. at 97); the tile edges below it find 65.
-  runners_.add("tail_bug", [](const run::RunRequest& r) {
+  runners_.add("tail_bug", [](const proc::RunRequest& r) {
     const auto n = testing::input(r, "x").shape.back();
     auto out = testing::cumsum_ok(r);
     if (n > 64 && n % 32 != 0) {
@@ -298,7 +298,7 @@ TEST_F(MinimizeTest, RunningOutOfBudgetIsReportedWithTheBestSoFar) {
 
 TEST_F(MinimizeTest, LinkedDimsShrinkTogether) {
   // a[M, K] @ b[K, N] where only the last K block counts (the examples' matmul_acc_bug).
-  auto matmul = [](const run::RunRequest& r, bool last_block_only) {
+  auto matmul = [](const proc::RunRequest& r, bool last_block_only) {
     const auto& a = testing::input(r, "a");
     const auto& b = testing::input(r, "b");
     const auto m = a.shape[0], k = a.shape[1], n = b.shape[1];
@@ -311,8 +311,8 @@ TEST_F(MinimizeTest, LinkedDimsShrinkTogether) {
     return testing::answer(
         tensor::Tensor::from_doubles(last_block_only ? a.dtype : tensor::DType::float64, {m, n}, c));
   };
-  runners_.add("mm_ref", [&](const run::RunRequest& r) { return matmul(r, false); });
-  runners_.add("mm_bug", [&](const run::RunRequest& r) { return matmul(r, true); });
+  runners_.add("mm_ref", [&](const proc::RunRequest& r) { return matmul(r, false); });
+  runners_.add("mm_bug", [&](const proc::RunRequest& r) { return matmul(r, true); });
   const auto config = testing::fake_config(
       "[[ops]]\nname = \"mm\"\nop_script = \"fake:mm_bug\"\nreference = \"fake:mm_ref\"\nlayouts = "
       "[\"transposed\"]\n"

@@ -60,13 +60,13 @@ int calls_that_met(testing::FakeRunners& runners, const config::Config& config, 
                    result::CaseRecord& record) {
   Meeting meeting;
   std::atomic<int> met{0};
-  auto meet = [&](run::RunOutcome outcome) {
+  auto meet = [&](proc::RunOutcome outcome) {
     if (meeting.arrive(patience)) ++met;
     return outcome;
   };
   runners.add("cumsum_reference",
-              [&](const run::RunRequest& r) { return meet(testing::cumsum_reference(r)); });
-  runners.add("op", [&](const run::RunRequest& r) { return meet(testing::cumsum_ok(r)); });
+              [&](const proc::RunRequest& r) { return meet(testing::cumsum_reference(r)); });
+  runners.add("op", [&](const proc::RunRequest& r) { return meet(testing::cumsum_ok(r)); });
   OpSession session(config, config.ops.front(), runners.factory());
   auto ran = session.run_seed(11);
   EXPECT_TRUE(ran) << ran.error().message;
@@ -93,14 +93,14 @@ TEST_F(OpSessionTest, OneAfterTheOtherWhenTurnedOff) {
 // Fakes that say when they ran: the op 0-100 ms, the reference 50-200 ms after a fixed moment.
 TEST_F(OpSessionTest, TheOverlapIsCountedOnce) {
   const auto t0 = Clock::now();
-  auto ran = [&](run::RunOutcome outcome, int from_ms, int to_ms) {
+  auto ran = [&](proc::RunOutcome outcome, int from_ms, int to_ms) {
     outcome.inside = milliseconds(to_ms - from_ms);
     outcome.spans = {util::span_from(t0 + milliseconds(from_ms), outcome.inside)};
     return outcome;
   };
   runners_.add("cumsum_reference",
-               [&](const run::RunRequest& r) { return ran(testing::cumsum_reference(r), 50, 200); });
-  runners_.add("op", [&](const run::RunRequest& r) { return ran(testing::cumsum_ok(r), 0, 100); });
+               [&](const proc::RunRequest& r) { return ran(testing::cumsum_reference(r), 50, 200); });
+  runners_.add("op", [&](const proc::RunRequest& r) { return ran(testing::cumsum_ok(r), 0, 100); });
   OpSession session(config_, op(), runners_.factory());
   auto record = session.run_seed(11);
   ASSERT_TRUE(record) << record.error().message;
@@ -113,14 +113,14 @@ TEST_F(OpSessionTest, TheOverlapIsCountedOnce) {
   // Apart, nothing overlaps; one inside the other, the shorter one is the overlap.
   testing::FakeRunners apart;
   apart.add("cumsum_reference",
-            [&](const run::RunRequest& r) { return ran(testing::cumsum_reference(r), 100, 150); });
-  apart.add("op", [&](const run::RunRequest& r) { return ran(testing::cumsum_ok(r), 0, 100); });
+            [&](const proc::RunRequest& r) { return ran(testing::cumsum_reference(r), 100, 150); });
+  apart.add("op", [&](const proc::RunRequest& r) { return ran(testing::cumsum_ok(r), 0, 100); });
   OpSession apart_session(config_, op(), apart.factory());
   EXPECT_DOUBLE_EQ(apart_session.run_seed(11)->timing.overlap_secs, 0.0);
   testing::FakeRunners nested;
   nested.add("cumsum_reference",
-             [&](const run::RunRequest& r) { return ran(testing::cumsum_reference(r), 10, 30); });
-  nested.add("op", [&](const run::RunRequest& r) { return ran(testing::cumsum_ok(r), 0, 100); });
+             [&](const proc::RunRequest& r) { return ran(testing::cumsum_reference(r), 10, 30); });
+  nested.add("op", [&](const proc::RunRequest& r) { return ran(testing::cumsum_ok(r), 0, 100); });
   OpSession nested_session(config_, op(), nested.factory());
   EXPECT_NEAR(nested_session.run_seed(11)->timing.overlap_secs, 0.020, 1e-9);
 }
@@ -182,7 +182,7 @@ TEST_F(OpSessionTest, OnlyCasesUpToTheLimitHaveTheNextOneMadeAhead) {
 TEST_F(OpSessionTest, AnExceptionOnTheOpsThreadReachesTheCaller) {
   runners_.add("cumsum_reference", testing::cumsum_reference);
   runners_.add(
-      "op", [](const run::RunRequest&) -> run::RunOutcome { throw std::runtime_error("op runner broke"); });
+      "op", [](const proc::RunRequest&) -> proc::RunOutcome { throw std::runtime_error("op runner broke"); });
   OpSession session(config_, op(), runners_.factory());
   EXPECT_THROW((void)session.run_seed(11), std::runtime_error);
   // The session is still usable: the next case runs (and throws the same way).

@@ -3,7 +3,7 @@
 # their decoded form, plus bytes a decoder must refuse. Both the C++ and the Python suite load it.
 """Usage: python3 tests/vectors/protocol/generate.py  (rewrites messages.json next to this file).
 
-This encoder is deliberately independent of src/daemon/codec.cpp and gpuemu/wire/protocol.py: it packs
+This encoder is deliberately independent of src/daemon/codec.cpp and gpuemu/_internal/wire/protocol.py: it packs
 the frame with struct and writes headers as compact JSON with sorted keys, as both encoders must.
 Regenerate only after a deliberate change to docs/protocol.md, and update both sides with it.
 """

@@ -1,0 +1,178 @@
+# Case generation from a case seed in Python, draw for draw the same as src/fuzz/case.cpp, so the
+# client's inline mode (no daemon) makes the very cases the daemon would for the same seed.
+"""OpSpec (an [[ops]] table) and generate_case / case_seed / case_params for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpuemu._config_keys import DEFAULTS
+from gpuemu._internal.core.dtypes import canonical_dtype
+from gpuemu._internal.core.fuzzing import choose_dim
+from gpuemu._internal.core.layouts import with_layout
+from gpuemu._internal.core.rng import SeededRng, derive_seed
+from gpuemu._internal.core.values import generate_tensor
+from gpuemu.results import TestCase
+
+__all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "generate_case"]
+
+_DISTRIBUTIONS = ("regular", "boundary", "adversarial")
+DEFAULT_SHAPE = (4, 64)  # config::kDefaultInputShape
+
+
+@dataclass
+class DimSpec:
+    name: str
+    lo: int = 1
+    hi: int = 1
+    candidates: list[int] = field(default_factory=list)
+
+
+@dataclass
+class InputSpec:
+    shape: list | None = None  # ints or dim names
+    dtype: str | None = None
+    domain: object = (-1.0, 1.0)  # (lo, hi) or "any"
+
+
+@dataclass
+class OpSpec:
+    """The parts of an [[ops]] table that case generation and inline validation read."""
+
+    name: str
+    reference: str = ""
+    dtypes: list[str] = field(default_factory=lambda: ["float32"])
+    layouts: list[str] = field(default_factory=lambda: ["contiguous"])
+    input_names: list[str] = field(default_factory=lambda: ["x"])
+    inputs: dict[str, InputSpec] = field(default_factory=dict)
+    dims: list[DimSpec] = field(default_factory=list)
+    schema_inputs: dict[str, list] = field(default_factory=dict)
+    schema_output: list = field(default_factory=list)  # [ops.schema] output: dim names or sizes
+    invariants: list[str] = field(default_factory=list)
+    has_schema: bool = False
+    kwargs: dict = field(default_factory=dict)
+    execution_mode: str = "script_based"
+
+    @classmethod
+    def from_toml(cls, table: dict, default_dtypes: list[str]) -> "OpSpec":
+        """From a parsed [[ops]] table (the C++ loader has already judged its validity)."""
+        op = cls(name=str(table["name"]), reference=str(table.get("reference", "")))
+        op.dtypes = [canonical_dtype(d) for d in table.get("dtypes", default_dtypes)]
+        op.layouts = list(table.get("layouts", DEFAULTS["ops", "layouts"]))
+        op.kwargs = dict(table.get("kwargs", DEFAULTS["ops", "kwargs"]))
+        op.execution_mode = str(table.get("execution_mode", DEFAULTS["ops", "execution_mode"]))
+        schema = table.get("schema")
+        if schema is not None:
+            op.has_schema = True
+            for name, value in schema.get("dims", {}).items():
+                if isinstance(value, dict):
+                    cands = [int(c) for c in value["candidates"]]
+                    op.dims.append(DimSpec(name, min(cands), max(cands), cands))
+                else:
+                    op.dims.append(DimSpec(name, int(value[0]), int(value[1])))
+            op.schema_inputs = {k: list(v) for k, v in schema.get("inputs", {}).items()}
+            op.schema_output = list(schema.get("output", []))
+        op.invariants = [str(i) for i in table.get("invariants", DEFAULTS["ops", "invariants"])]
+        for name, spec in table.get("inputs", {}).items():
+            domain = spec.get("domain", DEFAULTS["ops.inputs.NAME", "domain"])
+            op.inputs[name] = InputSpec(spec.get("shape"), spec.get("dtype"),
+                                        domain if isinstance(domain, str) else tuple(float(v) for v in domain))
+        if "input_names" in table:
+            op.input_names = list(table["input_names"])
+        elif op.schema_inputs:
+            op.input_names = list(op.schema_inputs)
+        elif op.inputs:
+            op.input_names = list(op.inputs)
+        return op
+
+
+def declared_output(op: OpSpec, inputs: dict) -> tuple[tuple[int, ...], str] | None:
+    """(shape, source) every output of a case must have, as OpSession::declare_output_shape: the
+    schema's output with the dims read off the inputs, else the first input's under shape_preserved."""
+    if op.schema_output:
+        dims: dict[str, int] = {}
+        for name, refs in op.schema_inputs.items():
+            shape = getattr(inputs.get(name), "shape", None)
+            if shape is not None and len(shape) == len(refs):
+                for ref, size in zip(refs, shape):
+                    if isinstance(ref, str):
+                        dims.setdefault(ref, int(size))
+        if all(isinstance(r, int) or r in dims for r in op.schema_output):
+            return tuple(r if isinstance(r, int) else dims[r] for r in op.schema_output), "[ops.schema] output"
+        return None
+    if "shape_preserved" in op.invariants:
+        order = [n for n in op.input_names if n in inputs] or list(inputs)
+        if order:
+            return tuple(np.shape(inputs[order[0]])), f"the shape of the first input '{order[0]}' (shape_preserved)"
+    return None
+
+
+def case_params(op: OpSpec, seed: int) -> tuple[str, str, str]:
+    """(dtype, layout, distribution) of a case: fuzz::case_params."""
+    r = SeededRng(derive_seed(seed, "params"))
+    dtype = op.dtypes[r.gen_range(0, len(op.dtypes))] if op.dtypes else "float32"
+    layout = op.layouts[r.gen_range(0, len(op.layouts))] if op.layouts else "contiguous"
+    return dtype, layout, _DISTRIBUTIONS[r.gen_range(0, 3)]
+
+
+def case_seed(op: OpSpec, master_seed: int, stream: str, index: int, dtype: str | None = None,
+              distribution: str | None = None) -> int:
+    """The index-th case seed of a stream ("test", "fuzz", ...): fuzz::case_seed with optional dtype and
+    value-distribution filters ("mixed" or None: any distribution)."""
+    if distribution == "mixed":
+        distribution = None
+    if distribution is not None and distribution not in _DISTRIBUTIONS:
+        raise ValueError(f"value distribution {distribution!r} is not one of {', '.join(_DISTRIBUTIONS)} or mixed")
+    seed = 0
+    for attempt in range(100000):
+        seed = derive_seed(master_seed, f"{stream}/{op.name}/{index}/{attempt}")
+        params = case_params(op, seed)
+        if (dtype is None or params[0] == canonical_dtype(dtype)) and (distribution is None or params[2] == distribution):
+            break
+    return seed
+
+
+def _resolve(ref, dims: dict, op: OpSpec, name: str) -> int:
+    if isinstance(ref, int):
+        return ref
+    if ref not in dims:
+        raise ValueError(f"op '{op.name}': input '{name}' uses dim '{ref}', which [ops.schema] dims does not "
+                         f"declare; add it, e.g. {ref} = [1, 128]")
+    return dims[ref]
+
+
+def case_shapes(op: OpSpec, seed: int) -> dict[str, tuple[int, ...]]:
+    """The input shapes of the case of `seed` (its dims draw only; no values are generated)."""
+    dims: dict[str, int] = {}
+    if op.has_schema:
+        r = SeededRng(derive_seed(seed, "dims"))
+        for d in op.dims:
+            dims[d.name] = choose_dim(r, d.lo, d.hi) if not d.candidates else d.candidates[r.gen_range(0, len(d.candidates))]
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name in op.input_names:
+        spec = op.inputs.get(name)
+        refs = op.schema_inputs.get(name) if op.has_schema else None
+        if refs is None and spec is not None and spec.shape:
+            refs = spec.shape
+        shapes[name] = tuple(_resolve(r, dims, op, name) for r in refs) if refs is not None else DEFAULT_SHAPE
+    return shapes
+
+
+def generate_case(op: OpSpec, seed: int) -> TestCase:
+    """The case of `seed`: same dims, dtype, layout and input bits as fuzz::generate_case."""
+    dtype, layout, distribution = case_params(op, seed)
+    shapes = case_shapes(op, seed)
+    inputs: dict[str, np.ndarray] = {}
+    for name in op.input_names:
+        spec = op.inputs.get(name)
+        shape = shapes[name]
+        in_dtype = canonical_dtype(spec.dtype) if spec is not None and spec.dtype else dtype
+        domain = spec.domain if spec is not None else (-1.0, 1.0)
+        values = generate_tensor(derive_seed(seed, f"input/{name}"), in_dtype, shape, domain, distribution)
+        inputs[name] = with_layout(values, layout)
+    first = op.input_names[0] if op.input_names else ""
+    main_shape = tuple(inputs[first].shape) if first else ()
+    return TestCase(seed=seed, shape=main_shape, dtype=dtype, layout=layout, inputs=inputs,
+                    distribution=distribution, op_name=op.name)

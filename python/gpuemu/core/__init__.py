@@ -1,3 +1,0 @@
-# The Python mirror of gpuemu's C++ core: dtypes, the seeded generator, value and case generation,
-# layouts, the pass rule and tolerances, byte for byte or draw for draw the same as src/.
-"""gpuemu.core: numpy only, no other gpuemu package (docs/ARCHITECTURE.md "Python package")."""

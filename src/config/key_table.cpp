@@ -1,0 +1,236 @@
+// The table of every gpuemu.toml key (key_table.hpp). To add a key: a row here, its parse call in
+// the section's parser, a line in docs/configuration.md; tests/unit/config/key_table_test.cpp checks the
+// rest.
+#include "config/key_table.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "config/config_json.hpp"
+
+namespace gpuemu::config {
+namespace {
+
+using nlohmann::json;
+
+const std::array kRows = {
+    // The top-level tables (loader.cpp).
+    KeyRow{"", "project", "table", "", "parse_project", "name, version, framework of the project"},
+    KeyRow{"", "validation", "table", "", "parse_validation", "defaults of every op and the run"},
+    KeyRow{"", "ops", "array of tables", "", "parse_ops", "one table per op spec"},
+    KeyRow{"", "kernels", "array of tables", "", "parse_kernels", "compiled kernels for the artifact lint"},
+    KeyRow{"", "policies", "table", "", "parse_policies", "regression and warning policy"},
+    KeyRow{"", "ci", "table", "", "parse_ci", "settings of gpuemu ci run"},
+
+    // [project] (parse_globals.cpp)
+    KeyRow{"project", "name", "string", "", "required_string", "project name, used in reports",
+           [](const Config& c) -> json { return c.project.name; }},
+    KeyRow{"project", "version", "string", "\"0.0.0\"", "string", "informational",
+           [](const Config& c) -> json { return c.project.version; }},
+    KeyRow{"project", "framework", "string", "\"pytorch\"", "parse_framework_key",
+           "the tensors every op's callable receives, when written",
+           [](const Config& c) -> json { return c.project.framework; }},
+    KeyRow{
+        "project", "numpy_bfloat16", "string", "\"ml_dtypes\"", "parse_choice",
+        "how a numpy callable receives bfloat16: ml_dtypes or float32",
+        [](const Config& c) -> json { return std::string(numpy_bfloat16_name(c.project.numpy_bfloat16)); }},
+
+    // [validation] (parse_globals.cpp)
+    KeyRow{"validation", "dtypes", "array of strings", "[\"float32\"]", "parse_dtype_list",
+           "dtypes each op is tested at",
+           [](const Config& c) -> json { return dtypes_json(c.validation.dtypes); }},
+    KeyRow{"validation", "check_nan", "bool", "true", "boolean", "a NaN reference needs a NaN output",
+           [](const Config& c) -> json { return c.validation.check_nan; }},
+    KeyRow{"validation", "check_inf", "bool", "true", "boolean",
+           "an infinite reference needs the same infinity",
+           [](const Config& c) -> json { return c.validation.check_inf; }},
+    KeyRow{"validation", "seed", "integer ≥ 0, or decimal string", "0", "parse_seed",
+           "master seed; 0: a random one per run",
+           [](const Config& c) -> json { return std::to_string(c.validation.seed); }},
+    KeyRow{"validation", "tolerances", "table", "", "parse_tolerances", "per-dtype { atol, rtol }",
+           [](const Config& c) -> json { return tolerances_json(c.validation.tolerances); }},
+    KeyRow{"validation", "timeout", "number in (0, 86400]", "60", "timeout_seconds", "seconds per case",
+           [](const Config& c) -> json { return c.validation.timeout; }},
+    KeyRow{"validation", "python", "string", "\"python3\"", "string_item",
+           "interpreter for scripts and workers",
+           // A path was resolved against its file; a bare name stays a name.
+           [](const Config& c) -> json {
+             return fs::path(c.validation.python).is_absolute() ? root_relative(c.validation.python, c.root)
+                                                                : c.validation.python;
+           }},
+    KeyRow{"validation", "python_path", "array of strings", "[]", "strings", "directories added to sys.path",
+           [](const Config& c) -> json {
+             json out = json::array();
+             for (const fs::path& p : c.validation.python_path) out.push_back(root_relative(p, c.root));
+             return out;
+           }},
+    KeyRow{"validation", "test_cases", "integer 1 – 1,000,000", "4", "int_in_range",
+           "cases per (op, dtype) for gpuemu test",
+           [](const Config& c) -> json { return c.validation.test_cases; }},
+    KeyRow{"validation", "fuzz_iterations", "integer 1 – 1,000,000", "100", "int_in_range",
+           "default --iterations of gpuemu fuzz",
+           [](const Config& c) -> json { return c.validation.fuzz_iterations; }},
+    KeyRow{"validation", "worker_max_cases", "integer ≥ 1", "1000", "int_at_least",
+           "cases before a warm worker is restarted",
+           [](const Config& c) -> json { return c.validation.worker_max_cases; }},
+    KeyRow{"validation", "max_case_elements", "integer ≥ 1", "67108864", "integer",
+           "the most elements of one case",
+           [](const Config& c) -> json { return c.validation.max_case_elements; }},
+    KeyRow{"validation", "max_case_bytes", "integer ≥ 1", "1073741824", "integer",
+           "the most bytes of one case", [](const Config& c) -> json { return c.validation.max_case_bytes; }},
+    KeyRow{"validation", "triton_interpret", "string", "\"auto\"", "parse_interpret_key",
+           "the ops' default for the Triton interpreter: auto, always, never",
+           [](const Config& c) -> json {
+             return std::string(interpret_mode_name(c.validation.triton_interpret));
+           }},
+    KeyRow{"validation", "pallas_interpret", "string", "\"auto\"", "parse_interpret_key",
+           "the ops' default for Pallas interpret=: auto, always, never",
+           [](const Config& c)
+               -> json { return std::string(interpret_mode_name(c.validation.pallas_interpret)); }},
+    // Not in the digest: it came after digests were stored, and it changes checks, not results.
+    KeyRow{"validation", "sanitize", "bool", "true", "boolean", "the ops' default for the Triton sanitizer"},
+
+    // [validation.tolerances.DTYPE], also [ops.tolerances.DTYPE] (value_parsers.cpp)
+    KeyRow{"validation.tolerances.DTYPE", "atol", "number ≥ 0", "", "parse_tolerances", "absolute tolerance"},
+    KeyRow{"validation.tolerances.DTYPE", "rtol", "number ≥ 0", "", "parse_tolerances", "relative tolerance"},
+
+    // [[ops]] (parse_ops.cpp); the digest writes each op whole (config_json.cpp).
+    KeyRow{"ops", "name", "string", "", "required_string", "unique op name"},
+    KeyRow{"ops", "extends", "string", "", "string", "the op this one inherits from"},
+    KeyRow{"ops", "implementations", "array", "", "parse_implementations", "the kernels of this op spec"},
+    KeyRow{"ops", "module", "string", "", "string", "the op under test as a Python callable"},
+    KeyRow{"ops", "reference", "string", "", "resolve_runnable", "the high-precision reference"},
+    KeyRow{"ops", "op_script", "string", "", "op_under_test", "the op under test"},
+    KeyRow{"ops", "input_names", "array of strings", "", "parse_op_inputs", "order of the inputs"},
+    KeyRow{"ops", "execution_mode", "string", "\"script_based\"", "parse_execution_mode_key",
+           "who runs the op and makes the inputs"},
+    KeyRow{"ops", "dtypes", "array of strings", "", "parse_dtype_list", "dtypes this op is tested at"},
+    KeyRow{"ops", "tolerances", "table", "", "parse_tolerances", "per-dtype { atol, rtol } overrides"},
+    KeyRow{"ops", "invariants", "array of strings", "[]", "parse_invariant_list",
+           "extra checks on the output"},
+    KeyRow{"ops", "persistent", "bool", "false", "boolean", "scripts of this op opt in to warm mode"},
+    KeyRow{"ops", "timeout", "number in (0, 86400]", "", "timeout_seconds", "seconds per case for this op"},
+    KeyRow{"ops", "source", "string", "", "string_item", "where the kernel lives, for reports"},
+    KeyRow{"ops", "layouts", "array of strings", "[\"contiguous\"]", "parse_layout_list",
+           "memory layouts the op accepts"},
+    KeyRow{"ops", "kwargs", "table", "{}", "toml_to_json", "passed as JSON kwargs to op and reference"},
+    KeyRow{"ops", "schema", "table", "", "parse_schema", "symbolic shapes"},
+    KeyRow{"ops", "inputs", "table of tables", "", "parse_op_inputs", "per-input settings"},
+    KeyRow{"ops", "framework", "string", "", "parse_framework_key",
+           "the tensors this op's callable receives"},
+    KeyRow{"ops", "reference_framework", "string", "\"numpy\"", "parse_framework_key",
+           "the tensors the reference receives"},
+    KeyRow{"ops", "triton_interpret", "string", "", "parse_interpret_key",
+           "the Triton interpreter for this op"},
+    KeyRow{"ops", "pallas_interpret", "string", "", "parse_interpret_key", "Pallas interpret= for this op"},
+    KeyRow{"ops", "interpreter_cuda_shim", "bool", "false", "boolean",
+           "torch.cuda device queries answer as one CPU device under the interpreter"},
+    KeyRow{"ops", "sanitize", "bool", "", "boolean", "the Triton sanitizer in this op's worker"},
+
+    // One table of an op's `implementations` (parse_ops.cpp)
+    KeyRow{"ops.implementations", "name", "string", "", "string_item",
+           "the implementation's name in results"},
+    KeyRow{"ops.implementations", "op_script", "string", "", "required_string", "what runs"},
+    KeyRow{"ops.implementations", "source", "string", "", "string", "where this implementation lives"},
+
+    // [ops.schema] and its dims (parse_inputs.cpp)
+    KeyRow{"ops.schema", "dims", "table", "", "parse_dim", "NAME = [min, max] or { candidates = [...] }"},
+    KeyRow{"ops.schema", "inputs", "table", "", "parse_shape", "NAME = [dim, ...] for each input"},
+    KeyRow{"ops.schema", "output", "array", "", "parse_shape", "the declared output shape"},
+    KeyRow{"ops.schema.dims.NAME", "candidates", "array of positive integers", "", "parse_dim",
+           "the sizes a dim picks from"},
+
+    // [ops.inputs.NAME] (parse_inputs.cpp)
+    KeyRow{"ops.inputs.NAME", "domain", "[lo, hi] or \"any\"", "[-1, 1]", "parse_domain",
+           "values the kernel must support"},
+    KeyRow{"ops.inputs.NAME", "dtype", "string", "", "parse_dtype_item", "a fixed dtype for this input"},
+    KeyRow{"ops.inputs.NAME", "shape", "array of positive integers", "[4, 64]", "parse_shape",
+           "the shape, for ops without a schema"},
+
+    // [[kernels]] (parse_kernels.cpp)
+    KeyRow{"kernels", "name", "string", "", "required_string", "unique kernel name"},
+    KeyRow{"kernels", "source", "string", "", "required_string", "a .ptx, .cu or .cubin file"},
+    KeyRow{"kernels", "reference", "string", "\"\"", "string", "informational"},
+    KeyRow{"kernels", "arch", "string", "\"sm_80\"", "string", "target for ptxas"},
+    KeyRow{"kernels", "artifact_checks", "table", "", "parse_artifact_checks", "limits the lint enforces"},
+    KeyRow{"kernels.artifact_checks", "max_registers", "integer ≥ 1", "128", "int_at_least",
+           "registers per thread"},
+    KeyRow{"kernels.artifact_checks", "max_spills", "integer ≥ 0", "0", "int_at_least",
+           "spill stores plus loads"},
+    KeyRow{"kernels.artifact_checks", "max_local_memory_bytes", "integer ≥ 0", "0", "int_at_least",
+           "local (stack) memory"},
+    KeyRow{"kernels.artifact_checks", "forbidden_instructions", "array of strings", "[]", "strings",
+           "instruction patterns that must not appear"},
+    KeyRow{"kernels.artifact_checks", "required_instructions", "array of strings", "[]", "strings",
+           "instruction patterns that must appear"},
+
+    // [policies] (parse_globals.cpp)
+    KeyRow{"policies", "fail_on_regression", "bool", "true", "boolean", "a regression makes the run exit 1",
+           [](const Config& c) -> json { return c.policies.fail_on_regression; }},
+    KeyRow{"policies", "warn_threshold", "number in [0, 1]", "0.8", "number",
+           "warn above this share of the tolerance",
+           [](const Config& c) -> json { return c.policies.warn_threshold; }},
+    KeyRow{"policies", "max_error_growth", "number > 1", "2.0", "number",
+           "max error growth factor of a regression",
+           [](const Config& c) -> json { return c.policies.max_error_growth; }},
+    KeyRow{"policies", "regression_margin", "number in (0, 1]", "0.5", "number",
+           "tolerance share growth of a regression",
+           [](const Config& c) -> json { return c.policies.regression_margin; }},
+    KeyRow{"policies", "artifact_thresholds", "table of numbers ≥ 0", "{}", "number",
+           "kernel metric -> allowed growth factor",
+           [](const Config& c) -> json { return c.policies.artifact_thresholds; }},
+
+    // [ci] (parse_globals.cpp)
+    KeyRow{"ci", "quick_dtypes", "array of strings", "[\"float32\"]", "parse_dtype_list",
+           "dtypes of gpuemu ci run --quick",
+           [](const Config& c) -> json { return dtypes_json(c.ci.quick_dtypes); }},
+    KeyRow{"ci", "thorough_timeout", "integer ≥ 1", "300", "int_at_least", "seconds a full CI run may take",
+           [](const Config& c) -> json { return c.ci.thorough_timeout; }},
+    KeyRow{"ci", "parallel_jobs", "integer ≥ 1", "1", "int_at_least", "ops validated in parallel",
+           [](const Config& c) -> json { return c.ci.parallel_jobs; }},
+    KeyRow{"ci", "quick_iterations", "integer 1 – 1,000,000", "20", "int_in_range",
+           "fuzz iterations per op in quick mode",
+           [](const Config& c) -> json { return c.ci.quick_iterations; }},
+    KeyRow{"ci", "fuzz_iterations", "integer 1 – 1,000,000", "100", "int_in_range",
+           "fuzz iterations per op in a full CI run",
+           [](const Config& c) -> json { return c.ci.fuzz_iterations; }},
+};
+
+// A TOML default as a Python literal: the defaults are numbers, strings, arrays of those and {}.
+std::string python_literal(std::string_view toml) {
+  if (toml.empty()) return "None";
+  if (toml == "true") return "True";
+  if (toml == "false") return "False";
+  return std::string(toml);
+}
+
+}  // namespace
+
+const std::span<const KeyRow> kKeyTable = kRows;
+
+std::vector<std::string_view> keys_of(std::string_view section) {
+  std::vector<std::string_view> keys;
+  for (const KeyRow& row : kKeyTable) {
+    if (row.section == section) keys.push_back(row.key);
+  }
+  return keys;
+}
+
+std::string python_keys_module() {
+  std::string out =
+      "# Generated from src/config/key_table.cpp by scripts/gen-config-keys.sh: edit the table, not this "
+      "file.\n"
+      "\"\"\"Every gpuemu.toml key as (section, key): its default as Python reads it (None: no literal "
+      "default).\"\"\"\n"
+      "\n"
+      "DEFAULTS = {\n";
+  for (const KeyRow& row : kKeyTable) {
+    out +=
+        fmt::format("    (\"{}\", \"{}\"): {},\n", row.section, row.key, python_literal(row.default_value));
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace gpuemu::config

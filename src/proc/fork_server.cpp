@@ -1,0 +1,286 @@
+// Fork servers (fork_server.hpp): one per interpreter and start-up environment, started on first
+// use and kept for the process's life; a request per worker over a SOCK_SEQPACKET socket with its pipes
+// attached.
+#include "proc/fork_server.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace gpuemu::proc {
+
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+constexpr std::string_view kWorkerModule = "gpuemu.worker";
+constexpr std::size_t kMaxReply = 64 * 1024;
+// A spawn is a fork: milliseconds. A reap follows a SIGKILL. Longer means the server is stuck.
+constexpr std::chrono::milliseconds kReplyTimeout{30000};
+
+// A worker command: PYTHON -m gpuemu.worker ARGS..., in a directory that exists (else spawn_child
+// says so in its own words).
+bool is_worker_command(const SpawnSpec& spec) {
+  std::error_code ec;
+  return spec.argv.size() >= 3 && spec.argv[1] == "-m" && spec.argv[2] == kWorkerModule &&
+         spec.stdin_fd < 0 && (spec.cwd.empty() || std::filesystem::is_directory(spec.cwd, ec));
+}
+
+// The environment spawn_child would give the child: ours with `extra` applied.
+std::map<std::string, std::string> child_environment(const Env& extra) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::size_t eq = entry.find('=');
+    if (eq != std::string_view::npos)
+      env.insert_or_assign(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  for (const auto& [name, value] : extra) env.insert_or_assign(name, value);
+  return env;
+}
+
+// What is read once, when Python starts (PYTHONPATH, PYTHONHASHSEED, ...) or when the server
+// loads numpy and its BLAS (OPENBLAS_NUM_THREADS, OMP_*, MKL_*, LD_*): a server started with other
+// values cannot give a worker these, so they pick the server.
+std::string startup_variables(const std::map<std::string, std::string>& env) {
+  constexpr std::array<std::string_view, 6> kPrefixes = {"PYTHON", "OPENBLAS", "OMP_",
+                                                         "MKL_",   "LD_",      "NUMPY"};
+  std::string joined;
+  for (const auto& [name, value] : env) {
+    if (std::ranges::any_of(kPrefixes, [&](std::string_view p) { return name.starts_with(p); }))
+      joined += name + "=" + value + '\n';
+  }
+  return joined;
+}
+
+bool send_packet(int socket, const std::string& data, std::span<const int> fds) {
+  iovec iov{const_cast<char*>(data.data()), data.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 3)> control{};
+  if (!fds.empty()) {
+    msg.msg_control = control.data();
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* header = CMSG_FIRSTHDR(&msg);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+  }
+  ssize_t n;
+  do {
+    n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(data.size());
+}
+
+// One reply packet as JSON; discarded (null) on timeout, end of stream or garbage.
+nlohmann::json receive_packet(int socket, std::chrono::milliseconds timeout) {
+  pollfd p{socket, POLLIN, 0};
+  int ready;
+  do {
+    ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  } while (ready < 0 && errno == EINTR);
+  if (ready <= 0) return nullptr;
+  std::string buffer(kMaxReply, '\0');
+  ssize_t n;
+  do {
+    n = ::recv(socket, buffer.data(), buffer.size(), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return nullptr;
+  buffer.resize(static_cast<std::size_t>(n));
+  auto reply = nlohmann::json::parse(buffer, nullptr, false);
+  return reply.is_object() ? reply : nlohmann::json(nullptr);
+}
+
+struct ChildPipes {
+  Fd stdin_r, stdin_w, stdout_r, stdout_w, stderr_r, stderr_w;
+};
+
+bool make_pipes(ChildPipes& pipes) {
+  std::array<std::pair<Fd*, Fd*>, 3> ends = {{{&pipes.stdin_r, &pipes.stdin_w},
+                                              {&pipes.stdout_r, &pipes.stdout_w},
+                                              {&pipes.stderr_r, &pipes.stderr_w}}};
+  for (auto [read_end, write_end] : ends) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+    *read_end = Fd(fds[0]);
+    *write_end = Fd(fds[1]);
+  }
+  return true;
+}
+
+class ForkServer final : public ForeignReaper, public std::enable_shared_from_this<ForkServer> {
+ public:
+  // Starts `python -m gpuemu.fork_server` and waits for its ready packet; null if either fails.
+  static std::shared_ptr<ForkServer> start(const std::string& python, const Env& extra_env,
+                                           std::chrono::milliseconds timeout) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return nullptr;
+    Fd ours(pair[0]);
+    Fd theirs(pair[1]);
+    SpawnSpec spec;
+    spec.argv = {python, "-m", "gpuemu.fork_server"};
+    spec.extra_env = extra_env;
+    spec.stdin_fd = theirs.get();
+    auto child = spawn_child(spec);
+    if (!child) return nullptr;
+    theirs.close();
+    auto server = std::shared_ptr<ForkServer>(new ForkServer(std::move(ours), std::move(*child)));
+    const nlohmann::json ready = receive_packet(server->socket_.get(), timeout);
+    if (!ready.is_object() || ready.value("type", "") != "ready") return nullptr;  // the destructor kills it
+    return server;
+  }
+
+  ~ForkServer() override { shut_down(); }
+
+  // Ends the server and reaps it, so no zombie of ours outlives gpuemu (in a container whose
+  // init does not reap orphans, it would stay). Its workers are gpuemu's to kill, and are by then.
+  void shut_down() {
+    std::lock_guard lock(mutex_);
+    discard_locked();
+  }
+
+  bool usable() const {
+    std::lock_guard lock(mutex_);
+    return !broken_;
+  }
+
+  // `environment` is the child's whole environment (child_environment of the spec), not a
+  // difference: ours may have changed since the server started.
+  std::optional<SpawnedChild> spawn(const SpawnSpec& spec,
+                                    const std::map<std::string, std::string>& environment) {
+    ChildPipes pipes;
+    if (!make_pipes(pipes)) return std::nullopt;
+    nlohmann::json request = {{"op", "spawn"},
+                              {"argv", std::vector<std::string>(spec.argv.begin() + 3, spec.argv.end())},
+                              {"cwd", spec.cwd.string()},
+                              {"env", environment}};
+    const std::array<int, 3> fds = {pipes.stdin_r.get(), pipes.stdout_w.get(), pipes.stderr_w.get()};
+    const nlohmann::json reply = call(request, fds);
+    if (!reply.contains("pid") || !reply["pid"].is_number_integer()) return std::nullopt;
+    SpawnedChild child;
+    child.pid = reply["pid"].get<pid_t>();
+    child.reaper = shared_from_this();
+    // Without a pidfd, nothing but the server could tell that the worker exited.
+    child.pidfd = open_pidfd(child.pid);
+    if (!child.pidfd.valid()) {
+      kill_group(child.pid);
+      reap(child.pid);
+      return std::nullopt;
+    }
+    adopt_stdio(child, std::move(pipes.stdin_w), std::move(pipes.stdout_r), std::move(pipes.stderr_r));
+    return child;
+  }
+
+  ExitStatus reap(pid_t pid) override {
+    ExitStatus status;
+    const nlohmann::json reply = call({{"op", "reap"}, {"pid", pid}}, {});
+    if (!reply.contains("code") || !reply["code"].is_number_integer()) return status;
+    const int code = reply["code"].get<int>();
+    if (code >= 0) {
+      status.exited = true;
+      status.code = code;
+    } else {
+      status.signaled = true;
+      status.signal = -code;
+    }
+    return status;
+  }
+
+ private:
+  ForkServer(Fd socket, SpawnedChild server) : socket_(std::move(socket)), server_(std::move(server)) {}
+
+  // One request and its reply, one at a time (job threads share the server). A server that does
+  // not answer is broken for good: later workers are spawned directly.
+  nlohmann::json call(const nlohmann::json& request, std::span<const int> fds) {
+    std::lock_guard lock(mutex_);
+    if (broken_) return nullptr;
+    nlohmann::json reply;
+    if (send_packet(socket_.get(), request.dump(), fds)) reply = receive_packet(socket_.get(), kReplyTimeout);
+    if (reply.is_null()) discard_locked();
+    return reply;
+  }
+
+  // Not used again: the server is killed and reaped at once, so a dead one is no zombie of ours
+  // for the rest of the run. Its workers are gpuemu's to kill (their process groups are theirs).
+  void discard_locked() {
+    broken_ = true;
+    socket_.close();
+    if (server_.pid > 0) {
+      kill_group(server_.pid);
+      proc::reap(server_.pid);  // our own child, not one of the server's
+      server_.pid = -1;
+    }
+  }
+
+  mutable std::mutex mutex_;
+  Fd socket_;
+  SpawnedChild server_;
+  bool broken_ = false;
+};
+
+using ServerKey = std::pair<std::string, std::string>;  // interpreter, startup_variables()
+
+// The servers of this process. A key whose server could not start maps to null: it is not tried
+// again (each try would cost a whole interpreter start). At exit every server is shut down.
+struct ServerRegistry {
+  std::mutex mutex;
+  std::map<ServerKey, std::shared_ptr<ForkServer>> servers;
+  ~ServerRegistry() {
+    for (auto& [key, server] : servers) {
+      if (server) server->shut_down();
+    }
+  }
+};
+
+ServerRegistry& registry() {
+  static ServerRegistry instance;
+  return instance;
+}
+
+}  // namespace
+
+std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
+                                                   std::chrono::milliseconds start_timeout) {
+  if (!fork_server_enabled() || !is_worker_command(spec)) return std::nullopt;
+  ignore_sigpipe();
+  const std::map<std::string, std::string> environment = child_environment(spec.extra_env);
+  std::shared_ptr<ForkServer> server;
+  {
+    ServerRegistry& known = registry();
+    std::lock_guard lock(known.mutex);
+    ServerKey key{spec.argv[0], startup_variables(environment)};
+    auto it = known.servers.find(key);
+    if (it == known.servers.end()) {
+      it = known.servers.emplace(key, ForkServer::start(key.first, spec.extra_env, start_timeout)).first;
+    }
+    server = it->second;
+  }
+  if (!server || !server->usable()) return std::nullopt;
+  return server->spawn(spec, environment);
+}
+
+bool fork_server_enabled() {
+  const char* flag = std::getenv("GPUEMU_FORK_SERVER");
+  return flag == nullptr || std::string_view(flag) != "0";
+}
+
+}  // namespace gpuemu::proc

@@ -1,0 +1,188 @@
+// SharedFile, InputArena and OutputFiles (shared_file.hpp): memfds that hold a case's inputs once for
+// every worker of the session to map, and a worker's outputs for us to read in place.
+#include "wire/shared_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+namespace gpuemu::wire {
+
+namespace {
+
+constexpr std::uint64_t kAlign = 64;  // each tensor starts on a cache line (and numpy's preferred alignment)
+constexpr std::uint64_t kMinFile = std::uint64_t{1} << 20;
+constexpr std::uint64_t kMostFirstOutputFile = std::uint64_t{16}
+                                               << 20;  // a worker fills it whole when it maps it
+
+std::uint64_t align_up(std::uint64_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+constexpr std::size_t kMostPooledFiles = 8;
+constexpr std::uint64_t kMostPooledBytes = std::uint64_t{128} << 20;
+
+// The files no one uses (SharedFile::reuse_or_create), oldest first.
+struct FilePool {
+  std::mutex mutex;
+  std::deque<SharedFile*> files;
+  std::uint64_t bytes = 0;
+};
+
+FilePool& file_pool() {
+  static FilePool* const pool = new FilePool;  // never destroyed: a file let go at exit must find it
+  return *pool;
+}
+
+void give_back(SharedFile* file) {
+  FilePool& pool = file_pool();
+  std::vector<SharedFile*> dropped;
+  {
+    std::lock_guard lock(pool.mutex);
+    pool.files.push_back(file);
+    pool.bytes += file->size();
+    while (pool.files.size() > kMostPooledFiles || pool.bytes > kMostPooledBytes) {
+      dropped.push_back(pool.files.front());
+      pool.bytes -= pool.files.front()->size();
+      pool.files.pop_front();
+    }
+  }
+  for (SharedFile* old : dropped) delete old;  // unmapped and closed outside the lock
+}
+
+SharedFile* take_pooled(std::uint64_t size, std::uint64_t most) {
+  FilePool& pool = file_pool();
+  std::lock_guard lock(pool.mutex);
+  auto best = pool.files.end();
+  for (auto it = pool.files.begin(); it != pool.files.end(); ++it) {
+    const std::uint64_t have = (*it)->size();
+    if (have >= size && have <= most && (best == pool.files.end() || have < (*best)->size())) best = it;
+  }
+  if (best == pool.files.end()) return nullptr;
+  SharedFile* file = *best;
+  pool.bytes -= file->size();
+  pool.files.erase(best);
+  return file;
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<SharedFile>> SharedFile::reuse_or_create(std::uint64_t size, std::uint64_t most) {
+  SharedFile* file = take_pooled(size, most > 0 ? std::max(most, size) : 4 * size);
+  if (file == nullptr) {
+    file = TRY(make(size));
+  }
+  return std::shared_ptr<SharedFile>(file, give_back);
+}
+
+Expected<std::shared_ptr<SharedFile>> SharedFile::create(std::uint64_t size) {
+  return std::shared_ptr<SharedFile>(TRY(make(size)));
+}
+
+Expected<SharedFile*> SharedFile::make(std::uint64_t size) {
+  const int fd = ::memfd_create("gpuemu-inputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return fail(ErrorKind::io, fmt::format("memfd_create failed: {}", std::strerror(errno)));
+  // Sealed against shrinking: a worker can open the file by its /proc name, and one that truncated
+  // it would make our next write through the mapping a SIGBUS.
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return fail(ErrorKind::io,
+                fmt::format("cannot size an input file to {} bytes: {}", size, std::strerror(err)));
+  }
+  void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (at == MAP_FAILED) {
+    const int err = errno;
+    ::close(fd);
+    return fail(ErrorKind::io,
+                fmt::format("cannot map an input file of {} bytes: {}", size, std::strerror(err)));
+  }
+  return new SharedFile(fd, static_cast<std::byte*>(at), size);
+}
+
+SharedFile::SharedFile(int fd, std::byte* data, std::uint64_t size)
+    : fd_(fd), data_(data), size_(size), path_(fmt::format("/proc/{}/fd/{}", ::getpid(), fd)) {}
+
+SharedFile::~SharedFile() {
+  ::munmap(data_, size_);
+  ::close(fd_);
+}
+
+bool names_input_file(std::string_view segment) {
+  return segment.starts_with("/proc/");
+}
+
+namespace {
+
+bool shared_files_enabled() {
+  const char* flag = std::getenv("GPUEMU_MAPPED_INPUTS");
+  return flag == nullptr || std::string_view(flag) != "0";
+}
+
+}  // namespace
+
+InputArena::InputArena() : enabled_(shared_files_enabled()) {}
+
+OutputFiles::OutputFiles() : enabled_(shared_files_enabled()) {}
+
+std::shared_ptr<SharedFile> OutputFiles::offer() {
+  if (!enabled_) return nullptr;
+  // A file an earlier case's outputs still view is left alone: those bytes must not change.
+  if (!file_ || file_.use_count() > 1 || file_->size() < want_) {
+    const std::uint64_t size = std::max(kMinFile, want_);
+    file_.reset();
+    // The first offer cannot know the outputs' size: a pooled file up to kMostFirstOutputFile (an
+    // earlier op's, sized for its outputs) spares the first calls a worker's segment and a new file.
+    auto made = SharedFile::reuse_or_create(size + size / 4, want_ == 0 ? kMostFirstOutputFile : 0);
+    if (!made) {
+      enabled_ = false;
+      return nullptr;
+    }
+    file_ = std::move(*made);
+  }
+  return file_;
+}
+
+std::optional<tensor::NamedTensors> InputArena::place(const tensor::NamedTensors& inputs) {
+  if (!enabled_) return std::nullopt;
+  std::uint64_t need = 0;
+  for (const auto& [name, t] : inputs) need += align_up(t.data.size());
+  // A file some tensor still views (a caller kept a case's inputs) is left alone: its bytes stay valid.
+  if (!file_ || file_.use_count() > 1 || file_->size() < need) {
+    const std::uint64_t size =
+        std::max({kMinFile, need, file_ && file_.use_count() == 1 ? file_->size() : 0});
+    file_.reset();
+    auto made = SharedFile::reuse_or_create(size + size / 4);  // room to grow a little before the next file
+    if (!made) {
+      enabled_ = false;
+      return std::nullopt;
+    }
+    file_ = std::move(*made);
+  }
+  tensor::NamedTensors placed;
+  std::uint64_t offset = 0;
+  for (const auto& [name, t] : inputs) {
+    tensor::Tensor view;
+    view.dtype = t.dtype;
+    view.shape = t.shape;
+    view.strides = t.strides;
+    const std::size_t n = t.data.size();
+    if (n > 0) std::memcpy(file_->data() + offset, t.data.data(), n);
+    view.data = tensor::Storage::view(file_, {file_->data() + offset, n}, file_->path(), offset);
+    placed.emplace(name, std::move(view));
+    offset += align_up(n);
+  }
+  return placed;
+}
+
+}  // namespace gpuemu::wire
