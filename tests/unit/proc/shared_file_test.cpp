@@ -183,21 +183,21 @@ TEST(InputFiles, AWorkerThatCannotOpenTheFileGetsTheBytes) {
 // quarter of it), pages and bytes as they were; a file still held, or one that does not fit, is not
 // handed out.
 TEST(SharedFilePool, AFileLetGoServesTheNextRequestItFits) {
-  auto made = SharedFile::reuse_or_create(40u << 20);
+  auto made = wire::SharedFile::reuse_or_create(40u << 20);
   ASSERT_TRUE(made) << made.error().message;
-  std::shared_ptr<SharedFile> first = std::move(*made);
-  const SharedFile* const first_file = first.get();
+  std::shared_ptr<wire::SharedFile> first = std::move(*made);
+  const wire::SharedFile* const first_file = first.get();
   EXPECT_GE(first->size(), 40u << 20);
   std::memset(first->data(), 0x5a, 64);
-  auto while_held = SharedFile::reuse_or_create(39u << 20);
+  auto while_held = wire::SharedFile::reuse_or_create(39u << 20);
   ASSERT_TRUE(while_held);
   EXPECT_NE(while_held->get(), first_file) << "a file someone holds is not handed out";
-  while_held->reset();                                     // a 39 MiB file in the pool now
-  first.reset();                                           // and the 40 MiB one
-  auto too_small = SharedFile::reuse_or_create(9u << 20);  // both are over four times that
+  while_held->reset();                                           // a 39 MiB file in the pool now
+  first.reset();                                                 // and the 40 MiB one
+  auto too_small = wire::SharedFile::reuse_or_create(9u << 20);  // both are over four times that
   ASSERT_TRUE(too_small);
   EXPECT_NE(too_small->get(), first_file);
-  auto fits = SharedFile::reuse_or_create((39u << 20) + 1);  // only the 40 MiB file is that large
+  auto fits = wire::SharedFile::reuse_or_create((39u << 20) + 1);  // only the 40 MiB file is that large
   ASSERT_TRUE(fits);
   ASSERT_EQ(fits->get(), first_file);
   EXPECT_EQ((*fits)->data()[63], std::byte{0x5a});
