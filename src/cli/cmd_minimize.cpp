@@ -89,15 +89,9 @@ class MinimizeCommand final : public Command {
             {"dims", result.minimized_case.dims},
             {"message", result.minimized.verdict.message}}},
           {"kind", check::failure_kind_name(result.original.verdict.kind)},
-          {"steps", result.steps},
-          {"attempts", result.attempts},
-          {"max_iters", options.max_iters},
-          {"out_of_budget", result.out_of_budget_in.has_value()},
-          {"stopped_in", result.out_of_budget_in
-                             ? nlohmann::json(engine::minimize_phase_name(*result.out_of_budget_in))
-                             : nlohmann::json()},
           {"stored", stored_seed.has_value()},
           {"replay", replay}};
+      doc.update(engine::search_json(result, options));
       std::cout << util::dump_json(doc) << "\n";
     } else {
       std::cout << fmt::format("minimized {} seed {} ({}) in {} steps, {} runs\n", resolved.op->name, seed,

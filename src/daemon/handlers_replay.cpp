@@ -111,16 +111,8 @@ Result<Reply> handle_minimize(DaemonState& state, Message& message, const Fields
   original["shapes"] = shapes_json(replay.c);
   auto minimized = record_json(result.minimized, at, 0, true, minimized_id);
   minimized["shapes"] = shapes_json(result.minimized_case);
-  reply.header = {{"original", std::move(original)},
-                  {"minimized", minimized},
-                  {"result", minimized},
-                  {"steps", result.steps},
-                  {"attempts", result.attempts},
-                  {"max_iters", options.max_iters},
-                  {"out_of_budget", result.out_of_budget_in.has_value()},
-                  {"stopped_in", result.out_of_budget_in
-                                     ? nlohmann::json(engine::minimize_phase_name(*result.out_of_budget_in))
-                                     : nlohmann::json()}};
+  reply.header = {{"original", std::move(original)}, {"minimized", minimized}, {"result", minimized}};
+  reply.header.update(engine::search_json(result, options));
   add_tensors(reply, result.minimized_case.inputs, result.minimized_case.input_order, "input/");
   return reply;
 }

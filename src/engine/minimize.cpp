@@ -335,6 +335,16 @@ std::string_view minimize_phase_name(MinimizePhase phase) {
   return phase == MinimizePhase::dims ? "dims" : "values";
 }
 
+nlohmann::json search_json(const MinimizeResult& result, const MinimizeOptions& options) {
+  return {
+      {"steps", result.steps},
+      {"attempts", result.attempts},
+      {"max_iters", options.max_iters},
+      {"out_of_budget", result.out_of_budget_in.has_value()},
+      {"stopped_in", result.out_of_budget_in ? nlohmann::json(minimize_phase_name(*result.out_of_budget_in))
+                                             : nlohmann::json()}};
+}
+
 Tensor sub_block(const Tensor& contiguous, const tensor::Shape& offsets, const tensor::Shape& sizes) {
   // A block that leaves the tensor would read past its data: refuse it loudly (a bug in the caller).
   bool inside = contiguous.is_contiguous() && offsets.size() == contiguous.shape.size() &&

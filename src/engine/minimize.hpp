@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/op_session.hpp"
 #include "fuzz/case.hpp"
 
@@ -35,6 +37,10 @@ struct MinimizeResult {
   // found so far, and the phase says where the search stopped.
   std::optional<MinimizePhase> out_of_budget_in;
 };
+
+// The search's own fields of a minimization's JSON, the same in the CLI's output and the daemon's
+// reply: steps, attempts, max_iters, out_of_budget and stopped_in (the phase, or null).
+nlohmann::json search_json(const MinimizeResult& result, const MinimizeOptions& options);
 
 // `original` must fail; the result keeps its failure kind. Errors only for fatal conditions.
 Expected<MinimizeResult> minimize(OpSession& session, const fuzz::Case& original,

@@ -16,7 +16,7 @@ import re
 import stat
 from typing import Any, Iterable
 
-__all__ = ["InputFileUnavailable", "map_input_files", "map_own_file", "populate", "PATTERN"]
+__all__ = ["InputFileUnavailable", "file_ends", "map_input_files", "map_own_file", "populate", "PATTERN"]
 
 # What a call may name: gpuemu's own descriptor, through /proc (a memfd has no other name).
 PATTERN = re.compile(r"/proc/[0-9]+/fd/[0-9]+")
@@ -80,6 +80,12 @@ def map_input_files(entries: Iterable[dict]) -> dict[str, memoryview]:
     """{path: writable memoryview of the whole mapped range} for every "file" the entries name, each
     mapped once, up to the furthest byte an entry names. Raises ValueError for a malformed entry or a
     file too short, InputFileUnavailable when a file cannot be opened or mapped here."""
+    return {path: memoryview(_map(path, end)) for path, end in file_ends(entries).items()}
+
+
+def file_ends(entries: Iterable[dict]) -> dict[str, int]:
+    """{path: the furthest byte any entry names in it} for every "file" the entries name. Raises
+    ValueError for a negative offset or size."""
     ends: dict[str, int] = {}
     for entry in entries:
         path = entry.get("file")
@@ -89,4 +95,4 @@ def map_input_files(entries: Iterable[dict]) -> dict[str, memoryview]:
         if offset < 0 or nbytes < 0:
             raise ValueError(f"tensor {entry.get('name')!r}: negative offset {offset} or nbytes {nbytes}")
         ends[str(path)] = max(ends.get(str(path), 0), offset + nbytes)
-    return {path: memoryview(_map(path, end)) for path, end in ends.items()}
+    return ends

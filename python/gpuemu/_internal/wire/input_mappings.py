@@ -20,7 +20,7 @@ from typing import Iterable
 
 import numpy as np
 
-from gpuemu._internal.wire.input_files import PATTERN, map_input_files, map_own_file, populate
+from gpuemu._internal.wire.input_files import PATTERN, file_ends, map_input_files, map_own_file, populate
 from gpuemu._internal.wire.input_guard import copied_pages
 
 __all__ = ["InputMappings"]
@@ -50,16 +50,7 @@ class InputMappings:
         entries = list(entries)
         if not self._keep:
             return map_input_files(entries)
-        ends: dict[str, int] = {}
-        for entry in entries:
-            path = entry.get("file")
-            if path is None:
-                continue
-            offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
-            if offset < 0 or nbytes < 0:
-                raise ValueError(f"tensor {entry.get('name')!r}: negative offset {offset} or nbytes {nbytes}")
-            ends[str(path)] = max(ends.get(str(path), 0), offset + nbytes)
-        return {path: self._view(path, end) for path, end in ends.items()}
+        return {path: self._view(path, end) for path, end in file_ends(entries).items()}
 
     def _view(self, path: str, end: int) -> memoryview:
         if not PATTERN.fullmatch(path):
