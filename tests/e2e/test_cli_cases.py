@@ -24,7 +24,7 @@ PATTERNS = {
     "NUM": r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?",
     "ANY": r".*",
 }
-PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
+PATTERN_MARK = re.compile(r"\{\{([A-Z]+)\}\}")
 HEADERS = ("run", "exit", "config", "scripts")
 
 
@@ -86,7 +86,7 @@ def line_pattern(expected: str, root: Path) -> re.Pattern:
     """An expected line as a regular expression that must match a whole output line."""
     parts = []
     last = 0
-    for m in PLACEHOLDER.finditer(expected):
+    for m in PATTERN_MARK.finditer(expected):
         parts.append(re.escape(expected[last:m.start()]))
         name = m.group(1)
         if name == "ROOT":
