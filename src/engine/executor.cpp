@@ -197,7 +197,9 @@ class RunExecutor {
       }
       OpSession& session = session_for(sessions, item.op_index);
       warm_up_next_op(sessions, *index);
-      auto record = session.run_seed(item.seed, seed_after(item));
+      // With one job thread the next item is this thread's: it starts while this case is judged.
+      auto record = session.run_seed(item.seed, seed_after(item),
+                                     threads_ == 1 ? OpSession::Ahead::run : OpSession::Ahead::make);
       if (proc::cancel_requested()) {  // the case was interrupted: its record is no result
         cancelled_ = true;
         return;

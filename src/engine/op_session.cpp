@@ -53,16 +53,6 @@ Expected<void> fatal_if_unstartable(const proc::RunOutcome& outcome) {
   return {};
 }
 
-// How long the op and the reference ran at the same time: counted in both, taken off once from
-// their sum so that wall = op + reference - overlap + gpuemu's share (docs/result-json.md "timing").
-double overlap_secs(const proc::RunOutcome& op, const proc::RunOutcome& reference) {
-  std::vector<util::TimeSpan> spans = op.spans;
-  spans.insert(spans.end(), reference.spans.begin(), reference.spans.end());
-  const auto both = op.inside + reference.inside - util::covered(std::move(spans));
-  const auto bounded = std::clamp(both, std::chrono::nanoseconds(0), std::min(op.inside, reference.inside));
-  return std::chrono::duration<double>(bounded).count();
-}
-
 // Off with GPUEMU_PARALLEL_REFERENCE=0 (docs/worker-protocol.md "The op and the reference at the same time").
 bool parallel_reference_wanted() {
   const char* value = std::getenv("GPUEMU_PARALLEL_REFERENCE");
@@ -156,6 +146,10 @@ OpSession::OpSession(const config::Config& config, const config::OpConfig& op,
   reference_runner_ = make(op.reference, runner_settings(config, op, "reference"));
 }
 
+OpSession::~OpSession() {
+  drop_started();
+}
+
 void OpSession::warm_up() {
   if (op_runner_) op_runner_->warm_up();
   reference_runner_->warm_up();
@@ -177,8 +171,13 @@ OpSession::PreparedCase OpSession::take_prepared(std::uint64_t seed) {
   return prepare(seed, 0);  // nothing is being made ahead now: either file is free
 }
 
-Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed) {
+Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed,
+                                                 Ahead ahead) {
   const auto start = Clock::now();
+  if (started_ && started_->seed != seed) drop_started();
+  // Cases start ahead only where the op and the reference run at once, each on a thread of its own.
+  if (started_ || (ahead == Ahead::run && parallel_reference_ && op_runner_))
+    return run_started(seed, ahead == Ahead::run ? next_seed : std::nullopt, start);
   PreparedCase current = take_prepared(seed);
   if (next_seed && current.c && input_bytes(*current.c) <= most_bytes_made_ahead_) {
     // Made while this case runs, in the other input file: the workers read this one meanwhile.
@@ -190,6 +189,81 @@ Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::option
   // The wall time includes generating the case (or waiting for it), which run_case cannot see.
   record.timing.wall_secs = seconds_since(start);
   return record;
+}
+
+OpSession::StartedCase OpSession::hand_to_workers(std::shared_future<PreparedCase> prepared,
+                                                  std::uint64_t seed, int arena) {
+  StartedCase started{seed, arena, prepared, {}, {}};
+  // Each job lets go of the case before its result is handed over: the case's input file is free
+  // again by the time the caller sees both results (InputArena::place makes a new file otherwise).
+  started.op = op_caller_.submit(
+      [this, prepared, token = proc::current_cancel(), abandoned = started.abandoned]() mutable {
+        const proc::CancelScope scope(token, abandoned);
+        proc::RunOutcome outcome;
+        if (const PreparedCase& p = prepared.get(); p.c) {
+          const tensor::NamedTensors& inputs = p.placed ? *p.placed : p.c->inputs;
+          const proc::RunRequest request{op_.name,    p.c->params.dtype, &inputs,  &p.c->input_order,
+                                         &op_.kwargs, stop_at_,          p.c->seed};
+          outcome = op_runner_->run(request);
+        }
+        prepared = {};
+        return outcome;
+      });
+  started.reference = reference_caller_.submit(
+      [this, prepared, token = proc::current_cancel(), abandoned = started.abandoned]() mutable {
+        const proc::CancelScope scope(token, abandoned);
+        proc::RunOutcome outcome;
+        if (const PreparedCase& p = prepared.get(); p.c)
+          outcome = run_reference(*p.c, nullptr, p.placed ? &*p.placed : nullptr);
+        prepared = {};
+        return outcome;
+      });
+  return started;
+}
+
+void OpSession::drop_started() {
+  if (!started_) return;
+  StartedCase dropped = std::move(*started_);
+  started_.reset();
+  dropped.abandoned->store(true);
+  // Its calls end before another call reaches the same workers; what they threw is no result.
+  for (auto* call : {&dropped.op, &dropped.reference}) {
+    try {
+      (void)call->get();
+    } catch (...) {
+    }
+  }
+}
+
+Expected<result::CaseRecord> OpSession::run_started(std::uint64_t seed,
+                                                    std::optional<std::uint64_t> next_seed,
+                                                    Clock::time_point start) {
+  StartedCase current;
+  if (started_) {
+    current = std::move(*started_);
+    started_.reset();
+  } else {
+    std::promise<PreparedCase> made;
+    PreparedCase prepared = take_prepared(seed);
+    const int arena = prepared.arena;
+    made.set_value(std::move(prepared));
+    current = hand_to_workers(made.get_future().share(), seed, arena);
+  }
+  const PreparedCase& prepared = current.prepared.get();
+  if (next_seed && prepared.c && input_bytes(*prepared.c) <= most_bytes_made_ahead_) {
+    // Made in the other input file, which the case before used: both its calls have come back.
+    const int arena = 1 - current.arena;
+    started_ = hand_to_workers(
+        maker_.submit([this, next = *next_seed, arena] { return prepare(next, arena); }).share(), *next_seed,
+        arena);
+  }
+  RawOutputs raw;
+  raw.op = current.op.get();  // what a call threw is rethrown here, where the request's handler catches it
+  raw.reference = current.reference.get();
+  if (!prepared.c) return std::unexpected(prepared.c.error());
+  TRY(fatal_if_unstartable(raw.reference));
+  TRY(fatal_if_unstartable(raw.op));
+  return judged(*prepared.c, std::move(raw), start);
 }
 
 proc::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
@@ -215,6 +289,7 @@ proc::RunOutcome OpSession::run_reference(const fuzz::Case& c, const nlohmann::j
 }
 
 Expected<OpSession::RawOutputs> OpSession::run_raw(const fuzz::Case& c) {
+  drop_started();
   return run_placed(c, place_now(c));
 }
 
@@ -311,14 +386,36 @@ std::optional<tensor::NamedTensors> OpSession::place_now(const fuzz::Case& c) {
 }
 
 Expected<result::CaseRecord> OpSession::run_case(const fuzz::Case& c) {
+  drop_started();
   return run_prepared(c, place_now(c));
 }
 
 Expected<result::CaseRecord> OpSession::run_prepared(const fuzz::Case& c,
                                                      const std::optional<tensor::NamedTensors>& placed) {
   const auto start = Clock::now();
+  return judged(c, TRY(run_placed(c, placed)), start);
+}
+
+double OpSession::overlap_secs(const proc::RunOutcome& op, const proc::RunOutcome& reference) {
+  std::vector<util::TimeSpan> spans = op.spans;
+  spans.insert(spans.end(), reference.spans.begin(), reference.spans.end());
+  std::vector<util::TimeSpan> with_before = last_spans_;
+  with_before.insert(with_before.end(), spans.begin(), spans.end());
+  // The time this case's calls covered that no earlier call had: a case started ahead may have run
+  // while the case before ran its other call (at most one case before it is still running then).
+  const auto newly = util::covered(std::move(with_before)) - util::covered(last_spans_);
+  const auto already = util::covered(spans) - newly;  // covered by the case before too
+  last_spans_ = std::move(spans);
+  const auto both = op.inside + reference.inside - newly;
+  // The two calls of one case overlap by at most the shorter one.
+  const auto most = std::min(op.inside, reference.inside) + already;
+  const auto bounded =
+      std::clamp(both, std::chrono::nanoseconds(0), std::min(most, op.inside + reference.inside));
+  return std::chrono::duration<double>(bounded).count();
+}
+
+result::CaseRecord OpSession::judged(const fuzz::Case& c, RawOutputs raw, Clock::time_point start) {
   result::CaseRecord record = new_record(c);
-  auto raw = TRY(run_placed(c, placed));
   // A case cut at the time budget has no verdict: the executor reports it apart and counts it nowhere.
   record.cut = raw.reference.failure == proc::RunFailure::cut || raw.op.failure == proc::RunFailure::cut;
   judge(record, c, raw.reference, raw.op, true);
@@ -337,6 +434,7 @@ Expected<result::CaseRecord> OpSession::run_prepared(const fuzz::Case& c,
 
 Expected<result::CaseRecord> OpSession::check_output(const fuzz::Case& c, tensor::NamedTensors outputs,
                                                      const nlohmann::json* kwargs) {
+  drop_started();
   const auto start = Clock::now();
   result::CaseRecord record = new_record(c);
   const proc::RunOutcome ref = run_reference(c, kwargs);

@@ -3,19 +3,23 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <future>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "check/compare.hpp"
 #include "config/config.hpp"
 #include "engine/task_thread.hpp"
 #include "fuzz/case.hpp"
+#include "proc/cancel.hpp"
 #include "proc/runner.hpp"
 #include "result/run_result.hpp"
 #include "util/error.hpp"
+#include "util/time_spans.hpp"
 #include "wire/shared_file.hpp"
 
 namespace gpuemu::engine {
@@ -29,12 +33,29 @@ class OpSession {
   // `runners` makes the op's and the reference's runners (empty: proc::make_runner).
   OpSession(const config::Config& config, const config::OpConfig& op,
             const proc::RunnerFactory& runners = {});
+  // A case started ahead and never asked for (the run stopped: fail_fast, its time budget, an
+  // error) is cancelled, not run to its end.
+  ~OpSession();
+  OpSession(const OpSession&) = delete;
+  OpSession& operator=(const OpSession&) = delete;
+
+  // What run_seed does with the case of `next_seed` while the current one runs.
+  enum class Ahead {
+    // Generates and places its inputs on another thread (a wrong guess only costs that work): for
+    // a caller that expects, but does not know, to run it next (another job thread may take it).
+    make,
+    // Also hands it to the op's and the reference's workers, each as soon as it is done with the
+    // current case, while this thread judges the current one: for a caller that knows it runs
+    // that seed next (one job thread). A wrong guess costs a case run and thrown away, and the
+    // workers then saw a case the run does not report; docs/worker-protocol.md, "Cases started ahead".
+    run,
+  };
 
   // Generates the case for `seed` and runs it. Errors only for fatal conditions (the
   // interpreter cannot start, the schema cannot be resolved); script misbehaviour is a verdict.
-  // `next_seed`, the seed the caller expects to run next on this session: its case is generated
-  // and placed on another thread while this one runs (a wrong guess only costs that work).
-  Expected<result::CaseRecord> run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed = {});
+  // `next_seed`, the seed the caller expects to run next on this session: see Ahead.
+  Expected<result::CaseRecord> run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed = {},
+                                        Ahead ahead = Ahead::make);
 
   // Runs a case whose inputs are given (a stored snapshot, or a minimizer's candidate).
   Expected<result::CaseRecord> run_case(const fuzz::Case& c);
@@ -65,7 +86,9 @@ class OpSession {
   static constexpr std::uint64_t kMostBytesMadeAhead = 256ull << 20;
   void set_most_bytes_made_ahead(std::uint64_t bytes) { most_bytes_made_ahead_ = bytes; }
   // Whether a case is being (or was) made ahead and not yet taken (tests watch this).
-  bool making_ahead() const { return ahead_.valid(); }
+  bool making_ahead() const { return ahead_.valid() || started_.has_value(); }
+  // Whether a case was handed to the workers ahead and not yet taken (tests watch this).
+  bool started_ahead() const { return started_.has_value(); }
 
   // The run's time budget: a case still running then is killed and its record marked `cut`.
   void set_stop_at(std::chrono::steady_clock::time_point stop_at) { stop_at_ = stop_at; }
@@ -96,6 +119,29 @@ class OpSession {
   Expected<RawOutputs> run_placed(const fuzz::Case& c, const std::optional<tensor::NamedTensors>& placed);
   Expected<result::CaseRecord> run_prepared(const fuzz::Case& c,
                                             const std::optional<tensor::NamedTensors>& placed);
+  // The record of a case both of whose calls came back: judged, timed, its inputs kept if it failed.
+  result::CaseRecord judged(const fuzz::Case& c, RawOutputs raw, std::chrono::steady_clock::time_point start);
+  // How long this case's calls ran at the same time as another call of this session: each other's,
+  // or (a case started ahead) the calls of the case before. Remembers this case's spans.
+  double overlap_secs(const proc::RunOutcome& op, const proc::RunOutcome& reference);
+
+  // A case handed to the workers: its inputs made (or being made) on maker_, the op's and the
+  // reference's calls queued on their threads behind the calls of the case before.
+  struct StartedCase {
+    std::uint64_t seed = 0;
+    int arena = 0;
+    std::shared_future<PreparedCase> prepared;
+    std::future<proc::RunOutcome> op;
+    std::future<proc::RunOutcome> reference;
+    // Set when the case is abandoned: its calls stop as if cancelled.
+    proc::CancelToken abandoned = std::make_shared<std::atomic<bool>>(false);
+  };
+  StartedCase hand_to_workers(std::shared_future<PreparedCase> prepared, std::uint64_t seed, int arena);
+  Expected<result::CaseRecord> run_started(std::uint64_t seed, std::optional<std::uint64_t> next_seed,
+                                           std::chrono::steady_clock::time_point start);
+  // Stops the case started ahead, if any, and throws its outcome away (a wrong guess; another way
+  // of running a case needs the workers; the session ends): its calls are cancelled, and waited for.
+  void drop_started();
 
   const config::Config& config_;
   const config::OpConfig& op_;
@@ -105,13 +151,19 @@ class OpSession {
   std::array<wire::InputArena, 2> input_arenas_;
   std::optional<std::chrono::steady_clock::time_point> stop_at_;
   bool parallel_reference_;  // the op and the reference run at the same time
-  // The threads that call the op (while this one runs the reference) and make the next case,
-  // kept for the session (declared after what their jobs use: joined first).
+  // The spans of the last case's calls (overlap_secs).
+  std::vector<util::TimeSpan> last_spans_;
+  // The threads that call the op (while this one runs the reference, or judges), call the reference
+  // (cases started ahead) and make the next case, kept for the session (declared after what their
+  // jobs use: joined first, after running what is queued).
   TaskThread op_caller_;
+  TaskThread reference_caller_;
   TaskThread maker_;
   // The next case, being made by maker_.
   std::future<PreparedCase> ahead_;
   int ahead_arena_ = 1;
+  // The next case, handed to the workers (Ahead::run).
+  std::optional<StartedCase> started_;
   std::uint64_t most_bytes_made_ahead_ = kMostBytesMadeAhead;
 };
 

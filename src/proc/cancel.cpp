@@ -7,6 +7,11 @@ namespace gpuemu::proc {
 namespace {
 
 thread_local CancelToken current;
+thread_local CancelToken also_current;
+
+bool is_set(const CancelToken& token) {
+  return token && token->load(std::memory_order_relaxed);
+}
 
 }  // namespace
 
@@ -15,13 +20,20 @@ const CancelToken& current_cancel() {
 }
 
 bool cancel_requested() {
-  return current && current->load(std::memory_order_relaxed);
+  return is_set(current) || is_set(also_current);
 }
 
-CancelScope::CancelScope(CancelToken token) : previous_(std::exchange(current, std::move(token))) {}
+bool cancel_possible() {
+  return current || also_current;
+}
+
+CancelScope::CancelScope(CancelToken token, CancelToken also)
+    : previous_(std::exchange(current, std::move(token))),
+      previous_also_(std::exchange(also_current, std::move(also))) {}
 
 CancelScope::~CancelScope() {
   current = std::move(previous_);
+  also_current = std::move(previous_also_);
 }
 
 }  // namespace gpuemu::proc

@@ -109,7 +109,7 @@ Expected<ProcessResult> run_process(const ProcessSpec& spec) {
     }
     int wait_ms = exited ? poll_timeout_ms(drain_deadline, 1000)
                          : poll_timeout_ms(deadline, child.pidfd.valid() ? 1000 : kExitPollMs);
-    if (current_cancel()) wait_ms = std::min(wait_ms, kCancelPollMs);
+    if (cancel_possible()) wait_ms = std::min(wait_ms, kCancelPollMs);
     int ready = ::poll(fds.data(), n, wait_ms);
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;

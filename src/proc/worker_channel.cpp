@@ -128,7 +128,7 @@ WorkerChannel::Status WorkerChannel::exchange(const wire::OutgoingFrame* request
     if (!exited && child_.pidfd.valid()) fds[n++] = {child_.pidfd.get(), POLLIN, 0};
     int wait_ms = exited ? poll_timeout_ms(drain_deadline, 1000)
                          : poll_timeout_ms(deadline, child_.pidfd.valid() ? 1000 : 10);
-    if (current_cancel()) wait_ms = std::min(wait_ms, kCancelPollMs);
+    if (cancel_possible()) wait_ms = std::min(wait_ms, kCancelPollMs);
     int ready = ::poll(fds.data(), n, wait_ms);
     if (ready < 0 && errno != EINTR) {
       error_ = std::string("poll failed: ") + std::strerror(errno);

@@ -137,20 +137,27 @@ OutputFiles::OutputFiles() : enabled_(shared_files_enabled()) {}
 
 std::shared_ptr<SharedFile> OutputFiles::offer() {
   if (!enabled_) return nullptr;
-  // A file an earlier case's outputs still view is left alone: those bytes must not change.
-  if (!file_ || file_.use_count() > 1 || file_->size() < want_) {
-    const std::uint64_t size = std::max(kMinFile, want_);
-    file_.reset();
-    // The first offer cannot know the outputs' size: a pooled file up to kMostFirstOutputFile (an
-    // earlier op's, sized for its outputs) spares the first calls a worker's segment and a new file.
-    auto made = SharedFile::reuse_or_create(size + size / 4, want_ == 0 ? kMostFirstOutputFile : 0);
-    if (!made) {
-      enabled_ = false;
-      return nullptr;
-    }
-    file_ = std::move(*made);
+  // A file an earlier case's outputs still view is left alone: those bytes must not change. The
+  // first free one that is large enough is offered again (the worker keeps it mapped).
+  for (const auto& file : files_) {
+    if (file && file.use_count() == 1 && file->size() >= want_) return file;
   }
-  return file_;
+  // Replaced: a file too small that nobody uses, else the one an earlier case's outputs still view
+  // (they keep it alive until they are done with it; then it goes back to the pool).
+  auto slot = std::ranges::find_if(files_, [](const auto& file) { return !file || file.use_count() == 1; });
+  if (slot == files_.end()) slot = files_.begin();
+  const std::uint64_t size = std::max(kMinFile, want_);
+  slot->reset();
+  // The first offer cannot know the outputs' size: a pooled file up to kMostFirstOutputFile (an
+  // earlier op's, sized for its outputs) spares the first calls a worker's segment and a new file.
+  auto made = SharedFile::reuse_or_create(size + size / 4, want_ == 0 ? kMostFirstOutputFile : 0);
+  if (!made) {
+    enabled_ = false;
+    return nullptr;
+  }
+  *slot = std::move(*made);
+  std::ranges::rotate(files_, slot);  // the newest first: offered before an older one
+  return files_.front();
 }
 
 std::optional<tensor::NamedTensors> InputArena::place(const tensor::NamedTensors& inputs) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -72,9 +73,10 @@ class InputArena {
   std::shared_ptr<SharedFile> file_;
 };
 
-// The output file of one warm runner: offer() returns a file of at least the bytes the worker's
-// last outputs needed, which no tensor views any more (a new one while an earlier case's outputs
-// still view it). Off, like InputArena, with GPUEMU_MAPPED_INPUTS=0 or without memfd_create.
+// The output files of one warm runner: offer() returns a file of at least the bytes the worker's
+// last outputs needed, which no tensor views any more. Two are kept, taken in turn while a case's
+// outputs are judged as the next case's call runs (OpSession, cases started ahead); the worker keeps
+// both mapped. Off, like InputArena, with GPUEMU_MAPPED_INPUTS=0 or without memfd_create.
 class OutputFiles {
  public:
   OutputFiles();
@@ -86,7 +88,7 @@ class OutputFiles {
  private:
   bool enabled_ = true;
   std::uint64_t want_ = 0;
-  std::shared_ptr<SharedFile> file_;
+  std::array<std::shared_ptr<SharedFile>, 2> files_;
 };
 
 }  // namespace gpuemu::wire

@@ -1,6 +1,7 @@
 """End-to-end (issue 30, item 3): an op that writes into an input fails as input_mutated, naming the
 input and the first changed index, in every mode gpuemu runs an op: warm workers with inputs mapped
-from gpuemu's file (the default) and with the bytes in the payload (GPUEMU_MAPPED_INPUTS=0), cold
+from gpuemu's file (the default, the next case started ahead), one call at a time
+(GPUEMU_PARALLEL_REFERENCE=0) and with the bytes in the payload (GPUEMU_MAPPED_INPUTS=0), cold
 op scripts, and through a running daemon (--daemon); numpy and torch. The correct twin of each passes
 in each mode, and a reference that writes into its own copy is harmless. Real binary, real workers.
 """
@@ -93,10 +94,14 @@ def check_verdicts(doc: dict) -> None:
             assert f"InputMutatedError: {who} wrote into its input 'x'" in failure["message"], failure["message"]
 
 
-@pytest.mark.parametrize("mapped", ["1", "0"], ids=["mapped_inputs", "payload_inputs"])
-def test_input_writes_fail_in_warm_and_cold_modes(project, mapped):
+# Mapped inputs with the next case started ahead (the default), inputs in the payload, and one call
+# at a time (GPUEMU_PARALLEL_REFERENCE=0: nothing starts ahead).
+@pytest.mark.parametrize("mapped,parallel", [("1", "1"), ("0", "1"), ("1", "0")],
+                         ids=["mapped_inputs", "payload_inputs", "one_call_at_a_time"])
+def test_input_writes_fail_in_warm_and_cold_modes(project, mapped, parallel):
     write_project(project)
-    proc = project.run("--format", "json", "test", env={"GPUEMU_MAPPED_INPUTS": mapped}, timeout=900)
+    proc = project.run("--format", "json", "test", env={"GPUEMU_MAPPED_INPUTS": mapped,
+                                                        "GPUEMU_PARALLEL_REFERENCE": parallel}, timeout=900)
     assert proc.returncode == 1, proc.stderr[-3000:]
     check_verdicts(json.loads(proc.stdout))
     # Stored with the inputs gpuemu made (not what the op left behind): the replay fails the same way.

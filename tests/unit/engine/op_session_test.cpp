@@ -1,7 +1,7 @@
 // OpSession against fake runners: the op and the reference run at the same time (or one after the
-// other with GPUEMU_PARALLEL_REFERENCE=0), their overlap is counted once in the timing, a case made
-// ahead is the case its seed names (also after a wrong guess), and an exception on the op's thread
-// reaches the caller.
+// other with GPUEMU_PARALLEL_REFERENCE=0), their overlap is counted once, a case made ahead is the
+// case its seed names (also after a wrong guess), an exception on the op's thread reaches the caller,
+// and cases started ahead (Ahead::run) keep each worker's order and the verdicts.
 #include "engine/op_session.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,9 @@
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
+
+#include "proc/cancel.hpp"
 
 #include "engine_test_support.hpp"
 
@@ -187,6 +190,150 @@ TEST_F(OpSessionTest, AnExceptionOnTheOpsThreadReachesTheCaller) {
   EXPECT_THROW((void)session.run_seed(11), std::runtime_error);
   // The session is still usable: the next case runs (and throws the same way).
   EXPECT_THROW((void)session.run_seed(12, 13), std::runtime_error);
+}
+
+// Ahead::run: the next case reaches the workers while this one is judged; each worker still sees
+// the cases in the order asked, and the records are those of the cases run one by one.
+TEST_F(OpSessionTest, CasesStartedAheadReachEachWorkerInOrderWithTheSameVerdicts) {
+  const std::vector<std::uint64_t> seeds = {3, 4, 5, 6, 7, 8};
+  auto run_all = [&](OpSession::Ahead ahead, std::vector<std::uint64_t>& op_saw) {
+    std::mutex mutex;
+    testing::FakeRunners runners;
+    runners.add("cumsum_reference", testing::cumsum_reference);
+    runners.add("op", [&](const proc::RunRequest& r) {
+      {
+        std::lock_guard lock(mutex);
+        op_saw.push_back(r.seed.value_or(0));
+      }
+      // Every other case wrong: both verdicts appear.
+      return r.seed.value_or(0) % 2 ? testing::cumsum_no_carry(r) : testing::cumsum_ok(r);
+    });
+    OpSession session(config_, op(), runners.factory());
+    std::vector<std::string> verdicts;
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
+      std::optional<std::uint64_t> next;
+      if (i + 1 < seeds.size()) next = seeds[i + 1];
+      auto record = session.run_seed(seeds[i], next, ahead);
+      EXPECT_TRUE(record) << record.error().message;
+      if (!record) continue;
+      EXPECT_EQ(record->seed, seeds[i]);
+      verdicts.push_back(std::string(check::failure_kind_name(record->verdict.kind)) + " " +
+                         record->verdict.message);
+      if (ahead == OpSession::Ahead::run) EXPECT_EQ(session.started_ahead(), next.has_value());
+    }
+    return verdicts;
+  };
+  std::vector<std::uint64_t> made_saw, run_saw;
+  const auto made = run_all(OpSession::Ahead::make, made_saw);
+  const auto run = run_all(OpSession::Ahead::run, run_saw);
+  EXPECT_EQ(run, made);
+  EXPECT_EQ(run_saw, seeds);
+  EXPECT_EQ(made_saw, seeds);
+  const auto passed = std::ranges::count(made, std::string("none "));
+  EXPECT_TRUE(passed > 0 && passed < static_cast<long>(made.size())) << "passing and failing cases";
+}
+
+TEST_F(OpSessionTest, TheNextCaseRunsWhileThisOneIsJudged) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<std::uint64_t> op_called;
+  runners_.add("cumsum_reference", testing::cumsum_reference);
+  runners_.add("op", [&](const proc::RunRequest& r) {
+    {
+      std::lock_guard lock(mutex);
+      op_called.push_back(r.seed.value_or(0));
+    }
+    cv.notify_all();
+    return testing::cumsum_ok(r);
+  });
+  OpSession session(config_, op(), runners_.factory());
+  ASSERT_TRUE(session.run_seed(3, 4, OpSession::Ahead::run));
+  // Nobody asked for case 4 yet, and its op is called anyway.
+  std::unique_lock lock(mutex);
+  EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return op_called.size() == 2; }));
+  EXPECT_EQ(op_called, (std::vector<std::uint64_t>{3, 4}));
+  lock.unlock();
+  auto record = session.run_seed(4, std::nullopt, OpSession::Ahead::run);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->seed, 4u);
+  EXPECT_TRUE(record->verdict.passed());
+  EXPECT_FALSE(session.started_ahead());
+  EXPECT_EQ(op_called.size(), 2u) << "case 4 ran once";
+}
+
+TEST_F(OpSessionTest, AWrongGuessIsThrownAwayAndTheAskedCaseRuns) {
+  std::vector<std::uint64_t> op_saw;
+  runners_.add("cumsum_reference", testing::cumsum_reference);
+  runners_.add("op", [&](const proc::RunRequest& r) {
+    op_saw.push_back(r.seed.value_or(0));  // one caller thread: the op's
+    return testing::cumsum_ok(r);
+  });
+  OpSession session(config_, op(), runners_.factory());
+  ASSERT_TRUE(session.run_seed(3, 99, OpSession::Ahead::run));
+  auto record = session.run_seed(4, std::nullopt, OpSession::Ahead::run);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->seed, 4u);
+  EXPECT_EQ(op_saw.back(), 4u);
+  // A replayed case (run_case) after a case started ahead waits for it: the runners serve one call at a time.
+  ASSERT_TRUE(session.run_seed(5, 6, OpSession::Ahead::run));
+  auto c = fuzz::generate_case(op(), 7);
+  ASSERT_TRUE(c);
+  auto replayed = session.run_case(*c);
+  ASSERT_TRUE(replayed);
+  EXPECT_EQ(replayed->seed, 7u);
+  EXPECT_FALSE(session.started_ahead());
+}
+
+// A case started ahead that nobody asks for (fail_fast, the time budget, an error ended the run) is
+// cancelled when the session ends, not run to its end: a hanging op would hold the run until its timeout.
+TEST_F(OpSessionTest, ACaseStartedAheadAndNeverAskedForIsCancelled) {
+  std::atomic<bool> saw_cancel{false};
+  runners_.add("cumsum_reference", testing::cumsum_reference);
+  runners_.add("op", [&](const proc::RunRequest& r) {
+    if (r.seed == 4u) {
+      const auto give_up = Clock::now() + std::chrono::seconds(60);
+      while (!proc::cancel_requested() && Clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      saw_cancel = proc::cancel_requested();
+    }
+    return testing::cumsum_ok(r);
+  });
+  const auto start = Clock::now();
+  {
+    OpSession session(config_, op(), runners_.factory());
+    ASSERT_TRUE(session.run_seed(3, 4, OpSession::Ahead::run));
+    EXPECT_TRUE(session.started_ahead());
+  }
+  EXPECT_TRUE(saw_cancel);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
+}
+
+// A case started ahead may run while the case before runs its other call: that time is counted once.
+TEST_F(OpSessionTest, TimeSharedWithTheCaseBeforeIsCountedOnce) {
+  const auto t0 = Clock::now();
+  auto ran = [&](proc::RunOutcome outcome, int from_ms, int to_ms) {
+    outcome.inside = milliseconds(to_ms - from_ms);
+    outcome.spans = {util::span_from(t0 + milliseconds(from_ms), outcome.inside)};
+    return outcome;
+  };
+  // Case 3: op 0-10, reference 0-100; case 4: op 10-60 (inside case 3's reference), reference 100-150.
+  runners_.add("cumsum_reference", [&](const proc::RunRequest& r) {
+    return r.seed == 3u ? ran(testing::cumsum_reference(r), 0, 100)
+                        : ran(testing::cumsum_reference(r), 100, 150);
+  });
+  runners_.add("op", [&](const proc::RunRequest& r) {
+    return r.seed == 3u ? ran(testing::cumsum_ok(r), 0, 10) : ran(testing::cumsum_ok(r), 10, 60);
+  });
+  OpSession session(config_, op(), runners_.factory());
+  auto first = session.run_seed(3, 4, OpSession::Ahead::run);
+  auto second = session.run_seed(4, std::nullopt, OpSession::Ahead::run);
+  ASSERT_TRUE(first && second);
+  EXPECT_NEAR(first->timing.overlap_secs, 0.010, 1e-9);
+  // 100 ms of calls, of which only the reference's 50 ms were new: 50 ms ran beside another call.
+  EXPECT_NEAR(second->timing.overlap_secs, 0.050, 1e-9);
+  const double covered = first->timing.op_secs + first->timing.reference_secs - first->timing.overlap_secs +
+                         second->timing.op_secs + second->timing.reference_secs - second->timing.overlap_secs;
+  EXPECT_NEAR(covered, 0.150, 1e-9) << "the two cases' calls covered 0-150 ms";
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 # the worker writes a call's outputs into gpuemu's memfd, which gpuemu then reads in place (no copy of its own).
 """Write a call's outputs into the file its "output_file" names ("/proc/<pid>/fd/<n>", a memfd gpuemu owns).
 
-The file is mapped shared, once, and kept mapped while gpuemu offers the same file (checked by its
-inode each call), so refilling it costs no page faults. gpuemu seals the file against shrinking, so
-the mapping cannot fault past its end. Standard library only.
+Each file is mapped shared, once, and kept mapped while gpuemu offers it (checked by its inode each
+call), so refilling it costs no page faults. gpuemu offers two files in turn (one while the outputs
+in the other are judged), so two mappings are kept. gpuemu seals the file against shrinking, so the
+mapping cannot fault past its end. Standard library only.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from gpuemu._internal.wire.input_files import PATTERN, map_own_file
 __all__ = ["OutputFile", "ALIGN"]
 
 ALIGN = 64  # each output starts on a cache line
+_KEPT = 2  # gpuemu's output files of one worker, offered in turn
 
 
 def _aligned(n: int) -> int:
@@ -29,8 +31,8 @@ class OutputFile:
     (the file cannot be opened here, or the outputs do not fit), the caller sends them another way."""
 
     def __init__(self) -> None:
-        self._key: tuple | None = None  # (path, inode, size) of the mapped file
-        self._map: mmap.mmap | None = None
+        # path -> ((inode, size), mapping), the most recently used last.
+        self._maps: dict[str, tuple[tuple[int, int], mmap.mmap]] = {}
 
     def _mapping(self, path: str, size: int) -> mmap.mmap | None:
         if not PATTERN.fullmatch(path) or size <= 0:
@@ -39,15 +41,19 @@ class OutputFile:
             st = os.stat(path)
         except OSError:
             return None
-        key = (path, st.st_ino, size)
-        if key == self._key:
-            return self._map
-        self.close()
+        kept = self._maps.pop(path, None)
+        if kept is not None and kept[0] == (st.st_ino, size):
+            self._maps[path] = kept
+            return kept[1]
+        if kept is not None:
+            kept[1].close()
         try:
             mapping, st = map_own_file(path, size, "output", shared=True)
         except (OSError, ValueError):  # not mappable here: the caller sends the outputs another way
             return None
-        self._key, self._map = (path, st.st_ino, size), mapping
+        self._maps[path] = ((st.st_ino, size), mapping)
+        while len(self._maps) > _KEPT:  # the least recently used goes
+            self._maps.pop(next(iter(self._maps)))[1].close()
         return mapping
 
     def place(self, header: dict, entries: list[dict], buffers: list[Any]) -> bool:
@@ -78,6 +84,6 @@ class OutputFile:
         return True
 
     def close(self) -> None:
-        if self._map is not None:
-            self._map.close()
-        self._key, self._map = None, None
+        for _, mapping in self._maps.values():
+            mapping.close()
+        self._maps.clear()
