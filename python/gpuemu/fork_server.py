@@ -147,8 +147,34 @@ def _keep_freed_memory_for_reuse() -> None:
         pass  # not glibc: its defaults stay
 
 
+def _preload() -> None:
+    """What every numpy worker imports before its first case (the numpy adapter; ml_dtypes, whose
+    bfloat16 is numpy's default for a bfloat16 case), imported once here instead of in each worker:
+    importing ml_dtypes registers its ufunc loops, ~4 ms of CPU a worker (docs/performance.md, (j)).
+    Importing adds names and dtypes only, so a worker that never uses them behaves as without."""
+    import importlib
+
+    for name in ("gpuemu.frameworks.numpy", "ml_dtypes"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # not installed: the worker that needs it says so, as before
+
+
+def _freeze_heap() -> None:
+    """Moves every object the server made into the collector's permanent generation, so a worker's
+    collections never walk (and so never copy-on-write) the pages they share with the server: forked
+    workers spent a tenth of their start copying pages they only read (docs/performance.md, (j))."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def main() -> int:
     _keep_freed_memory_for_reuse()
+    _preload()
+    _freeze_heap()
     sock = socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
