@@ -20,6 +20,8 @@ reserved until gpuemu has killed the group and asked (as with a child of gpuemu'
 
 from __future__ import annotations
 
+import gc
+import importlib
 import json
 import os
 import socket
@@ -152,8 +154,6 @@ def _preload() -> None:
     bfloat16 is numpy's default for a bfloat16 case), imported once here instead of in each worker:
     importing ml_dtypes registers its ufunc loops, ~4 ms of CPU a worker (docs/performance.md, (j)).
     Importing adds names and dtypes only, so a worker that never uses them behaves as without."""
-    import importlib
-
     for name in ("gpuemu.frameworks.numpy", "ml_dtypes"):
         try:
             importlib.import_module(name)
@@ -165,8 +165,6 @@ def _freeze_heap() -> None:
     """Moves every object the server made into the collector's permanent generation, so a worker's
     collections never walk (and so never copy-on-write) the pages they share with the server: forked
     workers spent a tenth of their start copying pages they only read (docs/performance.md, (j))."""
-    import gc
-
     gc.collect()
     gc.freeze()
 
