@@ -124,12 +124,19 @@ TEST_F(ExecutorTest, TheNextOpsRunnersStartFourCasesAhead) {
   plan->runners = fakes(one_job);
   ASSERT_TRUE(execute(config, *plan));
   // The first op's runners before any case (while the load check would run); the second op's once
-  // cases 0-5 of "good" ran (two runs each), before case 6, the fourth from its end.
-  using Warm = std::pair<std::string, int>;
-  EXPECT_EQ(
-      one_job.warm_ups(),
-      (std::vector<Warm>{
-          {"cumsum_ok", 0}, {"cumsum_reference", 0}, {"cumsum_no_carry", 12}, {"cumsum_reference", 12}}));
+  // cases 0-5 of "good" ran (two runs each), when case 6, the fourth from its end, is asked for. With
+  // one job thread case 6 was started ahead while case 5 was judged (OpSession::Ahead::run), so 0, 1
+  // or 2 of its runs may have happened by then: 12 to 14 runs, never fewer and never case 7's.
+  const auto warm = one_job.warm_ups();
+  ASSERT_EQ(warm.size(), 4u);
+  EXPECT_EQ(warm[0], (std::pair<std::string, int>{"cumsum_ok", 0}));
+  EXPECT_EQ(warm[1], (std::pair<std::string, int>{"cumsum_reference", 0}));
+  EXPECT_EQ(warm[2].first, "cumsum_no_carry");
+  EXPECT_EQ(warm[3].first, "cumsum_reference");
+  for (const auto& [function, runs] : std::vector(warm.begin() + 2, warm.end())) {
+    EXPECT_GE(runs, 12) << function;
+    EXPECT_LE(runs, 14) << function;
+  }
   testing::FakeRunners two_jobs;
   plan->runners = fakes(two_jobs);
   plan->jobs = 2;

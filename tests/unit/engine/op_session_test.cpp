@@ -93,14 +93,19 @@ TEST_F(OpSessionTest, OneAfterTheOtherWhenTurnedOff) {
   EXPECT_DOUBLE_EQ(record.timing.overlap_secs, 0.0);
 }
 
-// Fakes that say when they ran: the op 0-100 ms, the reference 50-200 ms after a fixed moment.
-TEST_F(OpSessionTest, TheOverlapIsCountedOnce) {
-  const auto t0 = Clock::now();
-  auto ran = [&](proc::RunOutcome outcome, int from_ms, int to_ms) {
+// An outcome whose call ran from `from_ms` to `to_ms` after `t0` (its inside time and span).
+struct RanAt {
+  Clock::time_point t0;
+  proc::RunOutcome operator()(proc::RunOutcome outcome, int from_ms, int to_ms) const {
     outcome.inside = milliseconds(to_ms - from_ms);
     outcome.spans = {util::span_from(t0 + milliseconds(from_ms), outcome.inside)};
     return outcome;
-  };
+  }
+};
+
+// Fakes that say when they ran: the op 0-100 ms, the reference 50-200 ms after a fixed moment.
+TEST_F(OpSessionTest, TheOverlapIsCountedOnce) {
+  const RanAt ran{Clock::now()};
   runners_.add("cumsum_reference",
                [&](const proc::RunRequest& r) { return ran(testing::cumsum_reference(r), 50, 200); });
   runners_.add("op", [&](const proc::RunRequest& r) { return ran(testing::cumsum_ok(r), 0, 100); });
@@ -310,12 +315,7 @@ TEST_F(OpSessionTest, ACaseStartedAheadAndNeverAskedForIsCancelled) {
 
 // A case started ahead may run while the case before runs its other call: that time is counted once.
 TEST_F(OpSessionTest, TimeSharedWithTheCaseBeforeIsCountedOnce) {
-  const auto t0 = Clock::now();
-  auto ran = [&](proc::RunOutcome outcome, int from_ms, int to_ms) {
-    outcome.inside = milliseconds(to_ms - from_ms);
-    outcome.spans = {util::span_from(t0 + milliseconds(from_ms), outcome.inside)};
-    return outcome;
-  };
+  const RanAt ran{Clock::now()};
   // Case 3: op 0-10, reference 0-100; case 4: op 10-60 (inside case 3's reference), reference 100-150.
   runners_.add("cumsum_reference", [&](const proc::RunRequest& r) {
     return r.seed == 3u ? ran(testing::cumsum_reference(r), 0, 100)
