@@ -44,11 +44,43 @@ def test_keeps_its_mapping_while_the_same_file_is_offered(memfd):
     out = output_file.OutputFile()
     header = {"output_file": path, "output_file_bytes": 4096}
     assert out.place(header, [{}], [np.ones(4, np.float32)])
-    first = out._map
+    first = out._maps[path][1]
     assert out.place(header, [{}], [np.zeros(4, np.float32)])
-    assert out._map is first
+    assert out._maps[path][1] is first
     assert os.pread(fd, 16, 0) == np.zeros(4, np.float32).tobytes()
     out.close()
+
+
+def test_keeps_two_files_offered_in_turn_mapped_and_lets_a_third_replace_the_older():
+    # gpuemu offers a worker two files in turn (a case's outputs are judged while the next call
+    # runs): both stay mapped; a third file replaces the one used longest ago.
+    fds = [os.memfd_create(f"gpuemu-outputs-test-{k}", os.MFD_CLOEXEC) for k in range(3)]
+    try:
+        for fd in fds:
+            os.ftruncate(fd, 4096)
+        paths = [f"/proc/{os.getpid()}/fd/{fd}" for fd in fds]
+        out = output_file.OutputFile()
+
+        def place(k: int, value: float) -> None:
+            assert out.place({"output_file": paths[k], "output_file_bytes": 4096}, [{}],
+                             [np.full(4, value, np.float32)])
+            assert os.pread(fds[k], 16, 0) == np.full(4, value, np.float32).tobytes()
+
+        place(0, 1)
+        place(1, 2)
+        kept = {path: out._maps[path][1] for path in paths[:2]}
+        for turn in range(4):
+            place(turn % 2, 3 + turn)
+        assert {path: out._maps[path][1] for path in paths[:2]} == kept
+        assert all(out._maps[path][1] is kept[path] for path in paths[:2])
+        place(2, 9)  # file 1 was used last, so file 0 goes
+        assert sorted(out._maps) == sorted(paths[1:])
+        assert out._maps[paths[1]][1] is kept[paths[1]]
+        out.close()
+        assert out._maps == {}
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 @pytest.mark.parametrize("header", [
