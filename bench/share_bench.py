@@ -55,6 +55,20 @@ def share_row(label: str, timing: dict, cases: int, note: str = "", targeted: bo
                     f"gpuemu {timing['gpuemu_secs']:.2f} s{note}")
 
 
+HEAVY_SECS = 0.005  # the op and the reference together, a case: the 10% target's threshold (issue 32)
+
+
+def heavy_op_row(label: str, op: dict) -> Row:
+    """The share row of one op, with the 10% target when its op and reference take HEAVY_SECS a case or
+    more as measured in this run; below that the row says so and carries no target."""
+    timing, cases = op["timing"], max(1, op["total"])
+    per_case = (timing["op_secs"] + timing["reference_secs"]) / cases
+    heavy = per_case >= HEAVY_SECS
+    return share_row(label, timing, op["total"], targeted=heavy,
+                     note=f"; op + reference {1e3 * per_case:.1f} ms a case"
+                          + ("" if heavy else f", under {1e3 * HEAVY_SECS:.0f} ms: no target (docs/performance.md (i))"))
+
+
 def bench_share(binary: Path, work: Path, quick: bool) -> list[Row]:
     env = python_env(work / "home")
     env.pop("TRITON_INTERPRET", None)
@@ -74,8 +88,22 @@ def bench_share(binary: Path, work: Path, quick: bool) -> list[Row]:
                           note=f"; worst op {worst[0]} {100 * worst[1]['gpuemu_share']:.1f}%; no target for "
                                "light ops (docs/performance.md (i)), see (j)", targeted=False))
     matmul = next(op for op in result["ops"] if op["op"] == "matmul")
-    rows.append(share_row("(i) gpuemu share, matmul (op + reference >= 5 ms a case)", matmul["timing"],
-                          matmul["total"]))
+    rows.append(heavy_op_row("(i) gpuemu share, the project's matmul (up to 64x1024 @ 1024x1024)", matmul))
+
+    # A matmul heavy enough for the 10% target on any machine we measure on (the project's own takes
+    # 2-3 ms a case on a Zen 5 core): float32 op and float64 reference on 128 or 256 x 1024 @ 1024 x 1024.
+    heavy_dir = work / "matmul-heavy"
+    shutil.copytree(HERE_SHARE, heavy_dir)
+    (heavy_dir / "gpuemu.toml").write_text(
+        '[project]\nname = "share-matmul"\n\n[validation]\ndtypes = ["float32"]\nseed = 5\ntest_cases = 2\n\n'
+        '[[ops]]\nname = "matmul"\nmodule = "bench_ops:matmul"\nreference = "bench_refs:matmul"\n'
+        '[ops.schema]\ndims = { M = { candidates = [128, 256] }, K = { candidates = [1024] }, '
+        'N = { candidates = [1024] } }\ninputs = { a = ["M", "K"], b = ["K", "N"] }\n'
+        '[ops.tolerances]\nfloat32 = { atol = 1e-3, rtol = 1e-3 }\n')
+    log("share: ci run, a matmul of 128 or 256 x 1024 @ 1024 x 1024")
+    # [ci] fuzz_iterations' default (100): the per-op start is shared by as many cases as a real run's.
+    result = ci_run(binary, heavy_dir, env, "--iterations", "5" if quick else "100")
+    rows.append(heavy_op_row("(i) gpuemu share, matmul 128-256x1024 @ 1024x1024", result["ops"][0]))
 
     triton_dir = work / "triton"
     shutil.copytree(EXAMPLES / "triton", triton_dir, ignore=shutil.ignore_patterns("__pycache__"))
