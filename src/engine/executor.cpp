@@ -197,8 +197,9 @@ class RunExecutor {
       }
       OpSession& session = session_for(sessions, item.op_index);
       warm_up_next_op(sessions, *index);
-      // With one job thread the next item is this thread's: it starts while this case is judged.
-      auto record = session.run_seed(item.seed, seed_after(item),
+      // With one job thread the next items are this thread's: the next starts while this case is
+      // judged, and the one after it is made meanwhile.
+      auto record = session.run_seed(item.seed, seeds_after(item),
                                      threads_ == 1 ? OpSession::Ahead::run : OpSession::Ahead::make);
       if (proc::cancel_requested()) {  // the case was interrupted: its record is no result
         cancelled_ = true;
@@ -249,12 +250,16 @@ class RunExecutor {
     session_for(sessions, items_[ahead].op_index).warm_up();
   }
 
-  // The item after this one, if it is the same op's, is made ready while this case runs; with
-  // several job threads another thread may take it, and then the work is only thrown away.
-  std::optional<std::uint64_t> seed_after(const Item& item) const {
-    if (const std::size_t peek = next_.load(); peek < items_.size() && items_[peek].op_index == item.op_index)
-      return items_[peek].seed;
-    return std::nullopt;
+  // The seeds of the two items after this one that are the same op's, in plan order: made ready
+  // while this case runs. With several job threads another thread may take them, and then the
+  // work is only thrown away.
+  std::vector<std::uint64_t> seeds_after(const Item& item) const {
+    std::vector<std::uint64_t> seeds;
+    for (std::size_t peek = next_.load(); peek < items_.size() && seeds.size() < 2; ++peek) {
+      if (items_[peek].op_index != item.op_index) break;
+      seeds.push_back(items_[peek].seed);
+    }
+    return seeds;
   }
 
   // Stores the case at `index` (sink, counters, progress); false when this thread should end.

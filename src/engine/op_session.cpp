@@ -168,21 +168,36 @@ OpSession::PreparedCase OpSession::take_prepared(std::uint64_t seed) {
     PreparedCase ahead = ahead_.get();
     if (ahead.seed == seed) return ahead;
   }
-  return prepare(seed, 0);  // nothing is being made ahead now: either file is free
+  return prepare(seed, 0);  // nothing is being made ahead now: every file is free
 }
 
-Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed,
-                                                 Ahead ahead) {
+int OpSession::arena_besides(int a, int b) {
+  int arena = 0;
+  while (arena == a || arena == b) ++arena;
+  return arena;
+}
+
+bool OpSession::fits_ahead(const PreparedCase& prepared, std::uint64_t ahead) const {
+  return prepared.c && input_bytes(*prepared.c) * ahead <= most_bytes_made_ahead_;
+}
+
+void OpSession::make_ahead(std::uint64_t seed, int arena) {
+  ahead_seed_ = seed;
+  ahead_arena_ = arena;
+  ahead_ = maker_.submit([this, seed, arena] { return prepare(seed, arena); });
+}
+
+Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed,
+                                                 const std::vector<std::uint64_t>& upcoming, Ahead ahead) {
   const auto start = Clock::now();
   if (started_ && started_->seed != seed) drop_started();
   // Cases start ahead only where the op and the reference run at once, each on a thread of its own.
   if (started_ || (ahead == Ahead::run && parallel_reference_ && op_runner_))
-    return run_started(seed, ahead == Ahead::run ? next_seed : std::nullopt, start);
+    return run_started(seed, ahead == Ahead::run ? upcoming : std::vector<std::uint64_t>{}, start);
   PreparedCase current = take_prepared(seed);
-  if (next_seed && current.c && input_bytes(*current.c) <= most_bytes_made_ahead_) {
-    // Made while this case runs, in the other input file: the workers read this one meanwhile.
-    ahead_arena_ = 1 - current.arena;
-    ahead_ = maker_.submit([this, next = *next_seed, arena = ahead_arena_] { return prepare(next, arena); });
+  if (!upcoming.empty() && fits_ahead(current, 1)) {
+    // Made while this case runs, in another input file: the workers read this one meanwhile.
+    make_ahead(upcoming.front(), arena_besides(current.arena));
   }
   if (!current.c) return std::unexpected(current.c.error());
   auto record = TRY(run_prepared(*current.c, current.placed));
@@ -236,7 +251,7 @@ void OpSession::drop_started() {
 }
 
 Expected<result::CaseRecord> OpSession::run_started(std::uint64_t seed,
-                                                    std::optional<std::uint64_t> next_seed,
+                                                    const std::vector<std::uint64_t>& upcoming,
                                                     Clock::time_point start) {
   StartedCase current;
   if (started_) {
@@ -250,12 +265,24 @@ Expected<result::CaseRecord> OpSession::run_started(std::uint64_t seed,
     current = hand_to_workers(made.get_future().share(), seed, arena);
   }
   const PreparedCase& prepared = current.prepared.get();
-  if (next_seed && prepared.c && input_bytes(*prepared.c) <= most_bytes_made_ahead_) {
-    // Made in the other input file, which the case before used: both its calls have come back.
-    const int arena = 1 - current.arena;
-    started_ = hand_to_workers(
-        maker_.submit([this, next = *next_seed, arena] { return prepare(next, arena); }).share(), *next_seed,
-        arena);
+  if (!upcoming.empty() && fits_ahead(prepared, 1)) {
+    // The case before this one is done with its input file: both its calls have come back.
+    const std::uint64_t next = upcoming.front();
+    std::shared_future<PreparedCase> next_made;
+    int next_arena = 0;
+    if (ahead_.valid() && ahead_seed_ == next) {
+      // Made while the case before ran, so the op's worker need not wait for it.
+      next_made = ahead_.share();
+      next_arena = ahead_arena_;
+    } else {
+      if (ahead_.valid()) (void)ahead_.get();  // a wrong guess: its file is free once it is made
+      next_arena = arena_besides(current.arena);
+      next_made = maker_.submit([this, next, next_arena] { return prepare(next, next_arena); }).share();
+    }
+    started_ = hand_to_workers(next_made, next, next_arena);
+    // The case after it, in the third file, is made while this one and the next run.
+    if (upcoming.size() > 1 && fits_ahead(prepared, 2))
+      make_ahead(upcoming[1], arena_besides(current.arena, next_arena));
   }
   RawOutputs raw;
   raw.op = current.op.get();  // what a call threw is rethrown here, where the request's handler catches it
@@ -382,7 +409,7 @@ void OpSession::judge(result::CaseRecord& record, const fuzz::Case& c, const pro
 // A case run without run_seed goes in the input file no case made ahead is using.
 std::optional<tensor::NamedTensors> OpSession::place_now(const fuzz::Case& c) {
   if (!op_runner_) return std::nullopt;
-  return input_arenas_[ahead_.valid() ? 1 - ahead_arena_ : 0].place(c.inputs);
+  return input_arenas_[arena_besides(ahead_.valid() ? ahead_arena_ : -1)].place(c.inputs);
 }
 
 Expected<result::CaseRecord> OpSession::run_case(const fuzz::Case& c) {

@@ -39,22 +39,24 @@ class OpSession {
   OpSession(const OpSession&) = delete;
   OpSession& operator=(const OpSession&) = delete;
 
-  // What run_seed does with the case of `next_seed` while the current one runs.
+  // What run_seed does with the cases it expects next while the current one runs.
   enum class Ahead {
     // Generates and places its inputs on another thread (a wrong guess only costs that work): for
     // a caller that expects, but does not know, to run it next (another job thread may take it).
     make,
     // Also hands it to the op's and the reference's workers, each as soon as it is done with the
-    // current case, while this thread judges the current one: for a caller that knows it runs
-    // that seed next (one job thread). A wrong guess costs a case run and thrown away, and the
-    // workers then saw a case the run does not report; docs/worker-protocol.md, "Cases started ahead".
+    // current case, while this thread judges the current one, and makes the case after it: for a
+    // caller that knows it runs those seeds next (one job thread). A wrong guess costs a case run
+    // and thrown away, and the workers then saw a case the run does not report;
+    // docs/worker-protocol.md, "Cases started ahead".
     run,
   };
 
   // Generates the case for `seed` and runs it. Errors only for fatal conditions (the
   // interpreter cannot start, the schema cannot be resolved); script misbehaviour is a verdict.
-  // `next_seed`, the seed the caller expects to run next on this session: see Ahead.
-  Expected<result::CaseRecord> run_seed(std::uint64_t seed, std::optional<std::uint64_t> next_seed = {},
+  // `upcoming`, the seeds the caller expects to run next on this session, in order (the first
+  // two are used): see Ahead.
+  Expected<result::CaseRecord> run_seed(std::uint64_t seed, const std::vector<std::uint64_t>& upcoming = {},
                                         Ahead ahead = Ahead::make);
 
   // Runs a case whose inputs are given (a stored snapshot, or a minimizer's candidate).
@@ -80,9 +82,9 @@ class OpSession {
   // while the op before runs its last cases, so this op's first case does not wait for their start.
   void warm_up();
 
-  // A case is made ahead only while the running one's inputs are at most this large (default 256
-  // MiB): two cases of 1 GiB and their input files at once could exhaust a small CI runner, and at
-  // that size generating a case is a small part of running it anyway.
+  // Cases are made ahead only while the running one's inputs, times the cases made ahead, are at
+  // most this large (default 256 MiB): three cases of 1 GiB and their input files at once could
+  // exhaust a small CI runner, and at that size generating a case is a small part of running it anyway.
   static constexpr std::uint64_t kMostBytesMadeAhead = 256ull << 20;
   void set_most_bytes_made_ahead(std::uint64_t bytes) { most_bytes_made_ahead_ = bytes; }
   // Whether a case is being (or was) made ahead and not yet taken (tests watch this).
@@ -137,8 +139,14 @@ class OpSession {
     proc::CancelToken abandoned = std::make_shared<std::atomic<bool>>(false);
   };
   StartedCase hand_to_workers(std::shared_future<PreparedCase> prepared, std::uint64_t seed, int arena);
-  Expected<result::CaseRecord> run_started(std::uint64_t seed, std::optional<std::uint64_t> next_seed,
+  Expected<result::CaseRecord> run_started(std::uint64_t seed, const std::vector<std::uint64_t>& upcoming,
                                            std::chrono::steady_clock::time_point start);
+  // Whether `ahead` cases as large as `c` may be made ahead of it (most_bytes_made_ahead_).
+  bool fits_ahead(const PreparedCase& prepared, std::uint64_t ahead) const;
+  // The first input file that neither of two cases (-1: none) uses.
+  static int arena_besides(int a, int b = -1);
+  // Starts making the case of `seed` in input_arenas_[arena] on maker_ (ahead_).
+  void make_ahead(std::uint64_t seed, int arena);
   // Stops the case started ahead, if any, and throws its outcome away (a wrong guess; another way
   // of running a case needs the workers; the session ends): its calls are cancelled, and waited for.
   void drop_started();
@@ -147,8 +155,9 @@ class OpSession {
   const config::OpConfig& op_;
   std::unique_ptr<proc::Runner> op_runner_;
   std::unique_ptr<proc::Runner> reference_runner_;
-  // Two input files, so the next case is placed in one while the workers read the other.
-  std::array<wire::InputArena, 2> input_arenas_;
+  // The input files: the workers read one case's while the next case is placed in another, and
+  // (cases started ahead) the case after it in the third.
+  std::array<wire::InputArena, 3> input_arenas_;
   std::optional<std::chrono::steady_clock::time_point> stop_at_;
   bool parallel_reference_;  // the op and the reference run at the same time
   // The spans of the last case's calls (overlap_secs).
@@ -159,8 +168,10 @@ class OpSession {
   TaskThread op_caller_;
   TaskThread reference_caller_;
   TaskThread maker_;
-  // The next case, being made by maker_.
+  // A case being made by maker_, not yet handed to the workers: the next one (Ahead::make), or the
+  // one after the case started ahead (Ahead::run).
   std::future<PreparedCase> ahead_;
+  std::uint64_t ahead_seed_ = 0;
   int ahead_arena_ = 1;
   // The next case, handed to the workers (Ahead::run).
   std::optional<StartedCase> started_;

@@ -49,6 +49,28 @@ double clamp_to(double x, double lo, double hi) {
   return x < lo ? lo : (x > hi ? hi : x);
 }
 
+// mulhi(u, n) for n < 2^32 with 64-bit operations only: u*n = 2^32 (uh*n + (ul*n >> 32)) + low bits.
+[[gnu::always_inline]] inline std::uint64_t mulhi_small(std::uint64_t u, std::uint64_t n) {
+  return ((u >> 32) * n + (((u & 0xFFFFFFFFu) * n) >> 32)) >> 32;
+}
+
+constexpr std::uint64_t kSignBit = 1ull << 63;
+
+// 2^e exactly, as std::ldexp(1.0, e): built from its exponent bits where it is a normal double
+// (a call to scalbn per element was 1.4% of a run's CPU in perf).
+inline double power_of_two(int e) {
+  if (e >= -1022 && e <= 1023) return std::bit_cast<double>(static_cast<std::uint64_t>(1023 + e) << 52);
+  return std::ldexp(1.0, e);
+}
+
+// The boundary distribution's categories in one array: category c holds values[offsets[c]] ..
+// values[offsets[c] + sizes[c] - 1]. Flat, so a block of elements is looked up in a vector loop.
+struct BoundaryTable {
+  std::vector<double> values;
+  std::vector<std::uint32_t> offsets;
+  std::vector<std::uint32_t> sizes;
+};
+
 // One element's values of the four streams.
 struct Draws {
   std::uint64_t a, b, c, d;
@@ -62,7 +84,6 @@ class FloatFill {
       : plan_(plan), dtype_(dtype), lo_(d.lo), hi_(d.hi), any_(d.any), row_len_(row_len) {
     a_ = derive_seed(seed, "values/a");
     b_ = derive_seed(seed, "values/b");
-    c_ = derive_seed(seed, "values/c");
     d_ = derive_seed(seed, "values/d");
     row_ = derive_seed(seed, "values/row");
     mid_ = 0.5 * lo_ + 0.5 * hi_;
@@ -82,34 +103,52 @@ class FloatFill {
     }
   }
 
-  // Element i's values of the streams a, b, c, d (docs/rng.md section 4), computed alone.
-  Draws draws(std::uint64_t i) const {
-    return {counter_u64(a_, i), counter_u64(b_, i), counter_u64(c_, i), counter_u64(d_, i)};
-  }
+  // The boundary categories, flattened (BoundaryTable).
+  const BoundaryTable& boundary() const { return boundary_; }
 
-  // Element i, given its draws (from draws(i), or from a block of them computed at once).
-  double value(std::uint64_t i, const Draws& u) const {
-    switch (plan_.distribution) {
-      case ValueDistribution::regular:
-        return plan_.mode == RegularMode::uniform ? uniform(u) : base(u);
-      case ValueDistribution::boundary: {
-        const auto& cat = categories_[mulhi(u.a, categories_.size())];
-        return cat[mulhi(u.b, cat.size())];
-      }
-      default:
-        return adversarial(i, u);
+  // The adversarial elements first .. first+n-1 from their draws (streams a, b, c, d; docs/rng.md
+  // 4.5): the pattern is chosen once a block, so each pattern's loop is compiled (and vectorised,
+  // in the instruction set's copy that calls it) on its own, without a branch on random bits.
+  [[gnu::always_inline]] void adversarial_block(std::uint64_t first, std::size_t n, const std::uint64_t* a,
+                                                const std::uint64_t* b, const std::uint64_t* c,
+                                                const std::uint64_t* d, double* out) const {
+    switch (plan_.float_pattern) {
+      case FloatPattern::dynamic_range:
+        return each(n, out, [&](std::size_t k) { return dynamic_range({a[k], b[k], c[k], d[k]}); });
+      case FloatPattern::huge_logits:
+        return each(n, out, [&](std::size_t k) { return huge_logits({a[k], b[k], c[k], d[k]}); });
+      case FloatPattern::near_cancellation:
+        return each(n, out, [&](std::size_t k) { return near_cancellation(first + k); });
+      case FloatPattern::ties:
+        return each(n, out, [&](std::size_t k) { return pool_[mulhi(a[k], pool_.size())]; });
+      case FloatPattern::zero_rows:
+      case FloatPattern::one_hot:
+        return by_rows(first, n, a, b, d, out);
+      case FloatPattern::alternating_signs:
+        return each(n, out, [&](std::size_t k) {
+          const double m = std::fabs(base({a[k], b[k], c[k], d[k]}));
+          return ((first + k) & 1) == 0 ? m : -m;
+        });
     }
+    each(n, out, [&](std::size_t) { return zero_; });
   }
 
  private:
-  static double uni(const Draws& u) { return static_cast<double>(u.c >> 11) * 0x1p-53; }
+  template <class Element>
+  [[gnu::always_inline]] static void each(std::size_t n, double* out, Element element) {
+    for (std::size_t k = 0; k < n; ++k) out[k] = element(k);
+  }
 
-  static double bell(const Draws& u) {
+  [[gnu::always_inline]] static double uni(const Draws& u) {
+    return static_cast<double>(u.c >> 11) * 0x1p-53;
+  }
+
+  [[gnu::always_inline]] static double bell(const Draws& u) {
     const std::uint64_t total = (u.a >> 32) + (u.a & 0xFFFFFFFFu) + (u.b >> 32) + (u.b & 0xFFFFFFFFu);
     return static_cast<double>(total) * 0x1p-33 - 1.0;
   }
 
-  double base(const Draws& u) const {
+  [[gnu::always_inline]] double base(const Draws& u) const {
     if (any_) {
       static constexpr std::array<double, 9> kScale{1, 2, 4, 8, 16, 32, 64, 128, 256};  // 2^0..2^8
       return bell(u) * kScale[mulhi(u.d, 9)];
@@ -117,56 +156,58 @@ class FloatFill {
     return mid_ + bell(u) * half_;
   }
 
-  double uniform(const Draws& u) const {
-    const double x = uni(u);
-    return lo_ * (1.0 - x) + hi_ * x;
+  [[gnu::always_inline]] double dynamic_range(const Draws& u) const {
+    // mulhi_small: the span of exponents is at most 2,098 (float64's), far below 2^32.
+    const auto span = static_cast<std::uint64_t>(e_hi_ - e_lo_ + 1);
+    const int e = static_cast<int>(mulhi_small(u.d, span)) + e_lo_;
+    const double mag = (1.0 + uni(u)) * power_of_two(e);
+    if (lo_ >= 0.0) {
+      return mag;
+    }
+    if (hi_ <= 0.0) {
+      return -mag;
+    }
+    // -mag when b's top bit is set: a negation is exactly a flip of the sign bit.
+    return std::bit_cast<double>(std::bit_cast<std::uint64_t>(mag) ^ (u.b & kSignBit));
   }
 
-  std::uint64_t row_u64(std::uint64_t i) const { return counter_u64(row_, i / row_len_); }
+  [[gnu::always_inline]] double huge_logits(const Draws& u) const {
+    // Both candidates, then a select: mulhi(d, 8) != 0 is d's top 3 bits not all clear.
+    const double x = uni(u);
+    const double spike = (u.b >> 63) == 0 ? hi_ - half_ * x * 0.0625 : lo_ + half_ * x * 0.0625;
+    const double regular = base(u);
+    return (u.d >> 61) != 0 ? regular : spike;
+  }
 
-  double adversarial(std::uint64_t i, const Draws& u) const {
-    switch (plan_.float_pattern) {
-      case FloatPattern::dynamic_range: {
-        const auto span = static_cast<std::uint64_t>(e_hi_ - e_lo_ + 1);
-        const int e = static_cast<int>(mulhi(u.d, span)) + e_lo_;
-        const double mag = (1.0 + uni(u)) * std::ldexp(1.0, e);
-        if (lo_ >= 0.0) {
-          return mag;
-        }
-        if (hi_ <= 0.0) {
-          return -mag;
-        }
-        return (u.b >> 63) == 1 ? -mag : mag;
-      }
-      case FloatPattern::huge_logits: {
-        if (mulhi(u.d, 8) != 0) {
-          return base(u);
-        }
-        const double x = uni(u);
-        return (u.b >> 63) == 0 ? hi_ - half_ * x * 0.0625 : lo_ + half_ * x * 0.0625;
-      }
-      case FloatPattern::near_cancellation: {
-        const double v = base(draws(i >> 1));  // the base value at the pair index
-        if ((i & 1) == 0) {
-          return v;
-        }
-        const double w = -v + v * eps_;
-        return (w < lo_ || w > hi_) ? v - v * eps_ : w;
-      }
-      case FloatPattern::ties:
-        return pool_[mulhi(u.a, pool_.size())];
-      case FloatPattern::zero_rows:
-        return (row_u64(i) >> 63) == 1 ? zero_ : base(u);
-      case FloatPattern::one_hot: {
-        const double spike = hi_ != zero_ ? hi_ : lo_;
-        return i % row_len_ == mulhi(row_u64(i), row_len_) ? spike : zero_;
-      }
-      case FloatPattern::alternating_signs: {
-        const double m = std::fabs(base(u));
-        return (i & 1) == 0 ? m : -m;
+  [[gnu::always_inline]] double near_cancellation(std::uint64_t i) const {
+    const std::uint64_t pair = i >> 1;  // the base value at the pair index
+    const double v =
+        base({counter_u64(a_, pair), counter_u64(b_, pair), 0, any_ ? counter_u64(d_, pair) : 0});
+    if ((i & 1) == 0) {
+      return v;
+    }
+    const double w = -v + v * eps_;
+    return (w < lo_ || w > hi_) ? v - v * eps_ : w;
+  }
+
+  // zero_rows and one_hot: each row's draw once (counter_u64(row, i / row_len)), not a division and
+  // a draw per element.
+  [[gnu::always_inline]] void by_rows(std::uint64_t first, std::size_t n, const std::uint64_t* a,
+                                      const std::uint64_t* b, const std::uint64_t* d, double* out) const {
+    std::uint64_t row = first / row_len_;
+    std::uint64_t col = first % row_len_;
+    const double spike = hi_ != zero_ ? hi_ : lo_;
+    for (std::size_t k = 0; k < n; ++row, col = 0) {
+      const std::uint64_t draw = counter_u64(row_, row);
+      const std::size_t stop = static_cast<std::size_t>(std::min<std::uint64_t>(n, k + (row_len_ - col)));
+      if (plan_.float_pattern == FloatPattern::zero_rows) {
+        const bool zero = (draw >> 63) == 1;
+        for (; k < stop; ++k) out[k] = zero ? zero_ : base({a[k], b[k], 0, d[k]});
+      } else {
+        const std::uint64_t hot = mulhi(draw, row_len_);
+        for (; k < stop; ++k, ++col) out[k] = col == hot ? spike : zero_;
       }
     }
-    return zero_;
   }
 
   void build_boundary(const FloatInfo& info) {
@@ -189,9 +230,10 @@ class FloatFill {
         {1.0, -1.0}, {mn, -mn}, {ms, -ms, mn - ms, -(mn - ms), mn / 2, -mn / 2}, {mx, -mx}, powers};
     const std::vector<double> ends = {lo_, hi_, std::min(dtype_step(lo_, dtype_, true), hi_),
                                       std::max(dtype_step(hi_, dtype_, false), lo_)};
-    auto keep = [this](std::vector<double> c) {
+    std::vector<std::vector<double>> categories;
+    auto keep = [&categories](std::vector<double> c) {
       if (!c.empty()) {
-        categories_.push_back(std::move(c));
+        categories.push_back(std::move(c));
       }
     };
     keep(zeros);
@@ -205,6 +247,11 @@ class FloatFill {
       keep(inside);
     }
     keep(ends);
+    for (const auto& cat : categories) {
+      boundary_.offsets.push_back(static_cast<std::uint32_t>(boundary_.values.size()));
+      boundary_.sizes.push_back(static_cast<std::uint32_t>(cat.size()));
+      boundary_.values.insert(boundary_.values.end(), cat.begin(), cat.end());
+    }
   }
 
   const ValuePlan& plan_;
@@ -212,11 +259,11 @@ class FloatFill {
   double lo_, hi_;
   bool any_;
   std::uint64_t row_len_;
-  std::uint64_t a_ = 0, b_ = 0, c_ = 0, d_ = 0, row_ = 0;
+  std::uint64_t a_ = 0, b_ = 0, d_ = 0, row_ = 0;  // stream seeds (c is read only a block at a time)
   double mid_ = 0, half_ = 0, zero_ = 0, eps_ = 0;
   int e_lo_ = 0, e_hi_ = 0;
   std::vector<double> pool_;
-  std::vector<std::vector<double>> categories_;
+  BoundaryTable boundary_;
 };
 
 // Values a block at a time (docs/rng.md 4.3, 4.4): the streams of a block first, in loops the
@@ -232,11 +279,6 @@ struct RegularBlock {
   std::uint64_t a, b, c, d;  // stream seeds
   double lo, hi, mid, half;
 };
-
-// mulhi(u, n) for n < 2^32 with 64-bit operations only: u*n = 2^32 (uh*n + (ul*n >> 32)) + low bits.
-[[gnu::always_inline]] inline std::uint64_t mulhi_small(std::uint64_t u, std::uint64_t n) {
-  return ((u >> 32) * n + (((u & 0xFFFFFFFFu) * n) >> 32)) >> 32;
-}
 
 [[gnu::always_inline]] inline void streams_body(std::uint64_t seed, std::uint64_t first, std::size_t n,
                                                 std::uint64_t* out) {
@@ -272,6 +314,20 @@ struct RegularBlock {
   }
 }
 
+// The boundary distribution over a block: element k takes category mulhi(a[k], categories), then
+// the value mulhi(b[k], its size) in it (FloatFill::value's boundary case, with flat tables).
+[[gnu::always_inline]] inline void boundary_body(const BoundaryTable& t, const std::uint64_t* a,
+                                                 const std::uint64_t* b, std::size_t n, double* out) {
+  const double* values = t.values.data();
+  const std::uint32_t* offsets = t.offsets.data();
+  const std::uint32_t* sizes = t.sizes.data();
+  const std::uint64_t categories = t.sizes.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t cat = mulhi_small(a[k], categories);
+    out[k] = values[offsets[cat] + mulhi_small(b[k], sizes[cat])];
+  }
+}
+
 // clamp_to, then the dtype's rounding for the two types the hardware rounds (float32, float64).
 template <class T>
 [[gnu::always_inline]] inline void clamp_store_body(const double* x, std::size_t n, double lo, double hi,
@@ -289,6 +345,14 @@ template <class T>
   }                                                                                                          \
   attributes void regular_##suffix(const RegularBlock& r, std::uint64_t first, std::size_t n, double* out) { \
     regular_body(r, first, n, out);                                                                          \
+  }                                                                                                          \
+  attributes void adversarial_##suffix(const FloatFill& fill, std::uint64_t first, std::size_t n,            \
+                                       const std::uint64_t* const* draws, double* out) {                     \
+    fill.adversarial_block(first, n, draws[0], draws[1], draws[2], draws[3], out);                           \
+  }                                                                                                          \
+  attributes void boundary_##suffix(const BoundaryTable& t, const std::uint64_t* a, const std::uint64_t* b,  \
+                                    std::size_t n, double* out) {                                            \
+    boundary_body(t, a, b, n, out);                                                                          \
   }                                                                                                          \
   attributes void clamp_f32_##suffix(const double* x, std::size_t n, double lo, double hi, float* out) {     \
     clamp_store_body(x, n, lo, hi, out);                                                                     \
@@ -308,6 +372,10 @@ GPUEMU_FILL_KERNELS(avx512, [[gnu::target("avx2,avx512f,avx512vl,avx512dq")]])
 struct FillKernels {
   void (*streams)(std::uint64_t, std::uint64_t, std::size_t, std::uint64_t*) = streams_base;
   void (*regular)(const RegularBlock&, std::uint64_t, std::size_t, double*) = regular_base;
+  void (*boundary)(const BoundaryTable&, const std::uint64_t*, const std::uint64_t*, std::size_t,
+                   double*) = boundary_base;
+  void (*adversarial)(const FloatFill&, std::uint64_t, std::size_t, const std::uint64_t* const*,
+                      double*) = adversarial_base;
   void (*clamp_f32)(const double*, std::size_t, double, double, float*) = clamp_f32_base;
   void (*clamp_f64)(const double*, std::size_t, double, double, double*) = clamp_f64_base;
 };
@@ -317,8 +385,10 @@ FillKernels fill_kernels(util::Isa isa) {
   const util::Isa usable = std::min(isa, util::best_isa());
 #if defined(__x86_64__) && defined(__GNUC__)
   if (usable == util::Isa::avx512)
-    return {streams_avx512, regular_avx512, clamp_f32_avx512, clamp_f64_avx512};
-  if (usable == util::Isa::avx2) return {streams_avx2, regular_avx2, clamp_f32_avx2, clamp_f64_avx2};
+    return {streams_avx512,     regular_avx512,   boundary_avx512,
+            adversarial_avx512, clamp_f32_avx512, clamp_f64_avx512};
+  if (usable == util::Isa::avx2)
+    return {streams_avx2, regular_avx2, boundary_avx2, adversarial_avx2, clamp_f32_avx2, clamp_f64_avx2};
 #endif
   return {};
 }
@@ -385,8 +455,11 @@ void fill_float(const ValuePlan& plan, std::uint64_t seed, DType dtype, const Re
       for (int k = 0; k < 4; ++k) {
         if (used.test(k)) kernels.streams(stream_seeds[k], first, n, draws[k]);
       }
-      for (std::size_t k = 0; k < n; ++k) {
-        values[k] = fill.value(first + k, {draws[0][k], draws[1][k], draws[2][k], draws[3][k]});
+      if (plan.distribution == ValueDistribution::boundary) {
+        kernels.boundary(fill.boundary(), draws[0], draws[1], n, values);
+      } else {
+        const std::uint64_t* const streams[4] = {draws[0], draws[1], draws[2], draws[3]};
+        kernels.adversarial(fill, first, n, streams, values);
       }
     }
     switch (dtype) {

@@ -4,9 +4,11 @@
 // and cases started ahead (Ahead::run) keep each worker's order and the verdicts.
 #include "engine/op_session.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -133,54 +135,79 @@ TEST_F(OpSessionTest, TheOverlapIsCountedOnce) {
   EXPECT_NEAR(nested_session.run_seed(11)->timing.overlap_secs, 0.020, 1e-9);
 }
 
-// What the op saw for `seeds` run in order on one session, each with the next as its guess
-// (`guesses` overrides a guess).
-std::vector<std::size_t> inputs_seen(const config::Config& config, const std::vector<std::uint64_t>& seeds,
-                                     const std::map<std::size_t, std::uint64_t>& guesses = {}) {
+// What the op saw (its first input's hashes, sorted) and the records (seed and verdict) of `seeds`
+// run in order on one session, each with the next two as its guess (`guesses` overrides a guess).
+struct Seen {
+  std::vector<std::size_t> inputs;
+  std::vector<std::string> records;
+};
+Seen run_in_order(const config::Config& config, const std::vector<std::uint64_t>& seeds,
+                  const std::map<std::size_t, std::vector<std::uint64_t>>& guesses = {},
+                  OpSession::Ahead ahead = OpSession::Ahead::make) {
   testing::FakeRunners runners;
   runners.add("cumsum_reference", testing::cumsum_reference);
   runners.add("op", testing::cumsum_no_carry);
-  OpSession session(config, config.ops.front(), runners.factory());
-  std::vector<std::string> verdicts;
-  for (std::size_t i = 0; i < seeds.size(); ++i) {
-    std::optional<std::uint64_t> next;
-    if (i + 1 < seeds.size()) next = seeds[i + 1];
-    if (auto it = guesses.find(i); it != guesses.end()) next = it->second;
-    auto record = session.run_seed(seeds[i], next);
-    EXPECT_TRUE(record) << record.error().message;
-    EXPECT_EQ(record->seed, seeds[i]);
+  Seen seen;
+  {
+    OpSession session(config, config.ops.front(), runners.factory());
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
+      std::vector<std::uint64_t> next;
+      for (std::size_t k = i + 1; k < seeds.size() && k < i + 3; ++k) next.push_back(seeds[k]);
+      if (auto it = guesses.find(i); it != guesses.end()) next = it->second;
+      auto record = session.run_seed(seeds[i], next, ahead);
+      EXPECT_TRUE(record) << record.error().message;
+      if (!record) continue;
+      EXPECT_EQ(record->seed, seeds[i]);
+      seen.records.push_back(fmt::format(
+          "{} {} {}", record->seed, check::failure_kind_name(record->verdict.kind), record->verdict.message));
+    }
   }
-  return runners.first_input_hashes();
+  seen.inputs = runners.first_input_hashes();
+  std::ranges::sort(seen.inputs);
+  return seen;
 }
 
 TEST_F(OpSessionTest, ACaseMadeAheadIsTheCaseOfItsSeed) {
   const std::vector<std::uint64_t> seeds = {3, 4, 5, 6, 7, 8};
   // Each case alone, on a session of its own: nothing made ahead.
-  std::vector<std::size_t> alone;
+  Seen alone;
   for (auto seed : seeds) {
-    const auto seen = inputs_seen(config_, {seed});
-    alone.insert(alone.end(), seen.begin(), seen.end());
+    const Seen one = run_in_order(config_, {seed});
+    alone.inputs.insert(alone.inputs.end(), one.inputs.begin(), one.inputs.end());
+    alone.records.insert(alone.records.end(), one.records.begin(), one.records.end());
   }
-  auto sorted = [](std::vector<std::size_t> v) {
-    std::ranges::sort(v);
-    return v;
-  };
-  EXPECT_EQ(sorted(inputs_seen(config_, seeds)), sorted(alone));
-  // Wrong guesses (another seed, the same seed again) are thrown away, never run in its place.
-  EXPECT_EQ(sorted(inputs_seen(config_, seeds, {{0, 99}, {2, 5}, {4, 1}})), sorted(alone));
+  std::ranges::sort(alone.inputs);
+  // Wrong guesses: another seed with the right one after it; the right seed with a wrong one
+  // after it (which the next call, guessing right, must not take for its own); the same seed again.
+  const std::map<std::size_t, std::vector<std::uint64_t>> wrong = {
+      {0, {99, 5}}, {1, {5, 99}}, {3, {6}}, {4, {1, 6}}};
+  for (const auto ahead : {OpSession::Ahead::make, OpSession::Ahead::run}) {
+    const Seen right = run_in_order(config_, seeds, {}, ahead);
+    EXPECT_EQ(right.inputs, alone.inputs);
+    EXPECT_EQ(right.records, alone.records);
+    // A wrong guess is never run in the asked case's place. Made ahead, it is only thrown away;
+    // started ahead, the op may already have run it (docs/worker-protocol.md, "Cases started ahead").
+    const Seen guessed = run_in_order(config_, seeds, wrong, ahead);
+    EXPECT_EQ(guessed.records, alone.records);
+    if (ahead == OpSession::Ahead::make) {
+      EXPECT_EQ(guessed.inputs, alone.inputs);
+    } else {
+      EXPECT_TRUE(std::ranges::includes(guessed.inputs, alone.inputs));
+    }
+  }
 }
 
 TEST_F(OpSessionTest, OnlyCasesUpToTheLimitHaveTheNextOneMadeAhead) {
   runners_.add("cumsum_reference", testing::cumsum_reference);
   runners_.add("op", testing::cumsum_ok);
   OpSession session(config_, op(), runners_.factory());
-  ASSERT_TRUE(session.run_seed(3, 4));
+  ASSERT_TRUE(session.run_seed(3, {4}));
   EXPECT_TRUE(session.making_ahead());
   ASSERT_TRUE(session.run_seed(4));
   EXPECT_FALSE(session.making_ahead()) << "taken, and nothing asked for next";
   // Every case of this op has at least one input byte: a limit of 0 makes none ahead.
   session.set_most_bytes_made_ahead(0);
-  ASSERT_TRUE(session.run_seed(5, 6));
+  ASSERT_TRUE(session.run_seed(5, {6}));
   EXPECT_FALSE(session.making_ahead());
   auto record = session.run_seed(6);
   ASSERT_TRUE(record);
@@ -194,7 +221,7 @@ TEST_F(OpSessionTest, AnExceptionOnTheOpsThreadReachesTheCaller) {
   OpSession session(config_, op(), runners_.factory());
   EXPECT_THROW((void)session.run_seed(11), std::runtime_error);
   // The session is still usable: the next case runs (and throws the same way).
-  EXPECT_THROW((void)session.run_seed(12, 13), std::runtime_error);
+  EXPECT_THROW((void)session.run_seed(12, {13}), std::runtime_error);
 }
 
 // Ahead::run: the next case reaches the workers while this one is judged; each worker still sees
@@ -216,15 +243,17 @@ TEST_F(OpSessionTest, CasesStartedAheadReachEachWorkerInOrderWithTheSameVerdicts
     OpSession session(config_, op(), runners.factory());
     std::vector<std::string> verdicts;
     for (std::size_t i = 0; i < seeds.size(); ++i) {
-      std::optional<std::uint64_t> next;
-      if (i + 1 < seeds.size()) next = seeds[i + 1];
+      const std::vector<std::uint64_t> next(seeds.begin() + static_cast<long>(std::min(i + 1, seeds.size())),
+                                            seeds.begin() + static_cast<long>(std::min(i + 3, seeds.size())));
       auto record = session.run_seed(seeds[i], next, ahead);
       EXPECT_TRUE(record) << record.error().message;
       if (!record) continue;
       EXPECT_EQ(record->seed, seeds[i]);
       verdicts.push_back(std::string(check::failure_kind_name(record->verdict.kind)) + " " +
                          record->verdict.message);
-      if (ahead == OpSession::Ahead::run) EXPECT_EQ(session.started_ahead(), next.has_value());
+      if (ahead == OpSession::Ahead::run) {
+        EXPECT_EQ(session.started_ahead(), !next.empty());
+      }
     }
     return verdicts;
   };
@@ -252,13 +281,13 @@ TEST_F(OpSessionTest, TheNextCaseRunsWhileThisOneIsJudged) {
     return testing::cumsum_ok(r);
   });
   OpSession session(config_, op(), runners_.factory());
-  ASSERT_TRUE(session.run_seed(3, 4, OpSession::Ahead::run));
+  ASSERT_TRUE(session.run_seed(3, {4}, OpSession::Ahead::run));
   // Nobody asked for case 4 yet, and its op is called anyway.
   std::unique_lock lock(mutex);
   EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return op_called.size() == 2; }));
   EXPECT_EQ(op_called, (std::vector<std::uint64_t>{3, 4}));
   lock.unlock();
-  auto record = session.run_seed(4, std::nullopt, OpSession::Ahead::run);
+  auto record = session.run_seed(4, {}, OpSession::Ahead::run);
   ASSERT_TRUE(record);
   EXPECT_EQ(record->seed, 4u);
   EXPECT_TRUE(record->verdict.passed());
@@ -274,13 +303,13 @@ TEST_F(OpSessionTest, AWrongGuessIsThrownAwayAndTheAskedCaseRuns) {
     return testing::cumsum_ok(r);
   });
   OpSession session(config_, op(), runners_.factory());
-  ASSERT_TRUE(session.run_seed(3, 99, OpSession::Ahead::run));
-  auto record = session.run_seed(4, std::nullopt, OpSession::Ahead::run);
+  ASSERT_TRUE(session.run_seed(3, {99}, OpSession::Ahead::run));
+  auto record = session.run_seed(4, {}, OpSession::Ahead::run);
   ASSERT_TRUE(record);
   EXPECT_EQ(record->seed, 4u);
   EXPECT_EQ(op_saw.back(), 4u);
   // A replayed case (run_case) after a case started ahead waits for it: the runners serve one call at a time.
-  ASSERT_TRUE(session.run_seed(5, 6, OpSession::Ahead::run));
+  ASSERT_TRUE(session.run_seed(5, {6}, OpSession::Ahead::run));
   auto c = fuzz::generate_case(op(), 7);
   ASSERT_TRUE(c);
   auto replayed = session.run_case(*c);
@@ -306,7 +335,7 @@ TEST_F(OpSessionTest, ACaseStartedAheadAndNeverAskedForIsCancelled) {
   const auto start = Clock::now();
   {
     OpSession session(config_, op(), runners_.factory());
-    ASSERT_TRUE(session.run_seed(3, 4, OpSession::Ahead::run));
+    ASSERT_TRUE(session.run_seed(3, {4}, OpSession::Ahead::run));
     EXPECT_TRUE(session.started_ahead());
   }
   EXPECT_TRUE(saw_cancel);
@@ -325,8 +354,8 @@ TEST_F(OpSessionTest, TimeSharedWithTheCaseBeforeIsCountedOnce) {
     return r.seed == 3u ? ran(testing::cumsum_ok(r), 0, 10) : ran(testing::cumsum_ok(r), 10, 60);
   });
   OpSession session(config_, op(), runners_.factory());
-  auto first = session.run_seed(3, 4, OpSession::Ahead::run);
-  auto second = session.run_seed(4, std::nullopt, OpSession::Ahead::run);
+  auto first = session.run_seed(3, {4}, OpSession::Ahead::run);
+  auto second = session.run_seed(4, {}, OpSession::Ahead::run);
   ASSERT_TRUE(first && second);
   EXPECT_NEAR(first->timing.overlap_secs, 0.010, 1e-9);
   // 100 ms of calls, of which only the reference's 50 ms were new: 50 ms ran beside another call.

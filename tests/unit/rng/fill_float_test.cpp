@@ -1,6 +1,6 @@
-// Tests for fill_float's block path (rng/fill_float.cpp): the regular distribution, computed a block
-// at a time in vectorised loops, against the scalar formulas of docs/rng.md 4.3-4.4, bit for bit; and
-// every instruction set's copy of those loops against the baseline copy.
+// Tests for fill_float's block path (rng/fill_float.cpp): the regular distribution and the row
+// patterns, computed a block at a time, against the scalar formulas of docs/rng.md, bit for bit; and
+// every instruction set's copy of the block loops against the baseline copy.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -76,6 +76,46 @@ TEST(FillFloat, RegularBlocksMatchTheScalarFormulasBitForBit) {
         fill_float(plan, seed, dtype, resolved, n, 16, got.data());
         EXPECT_EQ(got, scalar_regular(mode, seed, dtype, resolved, n))
             << "mode " << static_cast<int>(mode) << " dtype " << tensor::dtype_name(dtype) << " n " << n;
+      }
+    }
+  }
+}
+
+// zero_rows and one_hot take each row's draw once (docs/rng.md 4.5): rows that cross a block of
+// 256 elements, start inside one, or are longer than one follow the per-element formulas, written
+// out again here (float64 in [-3, 5]: no rounding, so the check is exact).
+TEST(FillFloat, RowPatternsFollowTheirRowsAcrossBlocks) {
+  const ResolvedDomain d = *resolve_domain(DType::float64, Domain{-3.0, 5.0, false});
+  const double mid = 0.5 * d.lo + 0.5 * d.hi, half = 0.5 * d.hi - 0.5 * d.lo, zero = 0.0;
+  for (FloatPattern pattern : {FloatPattern::zero_rows, FloatPattern::one_hot}) {
+    std::uint64_t plan_seed = 0;
+    while (plan_values(plan_seed, DType::float64, ValueDistribution::adversarial, false).float_pattern !=
+           pattern)
+      ASSERT_LT(++plan_seed, 100000u);
+    const ValuePlan plan = plan_values(plan_seed, DType::float64, ValueDistribution::adversarial, false);
+    for (std::uint64_t row_len : {1u, 7u, 100u, 256u, 300u, 1000u}) {
+      const std::uint64_t n = 4099, seed = 77 + row_len;
+      const std::uint64_t a = derive_seed(seed, "values/a"), b = derive_seed(seed, "values/b");
+      const std::uint64_t rows = derive_seed(seed, "values/row");
+      std::vector<double> got(n);
+      fill_float(plan, seed, DType::float64, d, n, row_len, reinterpret_cast<std::byte*>(got.data()));
+      int differ = 0;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const std::uint64_t draw = counter_u64(rows, i / row_len);
+        double want = zero;
+        if (pattern == FloatPattern::one_hot) {
+          want = i % row_len == mulhi(draw, row_len) ? d.hi : zero;
+        } else if ((draw >> 63) == 0) {
+          const std::uint64_t ua = counter_u64(a, i), ub = counter_u64(b, i);
+          const double bell =
+              static_cast<double>((ua >> 32) + (ua & 0xFFFFFFFFu) + (ub >> 32) + (ub & 0xFFFFFFFFu)) *
+                  0x1p-33 -
+              1.0;
+          want = mid + bell * half;
+        }
+        if (std::bit_cast<std::uint64_t>(got[i]) != std::bit_cast<std::uint64_t>(want) && differ++ < 3)
+          ADD_FAILURE() << describe_plan(plan, DType::float64) << " row_len " << row_len << " element " << i
+                        << ": " << got[i] << ", want " << want;
       }
     }
   }

@@ -8,7 +8,7 @@ does); a page the file holds and nobody wrote shows gpuemu's current bytes, so t
 its new inputs through the same mapping. A page a call wrote is a private copy, which would hide the
 next case's bytes: after every call (forget_writes) those pages are dropped (MADV_DONTNEED), and
 the file's page shows again (on its next touch). /proc/self/pagemap says which pages those are; where it cannot be read,
-nothing is kept and every call maps its files anew. At most two files stay mapped (gpuemu's two),
+nothing is kept and every call maps its files anew. At most three files stay mapped (gpuemu's three),
 so a file gpuemu has let go of is not kept alive here.
 """
 
@@ -25,7 +25,7 @@ from gpuemu._internal.wire.input_guard import copied_pages
 
 __all__ = ["InputMappings"]
 
-_KEPT = 2  # gpuemu's input files of one op: the case's and the one the next case is made in
+_KEPT = 3  # gpuemu's input files of one op: the case's, the next case's and the one after it (made ahead)
 
 
 def _pagemap_readable() -> bool:
