@@ -84,15 +84,6 @@ def decode_inputs(header: dict, payload: bytearray) -> dict:
             for name, (np_view, dtype) in decode_storages(header, payload).items()}
 
 
-def _read_every_line(raw: memoryview) -> None:
-    """Reads one byte of every 64-byte line of a mapped input, in gpuemu's time: its bytes were written
-    by gpuemu, maybe on another core, and a pipe read used to bring them to this one before the call.
-    Without this the op's or reference's first pass over its inputs would pay for that transfer in the
-    time counted as theirs (docs/worker-protocol.md, "Inputs in gpuemu's file")."""
-    if raw.nbytes:
-        np.frombuffer(raw, dtype=np.uint8)[::64].max()
-
-
 def decode_storages(header: dict, payload: bytearray, guard: InputGuard | None = None,
                     mappings: InputMappings | None = None) -> dict:
     """{name: (storage view, dtype)} for a call frame's "tensors": writable views into the payload,
@@ -110,7 +101,6 @@ def decode_storages(header: dict, payload: bytearray, guard: InputGuard | None =
         offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
         if entry.get("file") is not None:
             raw = files[str(entry["file"])][offset : offset + nbytes]
-            _read_every_line(raw)
         elif entry.get("segment") is not None:
             raw = segments.read_segment(str(entry["segment"]), offset, nbytes)
         elif offset < 0 or nbytes < 0 or offset + nbytes > view.nbytes:

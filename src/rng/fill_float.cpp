@@ -67,8 +67,8 @@ inline double power_of_two(int e) {
 // values[offsets[c] + sizes[c] - 1]. Flat, so a block of elements is looked up in a vector loop.
 struct BoundaryTable {
   std::vector<double> values;
-  std::vector<std::uint32_t> offsets;
-  std::vector<std::uint32_t> sizes;
+  std::vector<std::uint64_t> offsets;
+  std::vector<std::uint64_t> sizes;
 };
 
 // One element's values of the four streams.
@@ -248,8 +248,8 @@ class FloatFill {
     }
     keep(ends);
     for (const auto& cat : categories) {
-      boundary_.offsets.push_back(static_cast<std::uint32_t>(boundary_.values.size()));
-      boundary_.sizes.push_back(static_cast<std::uint32_t>(cat.size()));
+      boundary_.offsets.push_back(boundary_.values.size());
+      boundary_.sizes.push_back(cat.size());
       boundary_.values.insert(boundary_.values.end(), cat.begin(), cat.end());
     }
   }
@@ -317,10 +317,12 @@ struct RegularBlock {
 // The boundary distribution over a block: element k takes category mulhi(a[k], categories), then
 // the value mulhi(b[k], its size) in it (FloatFill::value's boundary case, with flat tables).
 [[gnu::always_inline]] inline void boundary_body(const BoundaryTable& t, const std::uint64_t* a,
-                                                 const std::uint64_t* b, std::size_t n, double* out) {
-  const double* values = t.values.data();
-  const std::uint32_t* offsets = t.offsets.data();
-  const std::uint32_t* sizes = t.sizes.data();
+                                                 const std::uint64_t* b, std::size_t n,
+                                                 double* __restrict out) {
+  // __restrict: `out` is the block's own array, never the tables, so the loop vectorises.
+  const double* __restrict values = t.values.data();
+  const std::uint64_t* __restrict offsets = t.offsets.data();
+  const std::uint64_t* __restrict sizes = t.sizes.data();
   const std::uint64_t categories = t.sizes.size();
   for (std::size_t k = 0; k < n; ++k) {
     const std::uint64_t cat = mulhi_small(a[k], categories);
