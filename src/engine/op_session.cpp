@@ -156,10 +156,24 @@ void OpSession::warm_up() {
 }
 
 OpSession::PreparedCase OpSession::prepare(std::uint64_t seed, int arena) {
-  PreparedCase prepared{seed, arena, fuzz::generate_case(op_, seed), std::nullopt};
   // The inputs once in an input file, which both workers map (wire/shared_file.hpp); without one,
-  // each worker gets the bytes through its pipe.
-  if (prepared.c && op_runner_) prepared.placed = input_arenas_[arena].place(prepared.c->inputs);
+  // each worker gets the bytes through its pipe. A contiguous case is generated straight into the file
+  // (no buffer of its own to zero, fault in and copy); another layout is copied there.
+  bool generated_in_file = false;
+  fuzz::InputPlacer in_file;
+  if (op_runner_) {
+    in_file = [&](const std::vector<std::size_t>& sizes) {
+      auto room = input_arenas_[arena].reserve(sizes);
+      generated_in_file = room.has_value();
+      return room;
+    };
+  }
+  PreparedCase prepared{seed, arena, fuzz::generate_case(op_, seed, in_file), std::nullopt};
+  if (prepared.c && generated_in_file) {
+    prepared.placed = prepared.c->inputs;  // views of the file already
+  } else if (prepared.c && op_runner_) {
+    prepared.placed = input_arenas_[arena].place(prepared.c->inputs);
+  }
   return prepared;
 }
 

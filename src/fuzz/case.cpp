@@ -95,7 +95,7 @@ std::int64_t choose_dim(rng::SeededRng& r, std::int64_t lo, std::int64_t hi) {
   return special[r.gen_range(0, special.size())];
 }
 
-Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t seed) {
+Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t seed, const InputPlacer& place) {
   Case c;
   c.op = op.name;
   c.seed = seed;
@@ -109,6 +109,15 @@ Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t seed) {
     }
   }
 
+  // Each input's shape, dtype and domain first, so its bytes can be placed before they are generated.
+  struct Planned {
+    const std::string* name;
+    tensor::Shape shape;
+    tensor::DType dtype;
+    rng::Domain domain;
+  };
+  std::vector<Planned> planned;
+  std::vector<std::size_t> sizes;
   c.input_order = op.input_names;
   for (const auto& name : op.input_names) {
     tensor::Shape shape;
@@ -127,11 +136,33 @@ Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t seed) {
       shape = kDefaultShape;
     }
     const tensor::DType dtype = spec && spec->dtype ? *spec->dtype : c.params.dtype;
-    const rng::Domain domain = spec ? spec->domain : rng::Domain{};
+    sizes.push_back(static_cast<std::size_t>(std::max<std::int64_t>(0, tensor::shape_numel(shape))) *
+                    tensor::dtype_size(dtype));
+    planned.push_back({&name, std::move(shape), dtype, spec ? spec->domain : rng::Domain{}});
+  }
+
+  // Another layout rewrites the bytes into its own storage: only the contiguous one is placed.
+  std::optional<std::vector<tensor::PlacedStorage>> placed;
+  if (place && c.params.layout == tensor::Layout::contiguous) placed = place(sizes);
+  for (std::size_t k = 0; k < planned.size(); ++k) {
+    const Planned& p = planned[k];
+    const std::uint64_t input_seed = rng::derive_seed(seed, "input/" + *p.name);
+    if (placed) {
+      tensor::Tensor values;
+      values.dtype = p.dtype;
+      values.shape = p.shape;
+      values.strides = tensor::contiguous_strides(p.shape);
+      rng::generate_tensor_into(input_seed, p.dtype, p.shape, p.domain, c.params.distribution,
+                                (*placed)[k].bytes);
+      values.data = std::move((*placed)[k].storage);
+      c.inputs[*p.name] = std::move(values);
+      continue;
+    }
     tensor::Tensor values =
-        rng::generate_tensor(rng::derive_seed(seed, "input/" + name), dtype, shape, domain, c.params.distribution);
-    c.inputs[name] = c.params.layout == tensor::Layout::contiguous ? std::move(values)
-                                                                    : tensor::with_layout(values, c.params.layout);
+        rng::generate_tensor(input_seed, p.dtype, p.shape, p.domain, c.params.distribution);
+    c.inputs[*p.name] = c.params.layout == tensor::Layout::contiguous
+                            ? std::move(values)
+                            : tensor::with_layout(values, c.params.layout);
   }
   return c;
 }

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "rng/values.hpp"
@@ -46,8 +48,16 @@ CaseParams case_params(const config::OpConfig& op, std::uint64_t case_seed);
 std::uint64_t case_seed(const config::OpConfig& op, std::uint64_t master_seed, std::string_view stream,
                         std::uint64_t index, const CaseFilter& filter);
 
-// Errors (ErrorKind::config) only for ops whose declared shapes cannot be resolved.
-Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t case_seed);
+// Where generate_case may write a case's inputs: given each input's size in bytes (in
+// input_order), a writable place for each and the storage that views it, or nothing (generate_case
+// then allocates them). OpSession writes them straight into the input file its workers map.
+using InputPlacer =
+    std::function<std::optional<std::vector<tensor::PlacedStorage>>(const std::vector<std::size_t>& sizes)>;
+
+// Errors (ErrorKind::config) only for ops whose declared shapes cannot be resolved. With `place`,
+// a case in the contiguous layout gets its inputs where `place` says (same bytes either way).
+Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t case_seed,
+                             const InputPlacer& place = {});
 
 // Boundary-aware size choice from [lo, hi]: 1, the ends, powers of two and their neighbours,
 // primes, and uniform draws. Exposed for tests.

@@ -43,6 +43,10 @@ Expected<void> check_domain(tensor::DType dtype, const Domain& domain);
 // validation runs check_domain first).
 tensor::Tensor generate_tensor(std::uint64_t seed, tensor::DType dtype, const tensor::Shape& shape,
                                const Domain& domain, ValueDistribution distribution);
+// The same bytes written to `out` (shape_numel(shape) * dtype_size(dtype) of them): for a caller
+// that places them where another process reads them (OpSession's input files), without a copy.
+void generate_tensor_into(std::uint64_t seed, tensor::DType dtype, const tensor::Shape& shape,
+                          const Domain& domain, ValueDistribution distribution, std::byte* out);
 
 // What generate_tensor draws for these arguments: "regular/uniform", "boundary",
 // "adversarial/ties", ... (for reports and replay messages). Throws like generate_tensor.

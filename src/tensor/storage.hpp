@@ -75,4 +75,11 @@ class Storage {
   std::uint64_t segment_offset_ = 0;
 };
 
+// A view's storage with the pointer its bytes are written through (a view itself is read-only):
+// what a caller that lays out tensors in shared memory hands to the code that fills them.
+struct PlacedStorage {
+  Storage storage;
+  std::byte* bytes = nullptr;
+};
+
 }  // namespace gpuemu::tensor

@@ -160,10 +160,8 @@ std::shared_ptr<SharedFile> OutputFiles::offer() {
   return files_.front();
 }
 
-std::optional<tensor::NamedTensors> InputArena::place(const tensor::NamedTensors& inputs) {
-  if (!enabled_) return std::nullopt;
-  std::uint64_t need = 0;
-  for (const auto& [name, t] : inputs) need += align_up(t.data.size());
+bool InputArena::ready_for(std::uint64_t need) {
+  if (!enabled_) return false;
   // A file some tensor still views (a caller kept a case's inputs) is left alone: its bytes stay valid.
   if (!file_ || file_.use_count() > 1 || file_->size() < need) {
     const std::uint64_t size =
@@ -172,22 +170,43 @@ std::optional<tensor::NamedTensors> InputArena::place(const tensor::NamedTensors
     auto made = SharedFile::reuse_or_create(size + size / 4);  // room to grow a little before the next file
     if (!made) {
       enabled_ = false;
-      return std::nullopt;
+      return false;
     }
     file_ = std::move(*made);
   }
-  tensor::NamedTensors placed;
+  return true;
+}
+
+std::optional<std::vector<tensor::PlacedStorage>> InputArena::reserve(const std::vector<std::size_t>& sizes) {
+  std::uint64_t need = 0;
+  for (const std::size_t n : sizes) need += align_up(n);
+  if (!ready_for(need)) return std::nullopt;
+  std::vector<tensor::PlacedStorage> placed;
   std::uint64_t offset = 0;
+  for (const std::size_t n : sizes) {
+    std::byte* bytes = file_->data() + offset;
+    placed.push_back({tensor::Storage::view(file_, {bytes, n}, file_->path(), offset), bytes});
+    offset += align_up(n);
+  }
+  return placed;
+}
+
+std::optional<tensor::NamedTensors> InputArena::place(const tensor::NamedTensors& inputs) {
+  std::vector<std::size_t> sizes;
+  for (const auto& [name, t] : inputs) sizes.push_back(t.data.size());
+  auto room = reserve(sizes);
+  if (!room) return std::nullopt;
+  tensor::NamedTensors placed;
+  std::size_t k = 0;
   for (const auto& [name, t] : inputs) {
     tensor::Tensor view;
     view.dtype = t.dtype;
     view.shape = t.shape;
     view.strides = t.strides;
-    const std::size_t n = t.data.size();
-    if (n > 0) std::memcpy(file_->data() + offset, t.data.data(), n);
-    view.data = tensor::Storage::view(file_, {file_->data() + offset, n}, file_->path(), offset);
+    auto& [storage, bytes] = (*room)[k++];
+    if (!t.data.empty()) std::memcpy(bytes, t.data.data(), t.data.size());
+    view.data = std::move(storage);
     placed.emplace(name, std::move(view));
-    offset += align_up(n);
   }
   return placed;
 }

@@ -65,10 +65,17 @@ class InputArena {
   // memfd_create, out of memory): the caller then sends the tensors themselves. Once that has
   // failed, place() does not try again.
   std::optional<tensor::NamedTensors> place(const tensor::NamedTensors& inputs);
+  // Room in the file for tensors of `sizes` bytes, in that order: for each, where to write it and
+  // the storage that views it (what place() would give after copying). Nothing as for place().
+  std::optional<std::vector<tensor::PlacedStorage>> reserve(const std::vector<std::size_t>& sizes);
 
   bool enabled() const { return enabled_; }
 
  private:
+  // A file of at least `need` bytes that no tensor views (the current one, or a new one); false
+  // when none can be made (off from then on).
+  bool ready_for(std::uint64_t need);
+
   bool enabled_ = true;
   std::shared_ptr<SharedFile> file_;
 };

@@ -1,11 +1,14 @@
 // Tests for case generation (fuzz/case.hpp) through its public header: the boundary-aware dim
-// choice, seeds that replay, dtype/layout/distribution coverage, filters and schema resolution.
+// choice, seeds that replay (also when generated where a placer says), dtype/layout/distribution
+// coverage, filters and schema resolution.
 #include "fuzz/case.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -110,6 +113,50 @@ TEST(GenerateCase, TheSeedAloneReplaysTheCaseByteForByte) {
   auto b = generate_case(op, 2);
   ASSERT_TRUE(a && b);
   EXPECT_FALSE(same_case(*a, *b));
+}
+
+// OpSession generates a contiguous case straight into its input file (InputPlacer): the case is the
+// one generate_case makes on its own, byte for byte; another layout (which rewrites the bytes)
+// and a placer that has no room make their own storage.
+TEST(GenerateCase, ACaseGeneratedWhereAPlacerSaysIsTheSameCase) {
+  const config::OpConfig op = schema_op();
+  std::vector<std::vector<std::byte>> buffers;
+  int asked = 0;
+  const InputPlacer into_buffers = [&](const std::vector<std::size_t>& sizes) {
+    ++asked;
+    std::vector<tensor::PlacedStorage> placed;
+    for (const std::size_t n : sizes) {
+      auto& buffer = buffers.emplace_back(n + 64, std::byte{0x5A});  // stale bytes, as in a reused file
+      auto keeper = std::make_shared<int>(0);
+      placed.push_back({tensor::Storage::view(keeper, {buffer.data() + 32, n}), buffer.data() + 32});
+    }
+    return std::optional(std::move(placed));
+  };
+  const InputPlacer no_room = [&](const std::vector<std::size_t>&) {
+    ++asked;
+    return std::optional<std::vector<tensor::PlacedStorage>>();
+  };
+  int contiguous = 0, other = 0;
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    buffers.clear();
+    buffers.reserve(4);  // the views point into them: no reallocation
+    const auto own = generate_case(op, seed);
+    ASSERT_TRUE(own);
+    const int before = asked;
+    const auto placed = generate_case(op, seed, into_buffers);
+    ASSERT_TRUE(placed);
+    EXPECT_TRUE(same_case(*own, *placed)) << "seed " << seed;
+    const bool plain = own->params.layout == Layout::contiguous;
+    EXPECT_EQ(asked - before, plain ? 1 : 0) << "seed " << seed;
+    for (const auto& [name, t] : placed->inputs) EXPECT_EQ(t.data.is_view(), plain) << name;
+    (plain ? contiguous : other) += 1;
+    const auto fallback = generate_case(op, seed, no_room);
+    ASSERT_TRUE(fallback);
+    EXPECT_TRUE(same_case(*own, *fallback)) << "seed " << seed;
+    for (const auto& [name, t] : fallback->inputs) EXPECT_FALSE(t.data.is_view()) << name;
+  }
+  EXPECT_GT(contiguous, 0);
+  EXPECT_GT(other, 0);
 }
 
 TEST(GenerateCase, AddingAnInputLeavesTheOtherInputsValuesAlone) {

@@ -66,6 +66,34 @@ TEST(InputArena, ReusesItsFileOnlyWhenNoTensorViewsIt) {
   EXPECT_EQ(third->at("x").to_doubles(), (std::vector<double>{5}));
 }
 
+// reserve(): room for tensors generated in place (OpSession's cases); the same rules as place().
+TEST(InputArena, ReservesRoomWhoseBytesItsViewsShowAndKeepsAViewedFile) {
+  wire::InputArena arena;
+  auto room = arena.reserve({12, 0, 100});
+  ASSERT_TRUE(room.has_value());
+  ASSERT_EQ(room->size(), 3u);
+  std::uint64_t last_offset = 0;
+  for (std::size_t k = 0; k < room->size(); ++k) {
+    const auto& [storage, bytes] = (*room)[k];
+    EXPECT_TRUE(storage.is_view());
+    EXPECT_TRUE(wire::names_input_file(storage.segment())) << storage.segment();
+    EXPECT_EQ(storage.segment_offset() % 64, 0u);
+    EXPECT_EQ(storage.data(), bytes);
+    if (k > 0) EXPECT_GE(storage.segment_offset(), last_offset);
+    last_offset = storage.segment_offset();
+  }
+  EXPECT_EQ((*room)[1].storage.size(), 0u);
+  std::memset((*room)[2].bytes, 0x7F, 100);
+  EXPECT_EQ(std::to_integer<int>((*room)[2].storage[99]), 0x7F);
+  // A view still lives: the next reservation is in another file, and this one's bytes stay.
+  const std::string first_file((*room)[0].storage.segment());
+  auto next = arena.reserve({100});
+  ASSERT_TRUE(next.has_value());
+  EXPECT_NE(std::string((*next)[0].storage.segment()), first_file);
+  std::memset((*next)[0].bytes, 0x01, 100);
+  EXPECT_EQ(std::to_integer<int>((*room)[2].storage[0]), 0x7F);
+}
+
 TEST(InputArena, NoOneCanShrinkTheFileUnderTheMappings) {
   wire::InputArena arena;
   auto placed = arena.place(two_inputs());
