@@ -4,6 +4,7 @@ a buggy one fails with the replay command, the failure lands in the store, and `
 on the printed seed reproduces it; plus ids, options, inline specs, minimizing and pytest-xdist.
 """
 import importlib.metadata
+import importlib.util
 import json
 import os
 import re
@@ -269,7 +270,10 @@ def test_torch_softmax_over_the_wrong_dim(gpuemu_case):
 
 
 def test_torch_tensors(project):
-    pytest.importorskip("torch")
+    # Only whether torch is installed: importing it here would leave it to pytester, which drops the
+    # modules a test imported when it ends, and torch cannot be imported twice in one process.
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
     project.makepyfile(test_torch=TORCH_TESTS)
     result = run(project, "--gpuemu-seed", "4", "--gpuemu-iterations", "8", "--gpuemu-store", "off")
     out = result.stdout.str()
