@@ -25,7 +25,11 @@ void add_global_options(CLI::App& app, GlobalOptions& globals) {
       [](const std::string& format) -> std::string {
         if (format == "html") return {};  // a signed report's rendering (attest::RenderFormat)
         auto row = report::find_writer(format);
-        return row ? std::string() : row.error().message + ", and html for a signed report";
+        if (row) return {};
+        std::vector<std::string> names{"html"};
+        for (const auto& writer : report::writers()) names.emplace_back(writer.format);
+        return row.error().message + ", and html for a signed report" +
+               util::did_you_mean_suffix(format, names);
       },
       "FORMAT");
   app.add_option("--format", globals.format, "Output format on stdout: text or json (and more per command)")
@@ -45,9 +49,28 @@ std::vector<std::string> top_level_names() {
   return names;
 }
 
-// The first word that is not an option or an option's value, if it is not a known command.
-std::optional<std::string> unknown_command(int argc, char** argv) {
+// The words of a group's commands ("run", "plan" of "ci run", "ci plan").
+std::vector<std::string> commands_of(std::string_view group) {
+  std::vector<std::string> names;
+  for (const auto& row : command_table()) {
+    if (row.path.starts_with(group) && row.path.size() > group.size() && row.path[group.size()] == ' ')
+      names.emplace_back(row.path.substr(group.size() + 1));
+  }
+  return names;
+}
+
+// An unknown command as typed ("fuzzz", "ci rn"), the commands it could have meant ("ci run",
+// ...) and the group it was typed in ("ci ", or "" at the top): the first word that is not an
+// option or an option's value, and the word after a group's name.
+struct UnknownCommand {
+  std::string typed;
+  std::vector<std::string> near;
+  std::string group;
+};
+
+std::optional<UnknownCommand> unknown_command(int argc, char** argv) {
   const auto names = top_level_names();
+  std::string group;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--config" || arg == "--format") {
@@ -55,8 +78,17 @@ std::optional<std::string> unknown_command(int argc, char** argv) {
       continue;
     }
     if (arg.starts_with("-")) continue;
-    if (std::find(names.begin(), names.end(), arg) == names.end()) return std::string(arg);
-    return std::nullopt;
+    if (group.empty()) {
+      if (std::find(names.begin(), names.end(), arg) == names.end())
+        return UnknownCommand{std::string(arg), names, ""};
+      group = std::string(arg);
+      if (commands_of(group).empty()) return std::nullopt;  // a command, not a group
+      continue;
+    }
+    auto subcommands = commands_of(group);
+    if (std::find(subcommands.begin(), subcommands.end(), arg) != subcommands.end()) return std::nullopt;
+    for (auto& name : subcommands) name = group + " " + name;
+    return UnknownCommand{group + " " + std::string(arg), std::move(subcommands), group + " "};
   }
   return std::nullopt;
 }
@@ -66,9 +98,12 @@ std::string unexpected_flag_hint(const CLI::App* app, const std::string& message
   // before the option itself; suggest the near flag for the first word that is a flag.
   const auto pos = message.find(": ");
   if (pos == std::string::npos || !app) return "";
+  // The command's own flags, then those of the commands above it (--format, --config, ...).
   std::vector<std::string> flags;
-  for (const auto* opt : app->get_options()) {
-    for (const auto& name : opt->get_lnames()) flags.push_back("--" + name);
+  for (const CLI::App* at = app; at; at = at->get_parent()) {
+    for (const auto* opt : at->get_options()) {
+      for (const auto& name : opt->get_lnames()) flags.push_back("--" + name);
+    }
   }
   std::istringstream words(message.substr(pos + 2));
   for (std::string word; words >> word;) {
@@ -115,9 +150,9 @@ int run_parsed(int argc, char** argv) {
   }
 
   if (auto unknown = unknown_command(argc, argv)) {
-    std::cerr << "gpuemu: unknown command '" << *unknown << "'"
-              << util::did_you_mean_suffix(*unknown, top_level_names())
-              << "; run 'gpuemu --help' for the list\n";
+    std::cerr << "gpuemu: unknown command '" << unknown->typed << "'"
+              << util::did_you_mean_suffix(unknown->typed, unknown->near) << "; run 'gpuemu "
+              << unknown->group << "--help' for the list\n";
     return kUsage;
   }
 
@@ -135,6 +170,16 @@ int run_parsed(int argc, char** argv) {
     const CLI::App* deepest = nullptr;
     for (const auto& [sub, command] : commands) {
       if (sub->parsed()) deepest = sub;
+    }
+    for (const auto& [name, group] : groups) {
+      if (!deepest && group->parsed() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+        // A group's name alone ("gpuemu ci"): which commands it has, rather than CLI11's words.
+        std::string names;
+        for (const auto& command : commands_of(name)) names += (names.empty() ? "" : ", ") + command;
+        std::cerr << "gpuemu: '" << name << "' needs one of its commands: " << names << "\nRun 'gpuemu "
+                  << name << " --help' for usage.\n";
+        return kUsage;
+      }
     }
     std::cerr << "gpuemu: " << e.what() << unexpected_flag_hint(deepest ? deepest : &app, e.what())
               << "\nRun 'gpuemu " << command_path(deepest) << "--help' for usage.\n";
