@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_timing.hpp"
 #include "check/compare.hpp"
 #include "check/element_stats.hpp"
 #include "check/tolerance.hpp"
@@ -77,24 +78,9 @@ Pair make_pair(const Row& row) {
   return p;
 }
 
-// Keeps the compiler from dropping a copy whose destination is never read.
-inline void clobber(void* p) {
-  asm volatile("" : : "g"(p) : "memory");
-}
-
-struct Stat {
-  double min = 0;
-  double median = 0;
-};
-
-Stat stat_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v.front(), v[v.size() / 2]};
-}
-
-std::string stat_json(const Stat& s) {
-  return fmt::format("{{\"min\": {:.6g}, \"median\": {:.6g}}}", s.min, s.median);
-}
+using gpuemu::bench::clobber;
+using gpuemu::bench::stat_json;
+using gpuemu::bench::stat_of;
 
 // Times `work` against memcpy of `bytes` bytes (two buffers, as the pair's storage), pair by pair,
 // and prints the JSON line for `name`.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the C++ benchmark (build-bench/, Release at -O2 as shipped, -DGPUEMU_BENCH=ON) and runs every
+# Builds the C++ benchmarks (build-bench/, Release at -O2 as shipped, -DGPUEMU_BENCH=ON) and runs every
 # benchmark: bench/run.py prints one table of ratios. Arguments go to run.py (--quick, --only a,c).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,6 +10,7 @@ if [[ ! -f "$BUILD/build.ninja" ]]; then
   nice -n 10 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
     -DGPUEMU_BENCH=ON -DGPUEMU_BUILD_TESTS=OFF >/dev/null
 fi
-nice -n 10 cmake --build "$BUILD" --target bench_compare >/dev/null
+nice -n 10 cmake --build "$BUILD" --target bench_compare bench_fill >/dev/null
 export GPUEMU_BENCH_COMPARE="$BUILD/bench/bench_compare"
+export GPUEMU_BENCH_FILL="$BUILD/bench/bench_fill"
 exec python3 "$ROOT/bench/run.py" "$@"
