@@ -38,18 +38,26 @@ from bench_lib import REPO, Row, cpu_description, fmt_bytes_rate, gpuemu_bin, lo
 PARTS = "abcdefghijklm"
 
 
-def bench_compare(quick: bool) -> list[Row]:
-    """(b): the C++ benchmark's rows; the 0.5x target applies to every row but the breakdown ones."""
-    binary = Path(os.environ.get("GPUEMU_BENCH_COMPARE") or REPO / "build-bench" / "bench" / "bench_compare")
+def cxx_bench_lines(env: str, name: str, label: str, target: str, quick: bool) -> list[dict] | Row:
+    """The JSON lines of the C++ benchmark `name` (built by bench/run.sh, or named by $`env`), or a
+    "not run" row labelled `label` (with its `target`) when it is not built."""
+    binary = Path(os.environ.get(env) or REPO / "build-bench" / "bench" / name)
     if not binary.exists():
-        return [Row("(b) comparison vs memcpy", "not run", "", None, ">= 0.5x", None,
-                    note=f"no {binary}: run bench/run.sh, which builds it (cmake -DGPUEMU_BENCH=ON)")]
+        return Row(label, "not run", "", None, target, None,
+                   note=f"no {binary}: run bench/run.sh, which builds it (cmake -DGPUEMU_BENCH=ON)")
     proc = subprocess.run([str(binary), *(["--quick"] if quick else [])], capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         sys.exit(f"bench: {binary} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def bench_compare(quick: bool) -> list[Row]:
+    """(b): the C++ benchmark's rows; the 0.5x target applies to every row but the breakdown ones."""
+    lines = cxx_bench_lines("GPUEMU_BENCH_COMPARE", "bench_compare", "(b) comparison vs memcpy", ">= 0.5x", quick)
+    if isinstance(lines, Row):
+        return [lines]
     rows = []
-    for line in proc.stdout.splitlines():
-        d = json.loads(line)
+    for d in lines:
         ratio = d["ratio"]["median"]
         # The AVX2 copy forced is what CPUs without AVX-512 run: it carries the target too (issue 32).
         targeted = not d["name"].startswith("breakdown:") or (
@@ -65,22 +73,18 @@ def bench_compare(quick: bool) -> list[Row]:
 def bench_fill(quick: bool) -> list[Row]:
     """(m): generation time a value for each distribution and adversarial pattern; no target (it is
     part of gpuemu's own share, which (i) and (j) judge)."""
-    binary = Path(os.environ.get("GPUEMU_BENCH_FILL") or REPO / "build-bench" / "bench" / "bench_fill")
-    if not binary.exists():
-        return [Row("(m) value generation vs memcpy", "not run", "", None, "", None,
-                    note=f"no {binary}: run bench/run.sh, which builds it (cmake -DGPUEMU_BENCH=ON)")]
-    proc = subprocess.run([str(binary), *(["--quick"] if quick else [])], capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        sys.exit(f"bench: {binary} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    lines = cxx_bench_lines("GPUEMU_BENCH_FILL", "bench_fill", "(m) value generation vs memcpy", "", quick)
+    if isinstance(lines, Row):
+        return [lines]
     rows = []
-    for line in proc.stdout.splitlines():
-        d = json.loads(line)
+    for d in lines:
         per_value = d["fill_ns"]["median"] / d["elements"]
         rows.append(Row(f"(m) generation, float32, {d['name']}", f"{per_value:.2f} ns a value",
                         fmt_bytes_rate(d["bytes"] / (d["memcpy_ns"]["median"] * 1e-9)) + " (memcpy)",
                         d["ratio"]["median"], "", None,
-                        note=f"{d['kernels']} kernels ran; {d['elements']} values, median {d['fill_ns']['median'] / 1e3:.0f} us "
-                             f"vs memcpy {d['memcpy_ns']['median'] / 1e3:.0f} us over {d['pairs']} pairs"))
+                        note=f"{d['kernels']} kernels ran; {d['elements']} values, median "
+                             f"{d['fill_ns']['median'] / 1e3:.0f} us vs memcpy {d['memcpy_ns']['median'] / 1e3:.0f} us "
+                             f"over {d['pairs']} pairs"))
     return rows
 
 
