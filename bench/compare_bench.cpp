@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -34,7 +33,6 @@ using gpuemu::check::CompareOptions;
 using gpuemu::check::Outputs;
 using gpuemu::tensor::DType;
 using gpuemu::tensor::Tensor;
-using Clock = std::chrono::steady_clock;
 
 struct Row {
   std::string name;
@@ -94,28 +92,15 @@ void time_against_memcpy(const std::string& name, std::int64_t elements, std::sp
   std::memcpy(dst_r.data(), r.data(), r.size());
   // Inner repeats so one timed sample covers at least ~1 Mi elements; pairs until the budget.
   const auto inner = static_cast<int>(std::max<std::int64_t>(1, (1 << 20) / elements));
-  const double budget_ns = quick ? 0.1e9 : 0.4e9;
-  const std::size_t min_pairs = quick ? 3 : 7;
-  std::vector<double> work_ns, copy_ns, ratios;
-  double spent = 0;
-  while (work_ns.size() < min_pairs || (spent < budget_ns && work_ns.size() < 2000)) {
-    const auto t0 = Clock::now();
-    for (int i = 0; i < inner; ++i) work();
-    const auto t1 = Clock::now();
-    for (int i = 0; i < inner; ++i) {
-      std::memcpy(dst_a.data(), a.data(), a.size());
-      std::memcpy(dst_r.data(), r.data(), r.size());
-      clobber(dst_a.data());
-      clobber(dst_r.data());
-    }
-    const auto t2 = Clock::now();
-    const double w = std::chrono::duration<double, std::nano>(t1 - t0).count() / inner;
-    const double m = std::chrono::duration<double, std::nano>(t2 - t1).count() / inner;
-    work_ns.push_back(w);
-    copy_ns.push_back(m);
-    ratios.push_back(m / w);
-    spent += (w + m) * inner;
-  }
+  const auto [work_ns, copy_ns, ratios] = gpuemu::bench::time_pairs(
+      work,
+      [&] {
+        std::memcpy(dst_a.data(), a.data(), a.size());
+        std::memcpy(dst_r.data(), r.data(), r.size());
+        clobber(dst_a.data());
+        clobber(dst_r.data());
+      },
+      inner, quick ? 0.1e9 : 0.4e9, quick ? 3 : 7, 2000);
   fmt::print(
       "{{\"name\": \"{}\", \"elements\": {}, \"bytes\": {}, \"pairs\": {}, \"compare_ns\": {}, "
       "\"memcpy_ns\": {}, \"ratio\": {}, \"kernels\": \"{}\"}}\n",

@@ -7,7 +7,6 @@
 // pair by pair so the machine's drift cancels.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -29,7 +28,6 @@ using gpuemu::rng::RegularMode;
 using gpuemu::rng::ValueDistribution;
 using gpuemu::rng::ValuePlan;
 using gpuemu::tensor::DType;
-using Clock = std::chrono::steady_clock;
 
 constexpr std::uint64_t kElements = std::uint64_t{1} << 20;  // 4 MiB of float32, rows of 1024
 constexpr std::uint64_t kRowLength = 1024;
@@ -44,26 +42,17 @@ void time_row(const std::string& name, const ValuePlan& plan, bool quick) {
   std::vector<std::byte> out(bytes), src(bytes, std::byte{1}), dst(bytes);
   std::memcpy(dst.data(), src.data(), bytes);  // fault the pages in before timing
   gpuemu::rng::fill_float(plan, 7, DType::float32, *domain, kElements, kRowLength, out.data());
-  const double budget_ns = quick ? 0.1e9 : 0.5e9;
-  const std::size_t min_pairs = quick ? 3 : 9;
-  std::vector<double> fill_ns, copy_ns, ratios;
-  double spent = 0;
-  for (std::uint64_t seed = 1; fill_ns.size() < min_pairs || (spent < budget_ns && fill_ns.size() < 500);
-       ++seed) {
-    const auto t0 = Clock::now();
-    gpuemu::rng::fill_float(plan, seed, DType::float32, *domain, kElements, kRowLength, out.data());
-    clobber(out.data());
-    const auto t1 = Clock::now();
-    std::memcpy(dst.data(), src.data(), bytes);
-    clobber(dst.data());
-    const auto t2 = Clock::now();
-    const double f = std::chrono::duration<double, std::nano>(t1 - t0).count();
-    const double m = std::chrono::duration<double, std::nano>(t2 - t1).count();
-    fill_ns.push_back(f);
-    copy_ns.push_back(m);
-    ratios.push_back(m / f);
-    spent += f + m;
-  }
+  std::uint64_t seed = 0;
+  const auto [fill_ns, copy_ns, ratios] = gpuemu::bench::time_pairs(
+      [&] {  // a new seed each sample: a case's tensors differ
+        gpuemu::rng::fill_float(plan, ++seed, DType::float32, *domain, kElements, kRowLength, out.data());
+        clobber(out.data());
+      },
+      [&] {
+        std::memcpy(dst.data(), src.data(), bytes);
+        clobber(dst.data());
+      },
+      1, quick ? 0.1e9 : 0.5e9, quick ? 3 : 9, 500);
   fmt::print(
       "{{\"name\": \"{}\", \"elements\": {}, \"bytes\": {}, \"pairs\": {}, \"fill_ns\": {}, \"memcpy_ns\": "
       "{}, "

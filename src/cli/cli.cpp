@@ -71,6 +71,7 @@ struct UnknownCommand {
 std::optional<UnknownCommand> unknown_command(int argc, char** argv) {
   const auto names = top_level_names();
   std::string group;
+  std::vector<std::string> subcommands;  // the group's, once its name is read
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--config" || arg == "--format") {
@@ -82,10 +83,10 @@ std::optional<UnknownCommand> unknown_command(int argc, char** argv) {
       if (std::find(names.begin(), names.end(), arg) == names.end())
         return UnknownCommand{std::string(arg), names, ""};
       group = std::string(arg);
-      if (commands_of(group).empty()) return std::nullopt;  // a command, not a group
+      subcommands = commands_of(group);
+      if (subcommands.empty()) return std::nullopt;  // a command, not a group
       continue;
     }
-    auto subcommands = commands_of(group);
     if (std::find(subcommands.begin(), subcommands.end(), arg) != subcommands.end()) return std::nullopt;
     for (auto& name : subcommands) name = group + " " + name;
     return UnknownCommand{group + " " + std::string(arg), std::move(subcommands), group + " "};

@@ -201,6 +201,13 @@ void OpSession::make_ahead(std::uint64_t seed, int arena) {
   ahead_ = maker_.submit([this, seed, arena] { return prepare(seed, arena); });
 }
 
+OpSession::BeingMade OpSession::case_of(std::uint64_t seed, int busy) {
+  if (ahead_.valid() && ahead_seed_ == seed) return {ahead_.share(), ahead_arena_};
+  if (ahead_.valid()) (void)ahead_.get();  // a wrong guess: its file is free once it is made
+  const int arena = arena_besides(busy);
+  return {maker_.submit([this, seed, arena] { return prepare(seed, arena); }).share(), arena};
+}
+
 Expected<result::CaseRecord> OpSession::run_seed(std::uint64_t seed,
                                                  const std::vector<std::uint64_t>& upcoming, Ahead ahead) {
   const auto start = Clock::now();
@@ -272,28 +279,16 @@ Expected<result::CaseRecord> OpSession::run_started(std::uint64_t seed,
     current = std::move(*started_);
     started_.reset();
   } else {
-    std::promise<PreparedCase> made;
-    PreparedCase prepared = take_prepared(seed);
-    const int arena = prepared.arena;
-    made.set_value(std::move(prepared));
-    current = hand_to_workers(made.get_future().share(), seed, arena);
+    auto [made, arena] = case_of(seed, -1);  // no case is in flight: every file is free
+    current = hand_to_workers(std::move(made), seed, arena);
   }
   const PreparedCase& prepared = current.prepared.get();
   if (!upcoming.empty() && fits_ahead(prepared, 1)) {
-    // The case before this one is done with its input file: both its calls have come back.
+    // The case before this one is done with its input file: both its calls have come back. The
+    // next case was usually made while the case before ran, so the op's worker need not wait for it.
     const std::uint64_t next = upcoming.front();
-    std::shared_future<PreparedCase> next_made;
-    int next_arena = 0;
-    if (ahead_.valid() && ahead_seed_ == next) {
-      // Made while the case before ran, so the op's worker need not wait for it.
-      next_made = ahead_.share();
-      next_arena = ahead_arena_;
-    } else {
-      if (ahead_.valid()) (void)ahead_.get();  // a wrong guess: its file is free once it is made
-      next_arena = arena_besides(current.arena);
-      next_made = maker_.submit([this, next, next_arena] { return prepare(next, next_arena); }).share();
-    }
-    started_ = hand_to_workers(next_made, next, next_arena);
+    auto [next_made, next_arena] = case_of(next, current.arena);
+    started_ = hand_to_workers(std::move(next_made), next, next_arena);
     // The case after it, in the third file, is made while this one and the next run.
     if (upcoming.size() > 1 && fits_ahead(prepared, 2))
       make_ahead(upcoming[1], arena_besides(current.arena, next_arena));

@@ -147,6 +147,13 @@ class OpSession {
   static int arena_besides(int a, int b = -1);
   // Starts making the case of `seed` in input_arenas_[arena] on maker_ (ahead_).
   void make_ahead(std::uint64_t seed, int arena);
+  // The case of `seed`: the one made ahead if it is that seed's, else one being made now on maker_
+  // in a file besides `busy` (-1: any). A case made ahead for another seed is thrown away.
+  struct BeingMade {
+    std::shared_future<PreparedCase> made;
+    int arena = 0;
+  };
+  BeingMade case_of(std::uint64_t seed, int busy);
   // Stops the case started ahead, if any, and throws its outcome away (a wrong guess; another way
   // of running a case needs the workers; the session ends): its calls are cancelled, and waited for.
   void drop_started();

@@ -146,20 +146,9 @@ Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t seed, con
   if (place && c.params.layout == tensor::Layout::contiguous) placed = place(sizes);
   for (std::size_t k = 0; k < planned.size(); ++k) {
     const Planned& p = planned[k];
-    const std::uint64_t input_seed = rng::derive_seed(seed, "input/" + *p.name);
-    if (placed) {
-      tensor::Tensor values;
-      values.dtype = p.dtype;
-      values.shape = p.shape;
-      values.strides = tensor::contiguous_strides(p.shape);
-      rng::generate_tensor_into(input_seed, p.dtype, p.shape, p.domain, c.params.distribution,
-                                (*placed)[k].bytes);
-      values.data = std::move((*placed)[k].storage);
-      c.inputs[*p.name] = std::move(values);
-      continue;
-    }
     tensor::Tensor values =
-        rng::generate_tensor(input_seed, p.dtype, p.shape, p.domain, c.params.distribution);
+        rng::generate_tensor(rng::derive_seed(seed, "input/" + *p.name), p.dtype, p.shape, p.domain,
+                             c.params.distribution, placed ? &(*placed)[k] : nullptr);
     c.inputs[*p.name] = c.params.layout == tensor::Layout::contiguous
                             ? std::move(values)
                             : tensor::with_layout(values, c.params.layout);

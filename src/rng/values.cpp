@@ -19,15 +19,6 @@ constexpr std::array<std::pair<std::string_view, ValueDistribution>, 4> kDistrib
     {"adversarial", ValueDistribution::adversarial},
 }};
 
-void require_sizes(const tensor::Shape& shape) {
-  for (std::int64_t dim : shape) {
-    if (dim < 0) {
-      throw std::invalid_argument("generate_tensor: shape " + tensor::shape_to_string(shape) +
-                                  " has a negative dimension");
-    }
-  }
-}
-
 ResolvedDomain resolve_or_throw(tensor::DType dtype, const Domain& domain) {
   auto resolved = resolve_domain(dtype, domain);
   if (!resolved) {
@@ -61,31 +52,39 @@ Expected<void> check_domain(tensor::DType dtype, const Domain& domain) {
   return {};
 }
 
-void generate_tensor_into(std::uint64_t seed, tensor::DType dtype, const tensor::Shape& shape,
-                          const Domain& domain, ValueDistribution distribution, std::byte* out) {
-  require_sizes(shape);
+tensor::Tensor generate_tensor(std::uint64_t seed, tensor::DType dtype, const tensor::Shape& shape,
+                               const Domain& domain, ValueDistribution distribution,
+                               tensor::PlacedStorage* into) {
+  for (std::int64_t dim : shape) {
+    if (dim < 0) {
+      throw std::invalid_argument("generate_tensor: shape " + tensor::shape_to_string(shape) +
+                                  " has a negative dimension");
+    }
+  }
   const ResolvedDomain resolved = resolve_or_throw(dtype, domain);
   const ValuePlan plan = plan_values(seed, dtype, distribution, resolved.any);
-  const auto numel = static_cast<std::uint64_t>(tensor::shape_numel(shape));
-  // Rows for zero_rows / one_hot run along the last axis; a scalar is one row of one element.
-  const std::uint64_t row_len =
-      !shape.empty() && shape.back() > 0 ? static_cast<std::uint64_t>(shape.back()) : 1;
-  if (tensor::is_floating(dtype)) {
-    fill_float(plan, seed, dtype, resolved, numel, row_len, out);
-  } else {
-    fill_int(plan, seed, dtype, resolved, numel, row_len, out);
-  }
-}
 
-tensor::Tensor generate_tensor(std::uint64_t seed, tensor::DType dtype, const tensor::Shape& shape,
-                               const Domain& domain, ValueDistribution distribution) {
   tensor::Tensor out;
   out.dtype = dtype;
   out.shape = shape;
   out.strides = tensor::contiguous_strides(shape);
-  require_sizes(shape);
-  out.data.resize(static_cast<std::uint64_t>(tensor::shape_numel(shape)) * tensor::dtype_size(dtype));
-  generate_tensor_into(seed, dtype, shape, domain, distribution, out.data.data());
+  const auto numel = static_cast<std::uint64_t>(tensor::shape_numel(shape));
+  std::byte* bytes = nullptr;
+  if (into) {
+    bytes = into->bytes;
+    out.data = std::move(into->storage);
+  } else {
+    out.data.resize(numel * tensor::dtype_size(dtype));
+    bytes = out.data.data();
+  }
+  // Rows for zero_rows / one_hot run along the last axis; a scalar is one row of one element.
+  const std::uint64_t row_len =
+      !shape.empty() && shape.back() > 0 ? static_cast<std::uint64_t>(shape.back()) : 1;
+  if (tensor::is_floating(dtype)) {
+    fill_float(plan, seed, dtype, resolved, numel, row_len, bytes);
+  } else {
+    fill_int(plan, seed, dtype, resolved, numel, row_len, bytes);
+  }
   return out;
 }
 

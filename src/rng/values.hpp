@@ -41,12 +41,12 @@ Expected<void> check_domain(tensor::DType dtype, const Domain& domain);
 // Integer dtypes draw integers in [ceil(lo), floor(hi)]; bool draws 0/1.
 // Throws std::invalid_argument for a domain that check_domain rejects (a caller's bug: config
 // validation runs check_domain first).
+// With `into`, the bytes are written through into->bytes and the tensor's storage is
+// into->storage (shape_numel(shape) * dtype_size(dtype) bytes laid out by the caller, e.g. in the
+// input file another process reads: OpSession), without a buffer of its own.
 tensor::Tensor generate_tensor(std::uint64_t seed, tensor::DType dtype, const tensor::Shape& shape,
-                               const Domain& domain, ValueDistribution distribution);
-// The same bytes written to `out` (shape_numel(shape) * dtype_size(dtype) of them): for a caller
-// that places them where another process reads them (OpSession's input files), without a copy.
-void generate_tensor_into(std::uint64_t seed, tensor::DType dtype, const tensor::Shape& shape,
-                          const Domain& domain, ValueDistribution distribution, std::byte* out);
+                               const Domain& domain, ValueDistribution distribution,
+                               tensor::PlacedStorage* into = nullptr);
 
 // What generate_tensor draws for these arguments: "regular/uniform", "boundary",
 // "adversarial/ties", ... (for reports and replay messages). Throws like generate_tensor.
