@@ -68,6 +68,15 @@ if ! "$PY" -c 'import liger_kernel' 2>/dev/null; then
   echo "install-deps: installing liger-kernel 0.8.5 (open-source Triton kernels the tests run unmodified)" >&2
   "$PY" -m pip install -q --no-deps "liger-kernel==0.8.5"
 fi
+# FlagGems: the largest open-source Triton operator library, its ops gated on the CPU through their own
+# code paths (tests/e2e/test_flag_gems.py). Pinned and without its dependencies (its numpy and torch pins
+# would replace the frameworks above); of those, it imports sqlalchemy and PyYAML at import time.
+# (find_spec: importing flag_gems without a GPU needs GEMS_VENDOR, docs/frameworks.md "Triton libraries".)
+if ! "$PY" -c 'import importlib.util as u, sys; sys.exit(not all(map(u.find_spec, ("flag_gems", "sqlalchemy", "yaml"))))' 2>/dev/null; then
+  echo "install-deps: installing flag-gems 5.0.2 (open-source Triton ops the tests run unmodified)" >&2
+  "$PY" -m pip install -q --no-deps "flag-gems==5.0.2"
+  "$PY" -m pip install -q "sqlalchemy==2.0.48" "PyYAML>=6.0"
+fi
 if [ -f python/pyproject.toml ] && ! "$PY" -c "import gpuemu" 2>/dev/null; then
   "$PY" -m pip install -q -e python >/dev/null
 fi

@@ -129,9 +129,11 @@ def _check_untracked(launch: Any, lanes: np.ndarray, size: int, what: str) -> No
     if (launch.kernel, where) in notes:
         return
     notes.add((launch.kernel, where))
+    opaque = launch.run.state.get("sanitizer_opaque", {}).get(launch.kernel, {})
+    objects = "; arguments it cannot follow: " + ", ".join(f"'{n}' ({t})" for n, t in opaque.items()) if opaque else ""
     print(f"gpuemu sanitizer: note: Triton kernel '{launch.kernel}' at {where}: a {what} through a pointer the "
           "sanitizer cannot follow to a tensor argument (int_to_ptr, a pointer loaded from memory, or an argument "
-          "that is not a torch tensor) reaches outside every tensor argument's storage; this access runs "
+          f"that is not a torch tensor) reaches outside every tensor argument's storage{objects}; this access runs "
           "unchecked, as the bare interpreter runs it", file=sys.stderr)
 
 
@@ -154,9 +156,17 @@ def argument_names(executor: Any, args_hst: list, kwargs_hst: dict) -> list[tupl
 def register(launch: Any, name: str, value: Any) -> None:
     tensor = getattr(value, "base", value)  # a TensorWrapper (e.g. reinterpret) holds the real tensor
     storage_of = getattr(tensor, "untyped_storage", None)
-    if storage_of is None or not hasattr(value, "data_ptr"):
+    if not hasattr(value, "data_ptr") or isinstance(value, type):
         return
-    storage = storage_of()
-    lo = storage.data_ptr()
-    launch.args[id(value)] = Arg(name, lo, lo + storage.nbytes(), tensor.data_ptr(), tuple(tensor.shape),
-                                  tensor.storage_offset())
+    try:  # a duck-typed tensor (FlagGems' StridedBuffer) has a torch storage behind its data_ptr() too
+        storage = storage_of()
+        lo, start = storage.data_ptr(), tensor.data_ptr()
+        hi = lo + storage.nbytes()
+        shape = tuple(getattr(tensor, "shape", ()))
+        item = getattr(getattr(tensor, "dtype", None), "itemsize", 1) or 1
+        offset = tensor.storage_offset() if hasattr(tensor, "storage_offset") else (start - lo) // item
+    except Exception:  # noqa: BLE001  (no storage it can follow: its accesses run unchecked, with a note)
+        opaque = launch.run.state.setdefault("sanitizer_opaque", {})
+        opaque.setdefault(launch.kernel, {})[name] = type(value).__name__
+        return
+    launch.args[id(value)] = Arg(name, lo, hi, start, shape, offset)

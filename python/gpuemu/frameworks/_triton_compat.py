@@ -231,9 +231,13 @@ def _patch_bf16_reductions() -> None:
 
 # ─── kernel arguments ────────────────────────────────────────────────────────────────────────
 def _is_foreign_pointer(arg: Any) -> bool:
-    """An object a GPU launch takes as a pointer (data_ptr() and dtype) that is no torch tensor."""
-    return (hasattr(arg, "data_ptr") and hasattr(arg, "dtype") and not hasattr(arg, "untyped_storage")
-            and not isinstance(arg, triton.runtime.jit.TensorWrapper))
+    """An object a GPU launch takes as a pointer (data_ptr() and dtype) that is no torch tensor: a GPU
+    launch reads only those two, so a duck-typed tensor (FlagGems' StridedBuffer, with shape, stride()
+    and untyped_storage() too) is one as well; it is host memory already, no copy is made."""
+    if not (hasattr(arg, "data_ptr") and hasattr(arg, "dtype")) or isinstance(arg, (type, triton.runtime.jit.TensorWrapper)):
+        return False
+    torch = sys.modules.get("torch")
+    return torch is None or not isinstance(arg, torch.Tensor)
 
 
 class _Opaque:
@@ -357,6 +361,7 @@ def _libdevice_function(module_name: str, name: str, target: Callable | None) ->
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = module_name
     fn.__gpuemu_libdevice__ = True
+    fn.__triton_builtin__ = True  # as the extern it stands for: a JITFunction's cache_key skips builtins
     return fn
 
 
@@ -428,6 +433,7 @@ def _torch_cuda_calls() -> dict[str, Callable]:
     """The torch.cuda functions the shim answers, and what each answers as one CPU device."""
     return {
         "current_device": lambda: 0,
+        "device_count": lambda: 1,
         "set_device": lambda device: None,
         "device": lambda device: contextlib.nullcontext(),
         "get_device_name": lambda device=None: _CpuDeviceProperties.name,
@@ -437,13 +443,17 @@ def _torch_cuda_calls() -> dict[str, Callable]:
     }
 
 
+# Left as torch answers (0) without the shim: torch itself asks it (is_available under NVML), and 0 is true.
+_ANSWERED_ONLY_UNDER_SHIM = ("device_count",)
+
+
 def _patch_torch_cuda() -> None:
     if _state["torch"] or "torch" not in sys.modules:
         return
     cuda = sys.modules["torch"].cuda
     shim = os.environ.get(CUDA_SHIM_ENV, "0").strip() == "1"
     for name, answer in _torch_cuda_calls().items():
-        if not hasattr(cuda, name):
+        if not hasattr(cuda, name) or (name in _ANSWERED_ONLY_UNDER_SHIM and not shim):
             continue
         setattr(cuda, name, answer if shim else _refusal(name))
     _state["torch"] = True

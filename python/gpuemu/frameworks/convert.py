@@ -12,6 +12,7 @@ import numpy as np
 
 from gpuemu._internal.core.dtypes import DTYPE_NAMES, canonical_dtype, from_bf16_bits
 from gpuemu.errors import AdapterError
+from gpuemu.frameworks import _cuda_refusal as cuda_refusal
 from gpuemu.frameworks._foreign import to_numpy_any
 from gpuemu.frameworks._registry import adapter
 from gpuemu.frameworks._settings import ROLES, AdapterSettings, check_choice
@@ -131,6 +132,11 @@ class Converter:
         try:
             with self.adapter.calling(self.settings):
                 return fn(inputs, **kwargs)
+        except Exception as exc:
+            refused = cuda_refusal.refusal(exc)  # a library's CUDA-only check under the Triton interpreter
+            if refused is None:
+                raise
+            raise refused from exc
         finally:
             _CASE_RUN.reset(run_token)
             _CASE_DTYPE.reset(token)

@@ -121,8 +121,26 @@ def install() -> bool:
     if tuner_class is None:
         return False
     tuner_class.run = _pinned_run
+    # A library's own tuner (FlagGems' LibTuner) subclasses Autotuner and overrides run with its own
+    # benchmarking: its run is pinned too, for the subclasses defined now and those defined later.
+    pending = list(tuner_class.__subclasses__())
+    while pending:
+        subclass = pending.pop()
+        _pin_subclass(subclass)
+        pending += subclass.__subclasses__()
+    tuner_class.__init_subclass__ = classmethod(_pinned_subclass)
     _installed = True
     return True
+
+
+def _pin_subclass(subclass: type) -> None:
+    if "run" in vars(subclass):
+        subclass.run = _pinned_run
+
+
+def _pinned_subclass(cls: type, **kwargs: Any) -> None:
+    super(_autotuner_class(), cls).__init_subclass__(**kwargs)
+    _pin_subclass(cls)
 
 
 def _tuners_in(value: Any, seen: set) -> list:

@@ -28,6 +28,13 @@ def _install_compat() -> None:
     triton_compat.install()
 
 
+def _install_library() -> None:
+    # lazy: as above; jit'd functions look like the compiler's to libraries built around it (FlagGems)
+    from gpuemu.frameworks import _triton_library as triton_library
+
+    triton_library.install()
+
+
 def _install_sanitizer() -> None:
     # lazy: as above; and only in an op's own worker, where gpuemu set GPUEMU_SANITIZE=1
     from gpuemu.frameworks import _triton_sanitizer as triton_sanitizer
@@ -46,7 +53,8 @@ def _install_autotune() -> None:
 # Each runs (in order) once triton is imported under TRITON_INTERPRET=1, and again after torch is:
 # each must be idempotent. The sanitizer comes after the compatibility layer, so its checks wrap the
 # bridged interpreter (it sees the loads and stores a bridged kernel really makes).
-INSTALLERS: list[Callable[[], None]] = [_install_compat, _install_sanitizer, _install_autotune]
+INSTALLERS: list[Callable[[], None]] = [_install_compat, _install_library, _install_sanitizer,
+                                                _install_autotune]
 _WATCHED = ("triton", "torch")
 
 

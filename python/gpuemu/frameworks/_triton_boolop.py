@@ -1,0 +1,72 @@
+# `a and b` / `a or b` on Triton tensors under the interpreter, as the compiler computes them: the bare
+# interpreter runs Python's `and`, which keeps only `b` for a block (a lost mask: out-of-bounds lanes, crashes).
+"""The compiler's boolean operators in the interpreter (docs/frameworks.md, "What the interpreter gets wrong").
+
+Triton's compiler turns ``mask = rows < M and cols < N`` into ``logical_and`` of the two tensors (with a
+deprecation warning for blocks), short-circuiting only on compile-time values. The interpreter runs the
+kernel as Python: ``bool()`` of a block is always True, so the expression is ``cols < N`` and the row
+mask is gone (FlagGems' log_softmax then reads and writes past its rows, which corrupts the worker's heap
+without the sanitizer). :func:`install` adds the compiler's rule to the interpreter's AST rewrite.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable
+
+import triton.language as tl
+from triton.runtime import interpreter as interp
+
+__all__ = ["bool_op", "install", "uninstall"]
+
+HELPER = "_gpuemu_bool_op"  # the name the rewritten kernels call (put in their globals by the interpreter)
+_state: dict[str, Any] = {"original": None}
+
+
+def bool_op(is_and: bool, *operands: Callable[[], Any]) -> Any:
+    """The compiler's `and` / `or` over lazily evaluated operands: a compile-time (non-tensor) operand
+    short-circuits or drops out, the tensors left are combined with logical_and / logical_or."""
+    tensors = []
+    value = None
+    for operand in operands:
+        value = operand()
+        if not isinstance(value, tl.tensor):
+            truth = bool(value)
+            if truth is not is_and:  # a false operand of `and`, a true operand of `or`: the result
+                return value
+            continue
+        tensors.append(value)
+    if not tensors:
+        return value
+    while len(tensors) >= 2:
+        rhs, lhs = tensors.pop(), tensors.pop()
+        tensors.append(lhs.logical_and(rhs) if is_and else lhs.logical_or(rhs))
+    return tensors[0]
+
+
+class _BoolOpTransformer(interp.ASTTransformer):
+    """The interpreter's own rewrite, plus `a and b` -> _gpuemu_bool_op(True, lambda: a, lambda: b)."""
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        node = self.generic_visit(node)
+        empty = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+        operands = [ast.Lambda(args=empty, body=value) for value in node.values]
+        call = ast.Call(func=ast.Name(id=HELPER, ctx=ast.Load()),
+                        args=[ast.Constant(value=isinstance(node.op, ast.And)), *operands], keywords=[])
+        return ast.copy_location(call, node)
+
+
+def install() -> None:
+    if _state["original"] is not None:
+        return
+    _state["original"] = interp.FunctionRewriter.ast_transformer
+    # FunctionRewriter copies the interpreter module's globals into each kernel's globals.
+    setattr(interp, HELPER, bool_op)
+    interp.FunctionRewriter.ast_transformer = _BoolOpTransformer()
+
+
+def uninstall() -> None:
+    if _state["original"] is None:
+        return
+    interp.FunctionRewriter.ast_transformer = _state["original"]
+    _state["original"] = None
