@@ -113,7 +113,8 @@ def test_sanitizer_bounds_a_duck_typed_tensor_by_its_storage():
     triton_sanitizer.install()
     try:
         copy[(1,)](StridedBuffer(x, offset=2), torch.zeros(8), 6, N=8)  # lanes 0..5 of x[2:]: inside x
-        with pytest.raises(OutOfBoundsError, match=r"argument 'x_ptr', offsets 6 .*storage offset 2\) spans offsets -2\.\.5"):
+        wanted = r"argument 'x_ptr', offsets 6 .*storage offset 2\) spans offsets -2\.\.5"
+        with pytest.raises(OutOfBoundsError, match=wanted):
             copy[(1,)](StridedBuffer(x, offset=2), torch.zeros(8), 7, N=8)  # lane 6 of x[2:] is x[8]: outside
     finally:
         triton_sanitizer.uninstall()
@@ -231,7 +232,8 @@ with interpreting():
         offsets = tl.arange(0, N)
         tl.store(y_ptr + offsets, tl.load(x_ptr + offsets) * FACTOR)
 
-    tuned_scale = LibEntry(SelfTuner(scale, scale.arg_names, [triton.Config({"FACTOR": 2}), triton.Config({"FACTOR": 3})],
+    tuned_scale = LibEntry(SelfTuner(scale, scale.arg_names,
+                                     [triton.Config({"FACTOR": 2}), triton.Config({"FACTOR": 3})],
                                      key=[], reset_to_zero=None, restore_value=None))
 
 
@@ -291,8 +293,11 @@ def test_cuda_device_context_answers_under_the_shim_and_refuses_without():
             print(type(exc).__name__, torch.cuda.device_count())
     """
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(sys.path)}
-    run = lambda **extra: subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env={**env, **extra},  # noqa: E731
-                                         capture_output=True, text=True, timeout=300)
+
+    def run(**extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env={**env, **extra},
+                              capture_output=True, text=True, timeout=300)
+
     shimmed, refused = run(GPUEMU_TRITON_CUDA_SHIM="1"), run()
     assert shimmed.stdout.split() == ["entered", "1", "0"], shimmed.stderr[-2000:]
     assert refused.stdout.split() == ["InterpreterUnsupportedError", "0"], refused.stderr[-2000:]

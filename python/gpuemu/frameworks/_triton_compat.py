@@ -234,7 +234,8 @@ def _is_foreign_pointer(arg: Any) -> bool:
     """An object a GPU launch takes as a pointer (data_ptr() and dtype) that is no torch tensor: a GPU
     launch reads only those two, so a duck-typed tensor (FlagGems' StridedBuffer, with shape, stride()
     and untyped_storage() too) is one as well; it is host memory already, no copy is made."""
-    if not (hasattr(arg, "data_ptr") and hasattr(arg, "dtype")) or isinstance(arg, (type, triton.runtime.jit.TensorWrapper)):
+    if not (hasattr(arg, "data_ptr") and hasattr(arg, "dtype")) or \
+            isinstance(arg, (type, triton.runtime.jit.TensorWrapper)):
         return False
     torch = sys.modules.get("torch")
     return torch is None or not isinstance(arg, torch.Tensor)
