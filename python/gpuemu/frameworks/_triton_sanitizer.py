@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from gpuemu.errors import CaseFailure
+from gpuemu.frameworks import _triton_batch_ops as triton_batch_ops
 from gpuemu.frameworks import _triton_poison as triton_poison
 from gpuemu.frameworks._triton_bounds import TAG, Arg, argument_names, check, register
 from gpuemu.frameworks.convert import case_run
@@ -198,7 +199,7 @@ def _poisoned_other(launch: _Launch, ptrs: Any) -> Any:
     pattern = cache[key]
     if pattern is None:
         return None
-    return _interp.TensorHandle(np.resize(pattern, ptrs.data.shape), element)
+    return _interp.TensorHandle(triton_batch_ops.per_program(pattern, ptrs.data.shape), element)
 
 
 def _make_masked_store(original: Any) -> Any:

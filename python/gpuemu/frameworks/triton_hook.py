@@ -21,6 +21,15 @@ from typing import Any, Callable
 __all__ = ["arm", "armed", "INSTALLERS"]
 
 
+def _install_batch() -> None:
+    # lazy: as below; the batched launches (one kernel call per group of programs) go first, so the
+    # compatibility layer and the sanitizer wrap its builder and see every program's lanes
+    from gpuemu.frameworks import _triton_batch as triton_batch
+
+    if os.environ.get("TRITON_INTERPRET", "0").strip() == "1":
+        triton_batch.install()
+
+
 def _install_compat() -> None:
     # lazy: the layer imports triton and numpy; it is loaded only once triton itself is imported.
     from gpuemu.frameworks import _triton_compat as triton_compat
@@ -51,10 +60,11 @@ def _install_autotune() -> None:
 
 
 # Each runs (in order) once triton is imported under TRITON_INTERPRET=1, and again after torch is:
-# each must be idempotent. The sanitizer comes after the compatibility layer, so its checks wrap the
-# bridged interpreter (it sees the loads and stores a bridged kernel really makes).
-INSTALLERS: list[Callable[[], None]] = [_install_compat, _install_library, _install_sanitizer,
-                                                _install_autotune]
+# each must be idempotent. Batching comes first (the innermost layer: it reshapes what the builder
+# computes); the sanitizer comes after the compatibility layer, so its checks wrap the bridged
+# interpreter (it sees the loads and stores a bridged kernel really makes).
+INSTALLERS: list[Callable[[], None]] = [_install_batch, _install_compat, _install_library, _install_sanitizer,
+                                        _install_autotune]
 _WATCHED = ("triton", "torch")
 
 
