@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Divergence", "Unbatchable", "state", "install", "logical_shape", "per_program", "uniform_value"]
+from gpuemu.frameworks import _triton_batch_memory as triton_batch_memory
+
+__all__ = ["Divergence", "Unbatchable", "state", "install", "undo", "logical_shape", "per_program", "uniform_value"]
 
 
 class Divergence(Exception):
@@ -48,6 +50,11 @@ class _State:
         self.undo: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (ptrs, old values, mask), flat
         self.size = 1  # programs in the group
         self.largest = 1  # the largest block (elements of one program) seen while the group ran
+
+    def seen(self, shape: tuple) -> None:
+        size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if size > self.largest:
+            self.largest = size
 
 
 state = _State()
@@ -91,23 +98,8 @@ def _lead(*arrays: np.ndarray) -> list[np.ndarray]:
     return [a if a.shape[0] == lead else np.broadcast_to(a, (lead,) + a.shape[1:]) for a in arrays]
 
 
-def _flat(*arrays: np.ndarray) -> list[np.ndarray]:
-    """Fully broadcast, contiguous copies: what the interpreter's C++ loads, stores and atomics index."""
-    return [np.ascontiguousarray(a) for a in np.broadcast_arrays(*arrays)]
-
-
-def _flat_group(*arrays: np.ndarray) -> list[np.ndarray]:
-    """As _flat, with the program axis as long as the group: an atomic runs once per program even when
-    every program passes the same operands (each takes its own ticket)."""
-    shape = np.broadcast_shapes(*[a.shape for a in arrays])
-    shape = (max(shape[0], state.size),) + shape[1:]
-    return [np.ascontiguousarray(np.broadcast_to(a, shape)) for a in arrays]
-
-
 def _seen(shape: tuple) -> None:
-    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if size > state.largest:
-        state.largest = size
+    state.seen(shape)
 
 
 # ─── builder methods ─────────────────────────────────────────────────────────────────────────────
@@ -158,13 +150,14 @@ def _make_range(self, ret_ty, start, stop):
 
 
 def _splat(self, ret_ty, arg):
+    # A read-only broadcast view, no copy: a builder method that writes into its operand raises, and
+    # the group then runs one program at a time (never a wrong answer).
     shape = tuple(ret_ty.shape)
     _seen(shape)
     lead = arg.data.shape[0]
     first = arg.data.reshape(lead, -1)[:, 0].astype(_interp._get_np_dtype(arg.dtype), copy=False)
-    out = np.empty((lead,) + shape, dtype=first.dtype)
-    out[...] = first.reshape((lead,) + (1,) * len(shape))
-    return _interp.TensorHandle(out, arg.dtype.scalar)
+    return _interp.TensorHandle(np.broadcast_to(first.reshape((lead,) + (1,) * len(shape)), (lead,) + shape),
+                                arg.dtype.scalar)
 
 
 def _unsplat(self, arg):
@@ -220,83 +213,12 @@ def _histogram(original: Any) -> Any:
     return method
 
 
-def _masked_load(original: Any) -> Any:
-    def method(self, ptrs, mask, other, cache_policy, is_volatile):
-        if not state.active:
-            return original(self, ptrs, mask, other, cache_policy, is_volatile)
-        arrays = [ptrs.data, mask.data] + ([] if other is None else [other.data])
-        arrays = _flat(*arrays)
-        _seen(arrays[0].shape[1:])
-        ptrs = _interp.TensorHandle(arrays[0], ptrs.dtype, ptrs.attr)
-        mask = _interp.TensorHandle(arrays[1], mask.dtype)
-        other = None if other is None else _interp.TensorHandle(arrays[2], other.dtype)
-        return original(self, ptrs, mask, other, cache_policy, is_volatile)
-
-    return method
-
-
-def _log_old(ptrs: np.ndarray, mask: np.ndarray, np_dtype: np.dtype) -> None:
-    """Keeps what a write is about to overwrite, so a group that must rerun leaves memory as it found it."""
-    old = _interp._interpreter.load(ptrs, mask, np.zeros(ptrs.shape, dtype=np_dtype), np_dtype)
-    state.undo.append((ptrs.reshape(-1), old.reshape(-1), mask.reshape(-1)))
-
-
-def _masked_store(original: Any) -> Any:
-    def method(self, ptrs, value, mask, cache_policy):
-        if not state.active:
-            return original(self, ptrs, value, mask, cache_policy)
-        p, v, m = _flat(ptrs.data, value.data, mask.data)
-        _log_old(p, m, v.dtype)
-        return original(self, _interp.TensorHandle(p, ptrs.dtype, ptrs.attr), _interp.TensorHandle(v, value.dtype),
-                        _interp.TensorHandle(m, mask.dtype), cache_policy)
-
-    return method
-
-
-def _atomic_rmw(original: Any) -> Any:
-    def method(self, rmw_op, ptr, val, mask, sem, scope):
-        if not state.active:
-            return original(self, rmw_op, ptr, val, mask, sem, scope)
-        p, v, m = _flat_group(ptr.data, val.data, mask.data)
-        out = original(self, rmw_op, _interp.TensorHandle(p, ptr.dtype, ptr.attr),
-                       _interp.TensorHandle(v, val.dtype), _interp.TensorHandle(m, mask.dtype), sem, scope)
-        # Undone last lane first: a repeated address ends with the value the first lane found.
-        state.undo.append((p.reshape(-1)[::-1].copy(), np.asarray(out.data).reshape(-1)[::-1].copy(),
-                           m.reshape(-1)[::-1].copy()))
-        return out
-
-    return method
-
-
-def _atomic_cas(original: Any) -> Any:
-    def method(self, ptr, cmp, val, sem, scope):
-        if not state.active:
-            return original(self, ptr, cmp, val, sem, scope)
-        p, c, v = _flat_group(ptr.data, cmp.data, val.data)
-        out = original(self, _interp.TensorHandle(p, ptr.dtype, ptr.attr), _interp.TensorHandle(c, cmp.dtype),
-                       _interp.TensorHandle(v, val.dtype), sem, scope)
-        state.undo.append((p.reshape(-1)[::-1].copy(), np.asarray(out.data).reshape(-1)[::-1].copy(),
-                           np.ones(p.size, dtype=bool)))
-        return out
-
-    return method
-
-
-def undo() -> None:
-    """Restores every address the group wrote, newest write first."""
-    while state.undo:
-        ptrs, old, mask = state.undo.pop()
-        _interp._interpreter.store(ptrs, old, mask)
-
-
 _SHAPED = {
     "create_get_program_id": _program_id, "create_get_num_programs": _num_programs, "create_make_range": _make_range,
     "create_splat": _splat, "create_unsplat": _unsplat, "create_broadcast": _broadcast,
     "create_expand_dims": _expand_dims, "create_reshape": _reshape, "create_trans": _trans, "create_cat": _cat,
     "create_join": _join, "create_gather": _gather,
 }
-_WRAPPED = {"create_masked_load": _masked_load, "create_masked_store": _masked_store,
-            "create_atomic_rmw": _atomic_rmw, "create_atomic_cas": _atomic_cas}
 
 
 def _patch_builder(builder: type) -> None:
@@ -308,9 +230,10 @@ def _patch_builder(builder: type) -> None:
         setattr(builder, name, _batched(getattr(builder, name), batched))
     histogram = builder.create_histogram
     setattr(builder, "create_histogram", _batched(histogram, _histogram(histogram)))
-    for name, make in _WRAPPED.items():
-        setattr(builder, name, make(getattr(builder, name)))
+    triton_batch_memory.install(builder, _interp, state)
 
+
+undo = triton_batch_memory.undo
 
 # ─── reductions and scans ────────────────────────────────────────────────────────────────────────
 
