@@ -62,6 +62,27 @@ KERNELS = textwrap.dedent('''
         y = torch.empty_like(x)
         modelled_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
         return y, modelled_kernel.best_config.kwargs["BLOCK"]
+
+    @triton.jit
+    def negate_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, -tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    def negate(x):  # in a module with autotuned kernels, but launches none of them
+        y = torch.empty_like(x)
+        negate_kernel[(triton.cdiv(x.numel(), 32),)](x, y, x.numel(), BLOCK=32)
+        return y
+
+    def _launch_scale(x):
+        return scale(x)
+
+    class Scaled:  # an autograd.Function-like wrapper: its staticmethod reaches the kernel through a helper
+        @staticmethod
+        def forward(x):
+            return _launch_scale(x)
+
+    def scaled(x):
+        return Scaled.forward(x)
 ''')
 
 
@@ -85,12 +106,17 @@ def needs_triton():
 def test_the_load_check_lists_autotuned_kernels_through_heuristics(tmp_path):
     out = run_python(tmp_path, '''
         out["scale"] = triton_autotune.discover(tuned.scale)
-        out["plus_one"] = [k["kernel"] for k in triton_autotune.discover(tuned.plus_one)]
+        out["plus_one"] = triton_autotune.discover(tuned.plus_one)
+        out["negate"] = triton_autotune.discover(tuned.negate)
+        out["scaled"] = [k["kernel"] for k in triton_autotune.discover(tuned.scaled)]
     ''', TRITON_INTERPRET="1")
-    kernels = {k["kernel"]: k for k in out["scale"]}
-    assert kernels["tuned:scale_kernel"]["configs"] == ["BLOCK=16,num_warps=1", "BLOCK=64,num_warps=2",
-                                                       "BLOCK=128,num_warps=4"]
-    assert kernels["tuned:modelled_kernel"]["configs"] == ["BLOCK=32,num_warps=4", "BLOCK=64,num_warps=4"]
+    # Each op lists the autotuned kernels its code reaches, not every one its module defines.
+    assert [k["kernel"] for k in out["scale"]] == ["tuned:scale_kernel"]
+    assert out["scale"][0]["configs"] == ["BLOCK=16,num_warps=1", "BLOCK=64,num_warps=2", "BLOCK=128,num_warps=4"]
+    assert [k["kernel"] for k in out["plus_one"]] == ["tuned:modelled_kernel"]
+    assert out["plus_one"][0]["configs"] == ["BLOCK=32,num_warps=4", "BLOCK=64,num_warps=4"]
+    assert out["negate"] == [], "an op that launches no autotuned kernel keeps its name and its cases"
+    assert out["scaled"] == ["tuned:scale_kernel"], "reached through a class's staticmethod and a helper"
 
 
 def test_a_pinned_config_runs_without_benchmarking_and_pruning_still_applies(tmp_path):

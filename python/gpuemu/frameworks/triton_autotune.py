@@ -157,26 +157,66 @@ def _tuners_in(value: Any, seen: set) -> list:
     return found
 
 
+# Packages whose functions never launch a user's autotuned kernel: the walk does not enter them.
+_NOT_WALKED = ("torch", "triton", "numpy", "jax", "tensorflow", "gpuemu", "builtins", "functools", "typing")
+_WALK_LIMIT = 256  # functions one discover() reads at most
+
+
+def _codes(code: types.CodeType) -> list:
+    """A code object and those of the functions, lambdas and classes defined in it."""
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += _codes(const)
+    return found
+
+
+def _walked(value: Any) -> list:
+    """The functions of value a walk enters: itself (a plain function outside _NOT_WALKED), a class's
+    methods (an autograd.Function's forward launches the kernel)."""
+    value = getattr(value, "__func__", value)  # a staticmethod or bound method
+    if isinstance(value, type):
+        if (value.__module__ or "").split(".")[0] in _NOT_WALKED:
+            return []
+        return [f for v in vars(value).values() for f in _walked(v) if not isinstance(v, type)]
+    if not isinstance(value, types.FunctionType):
+        return []
+    return [] if (value.__module__ or "").split(".")[0] in _NOT_WALKED else [value]
+
+
 def discover(fn: Any) -> list[dict]:
-    """[{"kernel": key, "name": ..., "configs": [label, ...]}] for the autotuned kernels reachable from fn: the
-    globals of fn's module, and the attributes fn's code names on modules it names."""
+    """[{"kernel": key, "name": ..., "configs": [label, ...]}] for the autotuned kernels fn reaches: the
+    names its code (and the code of the functions, classes and module attributes it names, transitively)
+    refers to. A kernel the op's module defines but its code never names is not the op's: its configs
+    do not split the op into variants."""
     if _autotuner_class() is None:
         return []
-    target = getattr(fn, "__wrapped__", fn)
-    namespace = getattr(target, "__globals__", None)
-    if namespace is None:
-        module = sys.modules.get(getattr(target, "__module__", "") or "")
-        namespace = vars(module) if module is not None else {}
-    values = list(namespace.values())
-    code = getattr(target, "__code__", None)
-    names = set(code.co_names) if code is not None else set()
-    for value in list(namespace.values()):
-        if isinstance(value, types.ModuleType):
-            values += [getattr(value, name) for name in names if hasattr(value, name)]
+    pending = _walked(getattr(fn, "__wrapped__", fn)) or _walked(fn)
+    visited: set = set()
     seen: set = set()
     kernels = {}
-    for value in values:
-        for tuner in _tuners_in(value, seen):
-            kernels.setdefault(kernel_key(tuner), {"kernel": kernel_key(tuner), "name": tuner.base_fn.__name__,
-                                                   "configs": _labels(tuner.configs)})
+    while pending and len(visited) < _WALK_LIMIT:
+        function = pending.pop()
+        if id(function) in visited:
+            continue
+        visited.add(id(function))
+        namespace = getattr(function, "__globals__", {})
+        names = {name for code in _codes(function.__code__) for name in code.co_names}
+        values = [namespace[name] for name in names if name in namespace]
+        values += [getattr(m, name) for m in list(values) if isinstance(m, types.ModuleType)
+                   for name in names if hasattr(m, name)]
+        values += [cell.cell_contents for cell in function.__closure__ or () if _filled(cell)]
+        for value in values:
+            for tuner in _tuners_in(value, seen):
+                kernels.setdefault(kernel_key(tuner), {"kernel": kernel_key(tuner), "name": tuner.base_fn.__name__,
+                                                       "configs": _labels(tuner.configs)})
+            pending += _walked(value)
     return [kernels[k] for k in sorted(kernels)]
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
