@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuemu.frameworks import _triton_batch_memory as triton_batch_memory
 from gpuemu.frameworks import _triton_batch_ops as ops
 
 __all__ = ["ENV", "ELEMENTS", "MAX_SPLITS", "install", "installed", "enabled"]
@@ -230,6 +231,7 @@ def _make_call(original: Any) -> Any:
         """Triton 3.9's GridExecutor.__call__ with its program loop replaced by _Grid.run."""
         if not enabled():
             return original(self, *args_dev, **kwargs)
+        triton_batch_memory.guard_outer_atomics(_interp.InterpreterBuilder)
         argspec = inspect.getfullargspec(self.fn)
         kwargs = {k: v for k, v in kwargs.items() if k in argspec.args or k in argspec.kwonlyargs}
         args_hst, kwargs_hst = self._init_args_hst(args_dev, kwargs)

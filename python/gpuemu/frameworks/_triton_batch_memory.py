@@ -23,7 +23,7 @@ import numpy as np
 
 from gpuemu.frameworks._triton_bounds import TAG
 
-__all__ = ["install", "undo"]
+__all__ = ["install", "undo", "guard_outer_atomics"]
 
 _interp: Any = None
 _state: Any = None
@@ -156,6 +156,30 @@ def _atomic_cas(original: Any) -> Any:
         return out
 
     return method
+
+
+def guard_outer_atomics(builder: type) -> None:
+    """Wraps the builder's atomic_rmw as it is now (called at each launch): a layer installed after this
+    one (the compatibility layer's bfloat16 atomic_add) may answer without calling the method below it;
+    its lanes still need the group's length and a place in the undo log."""
+    current = builder.create_atomic_rmw
+    if getattr(current, "gpuemu_batch_outer", False):
+        return
+
+    def method(self, rmw_op, ptr, val, mask, sem, scope):
+        if not _state.active:
+            return current(self, rmw_op, ptr, val, mask, sem, scope)
+        p, v, m = _flat_group(ptr.data, val.data, mask.data)
+        logged = len(_state.undo)
+        out = current(self, rmw_op, _interp.TensorHandle(p, ptr.dtype, ptr.attr), _interp.TensorHandle(v, val.dtype),
+                      _interp.TensorHandle(m, mask.dtype), sem, scope)
+        if len(_state.undo) == logged:  # the method below did not reach this module's own atomic
+            _state.undo.append(("lanes", p.reshape(-1)[::-1].copy(), np.asarray(out.data).reshape(-1)[::-1].copy(),
+                                m.reshape(-1)[::-1].copy()))
+        return out
+
+    method.gpuemu_batch_outer = True
+    builder.create_atomic_rmw = method
 
 
 def undo() -> None:
