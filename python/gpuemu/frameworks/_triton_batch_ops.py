@@ -361,7 +361,7 @@ def lang_overrides(scope: Any) -> None:
         data = self.handle.data
         if data.size // max(1, data.shape[0]) != 1:
             return True  # a block, as the interpreter answers
-        return bool(uniform_value(data, "a truth test of a tensor (a Python `if`, `while`, `and`, `or`; Triton's own `if mask`)"))
+        return bool(uniform_value(data, "a truth test of a tensor (a Python `if` or `while`; Triton's `if mask`)"))
 
     def as_index(self):
         if not state.active:
