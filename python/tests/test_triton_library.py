@@ -57,6 +57,17 @@ with interpreting():  # triton is imported here, under the interpreter
         tl.store(y_ptr + rows * BN + cols, 1.0, mask=mask)
 
 
+    @triton.jit
+    def argmax_row(x_ptr, v_ptr, i_ptr, N: tl.constexpr):  # FlagGems' argmax_kernel_1, bfloat16
+        value, index = tl.max(tl.load(x_ptr + tl.arange(0, N)), axis=0, return_indices=True)
+        tl.store(v_ptr, value)
+        tl.store(i_ptr, index)
+
+    @triton.jit
+    def fill_grid(y_ptr, n):
+        tl.store(y_ptr + tl.program_id(1), 1.0)
+
+
 class StridedBuffer:
     """FlagGems' duck-typed tensor: data_ptr(), dtype, shape, stride(), untyped_storage(); no new_empty."""
 
@@ -332,3 +343,29 @@ def test_other_errors_and_runs_off_the_interpreter_stay_the_ops_errors(tmp_path,
     exc, _ = _library_call(tmp_path, "def op(x):\n    assert x.is_cuda\n")
     monkeypatch.setenv("TRITON_INTERPRET", "0")  # on a GPU run the assert is the op's own failure
     assert cuda_refusal.refusal(exc) is None
+
+
+def test_bfloat16_max_with_indices_to_a_scalar():
+    x = torch.tensor([0.5, -1.0, 3.25, 2.0], dtype=torch.bfloat16)
+    value, index = torch.zeros(1, dtype=torch.bfloat16), torch.zeros(1, dtype=torch.int32)
+    argmax_row[(1,)](x, value, index, N=4)  # was "Value argument cannot be block type ..." (a block of 1)
+    assert value.item() == 3.25 and index.item() == 2
+
+
+def test_sanitizer_takes_grid_sizes_the_grid_function_computed_from_tensors():
+    y = torch.zeros(3)
+    token = _CASE_RUN.set(CaseRun(1))
+    triton_sanitizer.install()
+    try:  # the interpreter hands a grid function the converted arguments: n is a scalar tensor here
+        fill_grid[lambda meta: (1, meta["n"])](y, 3)
+    finally:
+        triton_sanitizer.uninstall()
+        _CASE_RUN.reset(token)
+    assert torch.equal(y, torch.ones(3))
+
+
+def test_a_function_without_source_stays_an_interpreted_function():
+    namespace = {"tl": tl}
+    exec("def k(x_ptr):\n    pass\n", namespace)
+    kernel = triton.jit(namespace["k"])
+    assert type(kernel) is triton.runtime.interpreter.InterpretedFunction

@@ -213,7 +213,9 @@ def _patch_bf16_reductions() -> None:
         val = out[0] if isinstance(out, tuple) else out
         if val_reduce_op is None:
             return out
-        val = self.to_tensor(f32_to_bf16(val.handle.data), first.dtype)
+        # A scalar result holds its value as shape (1,): reshaped to 0-d, it stays a scalar (not a block of 1).
+        data = val.handle.data if val.type.is_block() else val.handle.data.reshape(())
+        val = self.to_tensor(f32_to_bf16(data), first.dtype)
         return (val, out[1]) if isinstance(out, tuple) else val
 
     def scan(original: Callable, op: Callable) -> Callable:

@@ -62,15 +62,8 @@ class InterpretedKernel:
 
 class InterpretedJITFunction(interp.InterpretedFunction, JITFunction):
     """A @triton.jit function under the interpreter that libraries written for the compiler accept as a
-    JITFunction. A function without source (made by exec) stays a plain InterpretedFunction, as the
+    JITFunction. A function without source (made by exec) stays a plain InterpretedFunction (_jit), as the
     compiler refuses it too ("@jit functions should be defined in a Python file")."""
-
-    def __new__(cls, fn: Any, **kwargs: Any) -> Any:
-        try:
-            inspect.getsourcelines(fn)
-        except (OSError, TypeError):
-            return interp.InterpretedFunction(fn, **kwargs)
-        return super().__new__(cls)
 
     def __init__(self, fn: Any, **kwargs: Any) -> None:
         interp.InterpretedFunction.__init__(self, fn, **kwargs)
@@ -104,9 +97,13 @@ def _jit(fn: Any = None, *, version: Any = None, repr: Any = None, launch_metada
     """triton.jit under the interpreter, with the same arguments: an InterpretedJITFunction."""
 
     def decorator(function: Any) -> Any:
-        return InterpretedJITFunction(function, version=version, do_not_specialize=do_not_specialize,
-                                      do_not_specialize_on_alignment=do_not_specialize_on_alignment, debug=debug,
-                                      noinline=noinline, repr=repr, launch_metadata=launch_metadata)
+        kwargs = dict(version=version, do_not_specialize=do_not_specialize,
+                      do_not_specialize_on_alignment=do_not_specialize_on_alignment, debug=debug, noinline=noinline,
+                      repr=repr, launch_metadata=launch_metadata)
+        try:
+            return InterpretedJITFunction(function, **kwargs)
+        except ValueError:  # no source ("@jit functions should be defined in a Python file"): as before
+            return interp.InterpretedFunction(function, **kwargs)
 
     return decorator(fn) if fn is not None else decorator
 

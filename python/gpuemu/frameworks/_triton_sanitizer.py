@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import random
 import sys
 from typing import Any
@@ -234,6 +235,9 @@ def _make_atomic_cas(original: Any) -> Any:
 
 def _make_set_grid_dim(original: Any) -> Any:
     def set_grid_dim(self, nx, ny, nz):
+        # A grid lambda gets the launch's arguments as the interpreter converted them: its sizes may be
+        # scalar tensors (FlagGems' bmm), which the bare loop takes through __index__; so does this.
+        nx, ny, nz = (operator.index(n) for n in (nx, ny, nz))
         original(self, nx, ny, nz)
         launch = _current()
         if launch is not None:
