@@ -1,5 +1,5 @@
 // What a comparison of one case concludes: the failure kind, error statistics and a message.
-// FailureKind numbers are stored in SQLite and result.json: never renumber.
+// FailureKind numbers are stored in SQLite (result.json holds the kinds' names): never renumber.
 #pragma once
 
 #include <cstdint>

@@ -36,8 +36,10 @@ void add_global_options(CLI::App& app, GlobalOptions& globals) {
       ->check(known_format);
   app.add_flag("-v,--verbose", globals.verbose, "More detail on stderr");
   app.add_flag("-q,--quiet", globals.quiet, "No progress on stderr");
-  app.add_flag("--no-store", globals.no_store, "Do not record this run in the store ($GPUEMU_HOME/db/gpuemu.db)");
-  app.add_flag("--daemon", globals.daemon, "Run test, fuzz and reproduce through the running daemon (gpuemu daemon start)");
+  app.add_flag("--no-store", globals.no_store,
+               "Do not record this run in the store ($GPUEMU_HOME/db/gpuemu.db)");
+  app.add_flag("--daemon", globals.daemon,
+               "Run test, fuzz and reproduce through the running daemon (gpuemu daemon start)");
 }
 
 std::vector<std::string> top_level_names() {
@@ -49,7 +51,7 @@ std::vector<std::string> top_level_names() {
   return names;
 }
 
-// The words of a group's commands ("run", "plan" of "ci run", "ci plan").
+// The words of a group's commands ("run", "publish" of "ci run", "ci publish").
 std::vector<std::string> commands_of(std::string_view group) {
   std::vector<std::string> names;
   for (const auto& row : command_table()) {
@@ -108,7 +110,8 @@ std::string unexpected_flag_hint(const CLI::App* app, const std::string& message
   }
   std::istringstream words(message.substr(pos + 2));
   for (std::string word; words >> word;) {
-    if (!word.starts_with("-")) continue;
+    // A flag the command has is not a typo (CLI11 names it in "Could not convert: --limit = many").
+    if (!word.starts_with("-") || std::find(flags.begin(), flags.end(), word) != flags.end()) continue;
     if (std::string hint = util::did_you_mean_suffix(word, flags); !hint.empty()) return hint;
   }
   return "";
@@ -193,7 +196,8 @@ int run_parsed(int argc, char** argv) {
     auto code = command->run(context);
     if (!code) {
       // Config diagnostics already read "path:line:col: error: ..."; others get the prefix.
-      const bool located = code.error().kind == ErrorKind::config && code.error().message.find(": error: ") != std::string::npos;
+      const bool located = code.error().kind == ErrorKind::config &&
+                           code.error().message.find(": error: ") != std::string::npos;
       std::cerr << (located ? "" : "gpuemu: error: ") << code.error().message << "\n";
       return static_cast<int>(exit_code(code.error().kind));
     }
@@ -214,7 +218,8 @@ int run(int argc, char** argv) {
     std::cerr << "gpuemu: internal error: " << e.what()
               << "\nThis is a bug in gpuemu; please report it with the command line above.\n";
   } catch (...) {
-    std::cerr << "gpuemu: internal error (unknown exception); please report it with the command line above.\n";
+    std::cerr
+        << "gpuemu: internal error (unknown exception); please report it with the command line above.\n";
   }
   return static_cast<int>(ExitCode::environment);
 }

@@ -72,14 +72,17 @@ class InitCommand final : public Command {
     if (context.globals.format == "json") {
       nlohmann::json written = nlohmann::json::array();
       for (const auto& f : files) written.push_back(f.path);
-      std::cout << nlohmann::json{{"template", chosen->name}, {"dir", dir.string()}, {"files", written}}.dump()
-                << "\n";
+      std::cout
+          << nlohmann::json{{"template", chosen->name}, {"dir", dir.string()}, {"files", written}}.dump()
+          << "\n";
       return ExitCode::ok;
     }
-    std::cout << fmt::format("gpuemu init: a {} project ({}) in {}\n", chosen->name, chosen->help, dir.string());
+    const bool vowel = std::string_view("aeiou").find(chosen->name.front()) != std::string_view::npos;
+    std::cout << fmt::format("gpuemu init: {} {} project ({}) in {}\n", vowel ? "an" : "a", chosen->name,
+                             chosen->help, dir.string());
     for (const auto& f : files) {
-      const bool replaced = std::find(existing.begin(), existing.end(), (dir / f.path).lexically_normal().string()) !=
-                            existing.end();
+      const bool replaced = std::find(existing.begin(), existing.end(),
+                                      (dir / f.path).lexically_normal().string()) != existing.end();
       std::cout << "  " << f.path << (replaced ? " (overwritten)" : "") << "\n";
     }
     std::cout << fmt::format(
@@ -96,6 +99,8 @@ class InitCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_init_command() { return std::make_unique<InitCommand>(); }
+std::unique_ptr<Command> make_init_command() {
+  return std::make_unique<InitCommand>();
+}
 
 }  // namespace gpuemu::cli

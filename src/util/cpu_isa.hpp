@@ -49,4 +49,32 @@ inline Isa best_isa() {
 #endif
 }
 
+// F16C: the hardware half-float conversions the float16 comparison kernels use.
+inline bool cpu_has_f16c() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool f16c = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("f16c") != 0;
+  }();
+  return f16c;
+#else
+  return false;
+#endif
+}
+
+// What the AVX2 copies of check's wide screen and float-lane pre-check are compiled for besides AVX2
+// (GPUEMU_AVX2_TARGET): every AVX2 CPU gpuemu knows of has them, but none is implied.
+inline bool cpu_has_avx2_companions() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool all = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("f16c") != 0 && __builtin_cpu_supports("fma") != 0 &&
+           __builtin_cpu_supports("popcnt") != 0;
+  }();
+  return all;
+#else
+  return false;
+#endif
+}
+
 }  // namespace gpuemu::util

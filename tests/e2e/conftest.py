@@ -19,6 +19,13 @@ SCRIPTS = pathlib.Path(__file__).resolve().parent / "scripts"
 os.environ.setdefault("GPUEMU_PACKAGE_DIR", str(REPO / "python"))
 
 
+def pytest_addoption(parser):
+    # test_cli_cases.py: rewrite each tests/cli/cases/*.case to what the binary does now, as lit's
+    # --update-tests and sqllogictest's --rewrite-results do (tests/cli/README.md).
+    parser.addoption("--update", action="store_true", default=False,
+                     help="rewrite tests/cli/cases/*.case expectations to the binary's current output")
+
+
 def binary_path() -> pathlib.Path:
     env = os.environ.get("GPUEMU_BIN")
     return pathlib.Path(env) if env else REPO / "build" / "gpuemu"

@@ -1,136 +1,26 @@
 # Runs every tests/cli/cases/*.case against the real binary and compares its whole stdout and stderr
 # with the file's (format and patterns: tests/cli/README.md); a mismatch fails with a unified diff.
-"""End-to-end: the CLI's messages and exit codes, one data file per case."""
+"""End-to-end: the CLI's messages and exit codes, one data file per case.
 
-import dataclasses
-import difflib
-import re
-import shlex
-import shutil
-from pathlib import Path
+``pytest tests/e2e/test_cli_cases.py --update`` rewrites each case's exit code and output blocks to what
+the binary does now (a line that still matches keeps its patterns); review the diff before committing.
+"""
 
 import pytest
 
-from e2e_support import REPO
-
-SCRIPTS = REPO / "tests" / "e2e" / "scripts"
-
-CLI = REPO / "tests" / "cli"
-CASES = sorted((CLI / "cases").glob("*.case"))
-
-# The patterns of tests/cli/README.md. {{ROOT}} is the project directory, filled in per run.
-PATTERNS = {
-    "PATH": r"[^\s'\"]+",
-    "NUM": r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?",
-    "ANY": r".*",
-}
-PATTERN_MARK = re.compile(r"\{\{([A-Z]+)\}\}")
-HEADERS = ("run", "exit", "config", "scripts")
-
-
-@dataclasses.dataclass
-class Case:
-    path: Path
-    run: list[str]
-    exit: int
-    config: str | None = None
-    scripts: list[str] = dataclasses.field(default_factory=list)
-    files: dict[str, str] = dataclasses.field(default_factory=dict)
-    stdout: list[str] | None = None
-    stderr: list[str] | None = None
-
-
-def shown(path: Path) -> str:
-    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
-
-
-def parse_case(path: Path) -> Case:
-    """Reads one case file; a malformed one is an error naming the file, the line and what to write."""
-    headers: dict[str, str] = {}
-    blocks: dict[str, list[str]] = {}
-    block = None
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        where = f"{shown(path)}:{number}"
-        if line.startswith("--- "):
-            block = line[4:].strip()
-            if block not in ("stdout", "stderr") and not block.startswith("file "):
-                raise ValueError(f"{where}: unknown block '{line}': write '--- stdout', '--- stderr' or '--- file NAME'")
-            if block in blocks:
-                raise ValueError(f"{where}: a second '{line}' block: merge them")
-            blocks[block] = []
-        elif block is not None:
-            blocks[block].append(line)
-        elif line.startswith("#") or not line.strip():
-            continue
-        else:
-            key, sep, value = line.partition(":")
-            if not sep or key.strip() not in HEADERS:
-                raise ValueError(f"{where}: '{line}' is no header: write one of {', '.join(h + ':' for h in HEADERS)}")
-            headers[key.strip()] = value.strip()
-    name = shown(path)
-    for required in ("run", "exit"):
-        if required not in headers:
-            raise ValueError(f"{name}: no '{required}:' header (tests/cli/README.md)")
-    for stream in ("stdout", "stderr"):
-        if stream not in blocks:
-            raise ValueError(f"{name}: no '--- {stream}' block; an empty block means the stream must be empty")
-    argv = shlex.split(headers["run"])
-    if not argv or argv[0] != "gpuemu":
-        raise ValueError(f"{name}: 'run:' must start with gpuemu, got {headers['run']!r}")
-    return Case(path=path, run=argv[1:], exit=int(headers["exit"]), config=headers.get("config"),
-                scripts=headers.get("scripts", "").split(), stdout=blocks["stdout"], stderr=blocks["stderr"],
-                files={b[5:].strip(): "\n".join(lines) + "\n" for b, lines in blocks.items() if b.startswith("file ")})
-
-
-def line_pattern(expected: str, root: Path) -> re.Pattern:
-    """An expected line as a regular expression that must match a whole output line."""
-    parts = []
-    last = 0
-    for m in PATTERN_MARK.finditer(expected):
-        parts.append(re.escape(expected[last:m.start()]))
-        name = m.group(1)
-        if name == "ROOT":
-            parts.append(re.escape(str(root)))
-        elif name in PATTERNS:
-            parts.append(PATTERNS[name])
-        else:
-            raise ValueError(f"unknown pattern {{{{{name}}}}} in {expected!r}: use ROOT, PATH, NUM or ANY")
-        last = m.end()
-    parts.append(re.escape(expected[last:]))
-    return re.compile("".join(parts))
-
-
-def compare(stream: str, expected: list[str], actual: str, root: Path) -> str:
-    """'' when every line matches, else a unified diff in which matching lines read as expected."""
-    got = actual.splitlines()
-    shown = [exp if i < len(got) and line_pattern(exp, root).fullmatch(got[i]) else got[i]
-             for i, exp in enumerate(expected[: len(got)])] + got[len(expected):]
-    if len(got) == len(expected) and shown == expected:
-        return ""
-    return "\n".join(difflib.unified_diff(expected, shown, f"expected {stream}", f"actual {stream}", lineterm=""))
-
-
-def run_case(case: Case, project) -> None:
-    """Runs the case in the (empty) project and fails with every difference at once."""
-    for name in ("_proto.py", *case.scripts) if case.scripts else ():
-        shutil.copy(SCRIPTS / name, project.root / name)
-    if case.config:
-        (project.root / "gpuemu.toml").write_text((CLI / "configs" / f"{case.config}.toml").read_text())
-    for name, text in case.files.items():
-        (project.root / name).parent.mkdir(parents=True, exist_ok=True)
-        (project.root / name).write_text(text)
-    proc = project.run(*case.run)
-    problems = []
-    if proc.returncode != case.exit:
-        problems.append(f"exit code {proc.returncode}, expected {case.exit}")
-    problems += [d for d in (compare("stdout", case.stdout, proc.stdout, project.root),
-                             compare("stderr", case.stderr, proc.stderr, project.root)) if d]
-    assert not problems, f"{shown(case.path)}: gpuemu {shlex.join(case.run)}\n" + "\n".join(problems)
-
+from cli_cases import CASES, CLI, Outcome, compare, execute, line_pattern, parse_case, problems_of, rewritten, \
+    run_case, shown
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
-def test_cli_case(path, project):
-    run_case(parse_case(path), project)
+def test_cli_case(path, project, request):
+    case = parse_case(path)
+    if not request.config.getoption("--update"):
+        run_case(case, project)
+        return
+    outcome = execute(case, project)
+    if problems_of(case, outcome, project.root):
+        path.write_text(rewritten(case, outcome, project.root))
+        pytest.skip(f"{shown(path)} rewritten (--update): review its diff")
 
 
 def test_there_are_cases():
@@ -181,3 +71,41 @@ def test_a_malformed_case_names_its_line(tmp_path):
     bad.write_text("run: gpuemu version\nexits: 0\n--- stdout\n--- stderr\n")
     with pytest.raises(ValueError, match=r"bad.case:2: 'exits: 0' is no header"):
         parse_case(bad)
+
+
+def test_setup_lines_run_first_and_cleanup_runs_even_when_the_case_fails(project, tmp_path):
+    case_file = tmp_path / "setup.case"
+    case_file.write_text("setup: gpuemu keygen --out k\nrun: gpuemu keygen --out k\ncleanup: gpuemu version\n"
+                         "exit: 0\n--- stdout\n--- stderr\n")
+    case = parse_case(case_file)
+    assert case.setup == [["keygen", "--out", "k"]] and case.cleanup == [["version"]]
+    outcome = execute(case, project)
+    # keygen refuses to overwrite the pair the setup line wrote: the run saw the setup's state.
+    assert outcome.exit == 2 and "k/gpuemu.key" in outcome.stderr
+
+
+def test_a_setup_line_that_fails_as_usage_breaks_the_case(project, tmp_path):
+    case_file = tmp_path / "bad_setup.case"
+    case_file.write_text("setup: gpuemu fuzz --seed -1\nrun: gpuemu version\nexit: 0\n--- stdout\n--- stderr\n")
+    with pytest.raises(AssertionError, match=r"setup 'gpuemu fuzz --seed -1' exited with 2"):
+        execute(parse_case(case_file), project)
+
+
+def test_update_rewrites_exit_and_output_and_keeps_what_still_matches(tmp_path):
+    case_file = tmp_path / "x.case"
+    case_file.write_text("# why\nrun: gpuemu version\nexit: 3\n--- file a.txt\nkept\n--- stdout\n"
+                         "took {{NUM}} s\nold line\n--- stderr\ngone\n")
+    case = parse_case(case_file)
+    outcome = Outcome(0, f"took 0.5 s\nnew line in {tmp_path}/p\n", "")
+    text = rewritten(case, outcome, tmp_path)
+    assert text == ("# why\nrun: gpuemu version\nexit: 0\n--- file a.txt\nkept\n--- stdout\ntook {{NUM}} s\n"
+                    "new line in {{ROOT}}/p\n--- stderr\n")
+    case_file.write_text(text)
+    assert not problems_of(parse_case(case_file), outcome, tmp_path)
+
+
+def test_update_refuses_output_a_case_cannot_hold(tmp_path):
+    case_file = tmp_path / "x.case"
+    case_file.write_text("run: gpuemu version\nexit: 0\n--- stdout\n--- stderr\n")
+    with pytest.raises(ValueError, match="starting with '--- '"):
+        rewritten(parse_case(case_file), Outcome(0, "--- a\n", ""), tmp_path)

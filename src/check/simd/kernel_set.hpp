@@ -153,24 +153,9 @@ GPUEMU_CHECK_AVX2 std::uint32_t narrow_counting_avx2(Out out, Ref ref, std::size
 }
 #undef GPUEMU_CHECK_AVX2
 
-inline bool has_f16c() {
-  static const bool f16c = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("f16c") != 0;
-  }();
-  return f16c;
-}
-
-// What the AVX2 copies of the wide screen and the float-lane pre-check are compiled for besides
-// AVX2 (GPUEMU_AVX2_TARGET): every AVX2 CPU gpuemu knows of has them, but none is implied.
-inline bool has_avx2_companions() {
-  static const bool all = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("f16c") != 0 && __builtin_cpu_supports("fma") != 0 &&
-           __builtin_cpu_supports("popcnt") != 0;
-  }();
-  return all;
-}
+// What the CPU has is asked in util/cpu_isa.hpp, the one place that asks it.
+inline bool has_f16c() { return util::cpu_has_f16c(); }
+inline bool has_avx2_companions() { return util::cpu_has_avx2_companions(); }
 #endif
 
 // The kernels for one kind of output/reference pair: the ULP mode and how each side is read.
