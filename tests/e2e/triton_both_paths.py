@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 os.environ["TRITON_INTERPRET"] = "1"
 os.environ["GPUEMU_SANITIZE"] = "1"
@@ -40,13 +41,19 @@ def call(fn, inputs, dtype, seed):
     return conv.call(fn, inputs, {}, dtype, seed)
 
 
+SPENT = {True: 0.0, False: 0.0}  # seconds in the op's calls, batched and one program at a time
+
+
 def outcome(fn, inputs, dtype, seed, batched):
     os.environ[triton_batch.ENV] = "1" if batched else "0"
     fresh = {k: v.clone() for k, v in inputs.items()}
+    started = time.perf_counter()
     try:
         out = call(fn, fresh, dtype, seed)
     except Exception as exc:  # noqa: BLE001  (a failure is an outcome to compare)
         return ("error", type(exc).__name__, str(exc))
+    finally:
+        SPENT[batched] += time.perf_counter() - started
     outs = out if isinstance(out, (tuple, list)) else (out,)
     return ("ok",) + tuple(o.detach().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes() if torch.is_tensor(o)
                            else repr(o) for o in outs)
@@ -143,7 +150,8 @@ def main() -> int:
                     differ += 1
                     print(f"DIFFERS: {name} seed {seed}\n  batched: {str(batched)[:600]}\n  one at a time: "
                           f"{str(alone)[:600]}", flush=True)
-    print(f"{total} cases, {differ} differ", flush=True)
+    print(f"{total} cases, {differ} differ; op time {SPENT[True]:.2f} s batched, {SPENT[False]:.2f} s one program "
+          "at a time", flush=True)
     return 1 if differ else 0
 
 
