@@ -73,3 +73,12 @@ def test_atomics_of_every_program_are_applied(scenarios):
 def test_a_million_programs_run_in_seconds(scenarios):
     found, _ = scenarios
     assert found["million_programs"]["right"] and found["million_programs"]["seconds"] < 30
+
+
+def test_a_launch_that_runs_long_says_which_kernel_line_it_is_at(scenarios):
+    # A kernel that never ends is stopped by the case timeout (the worker is killed): its stderr tail then
+    # holds this note, naming the kernel and the line it is stuck on.
+    found, err = scenarios
+    assert found["long_launch_names_its_line"]["right"]
+    line = next(line for line in err.splitlines() if "'long_loop'" in line)
+    assert "has run for 0.5 s" in line and "triton_batch_scenarios.py:" in line and "case's timeout" in line

@@ -65,6 +65,28 @@ def plus_one(x_ptr, y_ptr):
     tl.store(y_ptr + pid, tl.load(x_ptr + pid) + 1.0)
 
 
+@triton.jit
+def long_loop(y_ptr, n):
+    total = 0.0
+    for i in range(n):
+        total += 1.0  # a loop long enough for the watchdog
+    tl.store(y_ptr + tl.program_id(0), total)
+
+
+def scenario_long_launch_names_its_line():
+    triton_batch.LONG_LAUNCH = 0.5
+
+    def op(inputs):
+        y = torch.empty(2)
+        long_loop[(2,)](y, 20000)
+        return y
+
+    try:
+        return {"right": call(op).tolist() == [20000.0, 20000.0]}
+    finally:
+        triton_batch.LONG_LAUNCH = 10.0
+
+
 def scenario_split_undo():
     def op(inputs):
         counter = torch.zeros(1, dtype=torch.int32)

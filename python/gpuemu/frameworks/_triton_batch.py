@@ -28,6 +28,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ ENV = "GPUEMU_TRITON_BATCH"
 ELEMENTS = 1 << 21  # block elements of one group (its programs x the largest block one of them makes)
 FIRST_GROUP = 64  # programs of a kernel's first group, before its block size is known
 MAX_SPLITS = 8  # pieces one divergent group may split into before its programs run one at a time
+LONG_LAUNCH = 10.0  # seconds a launch runs before stderr says which kernel line it is at
 
 _state: dict[str, Any] = {"installed": False}
 _modes: dict[Any, str] = {}  # (kernel, constexprs) -> "one" (one program at a time)
@@ -223,6 +225,46 @@ def _program_order(dims: tuple) -> np.ndarray:
     return np.asarray(order, dtype=np.int64)
 
 
+# ─── a launch that does not end ──────────────────────────────────────────────────────────────────
+
+
+def _user_line(frame: Any) -> str:
+    # lazy: the compatibility layer imports triton, loaded by now (a launch is running)
+    from gpuemu.frameworks import _triton_compat as triton_compat
+
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(triton_compat._SKIPPED_DIRS) and not name.startswith("<"):
+            return triton_compat._where(name, frame.f_lineno)
+        frame = frame.f_back
+    return "<unknown>"
+
+
+class _Watchdog:
+    """Says once on stderr, LONG_LAUNCH seconds into a launch, which kernel line it is at: a kernel whose
+    programs spin-wait on one another, or that never ends, is stopped by the case's timeout (the worker
+    is killed), and the case's stderr tail then names the kernel and the line it was stuck on."""
+
+    def __init__(self, name: str, grid: Any):
+        self.name, self.grid = name, grid
+        self.thread = threading.get_ident()
+        self.timer = threading.Timer(LONG_LAUNCH, self._say)
+        self.timer.daemon = True
+
+    def _say(self) -> None:
+        where = _user_line(sys._current_frames().get(self.thread))
+        print(f"gpuemu: note: Triton kernel '{self.name}' (grid {self.grid}) has run for {LONG_LAUNCH:g} s and is "
+              f"at {where}: programs that wait on one another (a spin on memory another program writes) or a "
+              "loop that never ends run until the case's timeout stops them", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> "_Watchdog":
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.timer.cancel()
+
+
 # ─── GridExecutor.__call__ ───────────────────────────────────────────────────────────────────────
 
 
@@ -246,7 +288,8 @@ def _make_call(original: Any) -> Any:
             grid = tuple(grid) + (1,) * (3 - len(grid))
             _interp.interpreter_builder.set_grid_dim(*grid)
             try:
-                _Grid(self, args, tuple(int(g) for g in grid)).run()
+                with _Watchdog(getattr(self.fn, "__name__", "kernel"), grid):
+                    _Grid(self, args, tuple(int(g) for g in grid)).run()
             except Exception as e:
                 if _interp.triton.knobs.compilation.front_end_debugging:
                     raise
