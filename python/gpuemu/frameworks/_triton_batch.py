@@ -40,13 +40,12 @@ __all__ = ["ENV", "ELEMENTS", "MAX_SPLITS", "install", "installed", "enabled"]
 
 ENV = "GPUEMU_TRITON_BATCH"
 ELEMENTS = 1 << 21  # block elements of one group (its programs x the largest block one of them makes)
-FIRST_GROUP = 64  # programs of a kernel's first group, before its block size is known
+FIRST_GROUP = 64  # programs of a launch's first group, before its block size is known
 MAX_SPLITS = 8  # pieces one divergent group may split into before its programs run one at a time
 LONG_LAUNCH = 10.0  # seconds a launch runs before stderr says which kernel line it is at
 
 _state: dict[str, Any] = {"installed": False}
 _modes: dict[Any, str] = {}  # (kernel, constexprs) -> "one" (one program at a time)
-_largest: dict[Any, int] = {}  # (kernel, constexprs) -> the largest block of one program seen
 _said: set = set()  # (kernel, reason) already noted on stderr
 _interp: Any = None
 
@@ -112,6 +111,9 @@ class _Grid:
         self.key = _key(executor, args)
         self.order = _program_order(dims)
         self.batched_args: dict | None = None
+        # The largest block one program made in this launch's groups so far (None before the first):
+        # learned per launch, never from earlier ones, so a replay in a fresh worker forms the same groups.
+        self.largest: int | None = None
 
     def one_at_a_time(self, positions: Any) -> None:
         """Runs the programs at these positions of the run order as the interpreter does, one by one."""
@@ -152,7 +154,7 @@ class _Grid:
             _note(self.name, "error", f"running its programs together raised {type(error).__name__}: {error}; "
                   "one at a time they run: it runs one program at a time from now on")
         else:
-            _largest[self.key] = max(_largest.get(self.key, 1), state.largest)
+            self.largest = max(self.largest or 1, state.largest)
         finally:
             state.active = False
             state.undo = []
@@ -200,7 +202,7 @@ class _Grid:
             start += count
 
     def _group_size(self, remaining: int) -> int:
-        largest = _largest.get(self.key)
+        largest = self.largest
         if largest is None:
             blocks = [v for _, v in self.key[1] if isinstance(v, int) and not isinstance(v, bool) and v > 0]
             return max(1, min(remaining, FIRST_GROUP, ELEMENTS // max([1] + blocks)))
