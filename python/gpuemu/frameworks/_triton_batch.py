@@ -29,6 +29,7 @@ import inspect
 import os
 import sys
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -245,26 +246,37 @@ def _user_line(frame: Any) -> str:
 class _Watchdog:
     """Says once on stderr, LONG_LAUNCH seconds into a launch, which kernel line it is at: a kernel whose
     programs spin-wait on one another, or that never ends, is stopped by the case's timeout (the worker
-    is killed), and the case's stderr tail then names the kernel and the line it was stuck on."""
+    is killed), and the case's stderr tail then names the kernel and the line it was stuck on. One
+    daemon thread per process polls the launch in progress (a thread per launch cost milliseconds)."""
 
-    def __init__(self, name: str, grid: Any):
-        self.name, self.grid = name, grid
-        self.thread = threading.get_ident()
-        self.timer = threading.Timer(LONG_LAUNCH, self._say)
-        self.timer.daemon = True
+    def __init__(self) -> None:
+        self.launch: tuple | None = None  # (kernel name, grid, thread id, started, said)
+        self.thread: threading.Thread | None = None
 
-    def _say(self) -> None:
-        where = _user_line(sys._current_frames().get(self.thread))
-        print(f"gpuemu: note: Triton kernel '{self.name}' (grid {self.grid}) has run for {LONG_LAUNCH:g} s and is "
-              f"at {where}: programs that wait on one another (a spin on memory another program writes) or a "
-              "loop that never ends run until the case's timeout stops them", file=sys.stderr, flush=True)
+    def enter(self, name: str, grid: Any) -> None:
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._watch, name="gpuemu-triton-watchdog", daemon=True)
+            self.thread.start()
+        self.launch = (name, grid, threading.get_ident(), time.monotonic(), [False])
 
-    def __enter__(self) -> "_Watchdog":
-        self.timer.start()
-        return self
+    def leave(self) -> None:
+        self.launch = None
 
-    def __exit__(self, *exc: Any) -> None:
-        self.timer.cancel()
+    def _watch(self) -> None:
+        while True:
+            time.sleep(min(1.0, LONG_LAUNCH / 2))
+            launch = self.launch
+            if launch is None or launch[4][0] or time.monotonic() - launch[3] < LONG_LAUNCH:
+                continue
+            launch[4][0] = True
+            name, grid, thread = launch[0], launch[1], launch[2]
+            where = _user_line(sys._current_frames().get(thread))
+            print(f"gpuemu: note: Triton kernel '{name}' (grid {grid}) has run for {LONG_LAUNCH:g} s and is at "
+                  f"{where}: programs that wait on one another (a spin on memory another program writes) or a loop "
+                  "that never ends run until the case's timeout stops them", file=sys.stderr, flush=True)
+
+
+_watchdog = _Watchdog()
 
 
 # ─── GridExecutor.__call__ ───────────────────────────────────────────────────────────────────────
@@ -290,8 +302,11 @@ def _make_call(original: Any) -> Any:
             grid = tuple(grid) + (1,) * (3 - len(grid))
             _interp.interpreter_builder.set_grid_dim(*grid)
             try:
-                with _Watchdog(getattr(self.fn, "__name__", "kernel"), grid):
+                _watchdog.enter(getattr(self.fn, "__name__", "kernel"), grid)
+                try:
                     _Grid(self, args, tuple(int(g) for g in grid)).run()
+                finally:
+                    _watchdog.leave()
             except Exception as e:
                 if _interp.triton.knobs.compilation.front_end_debugging:
                     raise
