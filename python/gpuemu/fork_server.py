@@ -30,6 +30,11 @@ import traceback
 
 from gpuemu import worker
 
+PRELOAD_ENV = "GPUEMU_FORK_SERVER_PRELOAD"
+# Modules whose import reads what gpuemu sets per worker (TRITON_INTERPRET, GPUEMU_PALLAS_INTERPRET):
+# a worker must import them itself.
+_NEVER_PRELOADED = ("triton", "jax", "gpuemu")
+
 MAX_REQUEST = 1 << 20
 
 
@@ -159,6 +164,18 @@ def _preload() -> None:
             importlib.import_module(name)
         except ImportError:
             pass  # not installed: the worker that needs it says so, as before
+    # What the user asks for besides (GPUEMU_FORK_SERVER_PRELOAD=torch): a framework every op of the
+    # project imports, once here instead of in each of its workers (docs/worker-protocol.md).
+    for name in filter(None, (n.strip() for n in os.environ.get(PRELOAD_ENV, "").split(","))):
+        if name.split(".")[0] in _NEVER_PRELOADED:
+            print(f"gpuemu fork server: {PRELOAD_ENV} names {name}, which reads TRITON_INTERPRET (or its Pallas "
+                  "twin) at import, set per worker: not preloaded", file=sys.stderr, flush=True)
+            continue
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            print(f"gpuemu fork server: {PRELOAD_ENV}: cannot import {name} ({exc}); workers import it "
+                  "themselves", file=sys.stderr, flush=True)
 
 
 def _freeze_heap() -> None:
