@@ -168,5 +168,5 @@ def test_flag_gems_ops_pass_unmodified_and_seeded_bugs_are_caught(project):
     assert re.search(r"flag_gems/ops/special_i0e\.py:\d+ \(assert x\.is_cuda", refused["failures"][0]["message"]), \
         refused["failures"][0]
     generated = results["abs_generated"]
-    assert generated["failed"] == 6 and {f["kind"] for f in generated["failures"]} == {"op_error"}
+    assert generated["errors"] == 6 and {f["kind"] for f in generated["failures"]} == {"op_error"}
     assert "Block pointers have been removed" in generated["failures"][0]["message"], generated["failures"][0]
