@@ -329,6 +329,7 @@ def _library_call(tmp_path, body: str):
     ("def op(x):\n    assert x.is_cuda\n", 2),
     ("def op(x):\n    if x.device.type != 'cuda':\n        raise RuntimeError('Tensors must be CUDA tensors')\n", 3),
     ("def op(x):\n    raise NotImplementedError('CPU only. There seems a mistake to dispatch to here')\n", 2),
+    ("device = 'cuda'\ndef op(x):\n    assert x.device.type == device\n", 3),
 ])
 def test_library_refusing_cpu_tensors_is_interpreter_unsupported_with_its_line(tmp_path, body, line):
     exc, path = _library_call(tmp_path, body)

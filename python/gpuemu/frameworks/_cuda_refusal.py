@@ -22,7 +22,8 @@ from gpuemu.errors import CaseFailure, InterpreterUnsupportedError
 __all__ = ["refusal"]
 
 _KINDS = (AssertionError, RuntimeError, ValueError, NotImplementedError)
-_CUDA_WORDS = re.compile(r"\bis_cuda\b|\bcuda\b|\bCUDA\b|\bCPU only\b|not supported on (the )?CPU",
+_CUDA_WORDS = re.compile(r"\bis_cuda\b|\bcuda\b|\bCUDA\b|\bCPU only\b|not supported on (the )?CPU"
+                         r"|\.device(\.type)?\s*(==|!=)",  # `assert x.device.type == device` (FlagGems' maximum)
                          re.IGNORECASE)
 
 
