@@ -201,7 +201,7 @@ template <bool kBf16, bool kCountFailures, bool kExactMidpoints>
 //   d_lo = fl(|x - fy|) (1 - 2^-20) - 2^-22 |fy| <= |x - y|
 // exceeds bound_hi = (atol_up + rtol_up |fy|) + 2^-126 >= atol + rtol |y| (atol_up and rtol_up
 // carry 2^-19, FloatScreen); such a lane changes no statistic, and the failures of the blocks that
-// clear are added to *failures (docs/performance.md, benchmark (b), item 10).
+// clear are added to *failures (docs/performance-log.md, (b)'s portable-path history, item 10).
 // Vector masks stand in for mask registers: every test gives all-ones lanes where the element is
 // not clear, ORed into one accumulator per block (the steps below).
 template <bool kBf16, bool kCountFailures = false>

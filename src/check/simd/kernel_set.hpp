@@ -247,7 +247,7 @@ struct Kernels {
           }
         }
         // The AVX-512 path's wide screen and float-lane pre-check, on 4 and 8 lanes: about twice as
-        // fast as the kernels above on every row measured (docs/performance.md (b), "CPUs without
+        // fast as the kernels above on every row measured (docs/performance-log.md (b), "CPUs without
         // AVX-512"), which then serve decoded sources only (and CPUs without FMA or F16C).
         if constexpr (kWide) {
           if (has_avx2_companions()) {

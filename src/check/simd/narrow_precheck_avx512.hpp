@@ -23,7 +23,7 @@ namespace gpuemu::check::kernels {
 // diff = fl(|x - fy|) is at most every threshold T = fl(a + b ay) (one FMA), which stands for a
 // double threshold A + B |y|: max_abs (A = max_abs, B = 0), the pass bound (atol, rtol), the worst
 // list's bound (thr atol, thr rtol; with the pass bound, min(thr, 1) times it) and max_rel
-// (0, rel). The error budget (docs/performance.md, benchmark (b), item 11):
+// (0, rel). The error budget (docs/performance-log.md, (b), item 2 of the AVX-512 path):
 //
 // - |y - fy| <= 2^-24 ay + 2^-150 and |x - fy| <= diff (1 + 2^-24), so it is enough that
 //   diff <= (A - 2^-150 (1 + B) + (B (1 - 2^-24) - 2^-24) ay) (1 - 2^-23). a and b are those
