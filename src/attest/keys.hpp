@@ -73,7 +73,7 @@ Expected<GeneratedKeys> generate_keys(const fs::path& dir, Overwrite overwrite);
 Expected<int> create_exclusive(const fs::path& path, unsigned mode);
 
 // Who may read a private key file: owner_only refuses a mode with any group/other bit (as ssh
-// does); any is for callers whose keys come from places that cannot keep modes (docs/attest.md).
+// does); any is for callers whose keys come from places that cannot keep modes (docs/signed-report.md).
 enum class KeyAccess { owner_only, any };
 
 Expected<PrivateKey> load_private_key(const fs::path& path, KeyAccess access);

@@ -1,4 +1,4 @@
-// reproduce and minimize: find a stored failure by seed (store/replay.hpp, the same resolution as
+// reproduce and minimize: find a stored failure by seed (engine/replay.hpp, the same resolution as
 // the CLI), re-run it or shrink it with the real op and reference, and store the minimal case.
 #include <fmt/format.h>
 
