@@ -1,5 +1,6 @@
-// The canonical JSON form of a loaded Config: what `gpuemu config show` can print and what the
-// config digest hashes. Paths are relative to the project root so checkouts elsewhere agree.
+// The canonical JSON form of a loaded Config, which the config digest hashes (result.json's
+// config_digest; no command prints it). Paths are relative to the project root so checkouts
+// elsewhere agree.
 #pragma once
 
 #include <map>
