@@ -1,4 +1,4 @@
-// TableReader: the one place that turns TOML value types into C++ values, so every section
+// TableReader: turns TOML values of the common types into C++ values, so every section
 // parser reports unknown keys and wrong types with the same wording.
 #include "config/table_reader.hpp"
 
