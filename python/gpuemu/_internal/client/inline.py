@@ -32,7 +32,7 @@ from gpuemu._internal.wire import tensors
 
 __all__ = ["InlineProject", "ColdScript", "find_config", "CALLABLE_RE", "BFLOAT16_STARTUP"]
 
-# package.module:function, as config::is_callable_spec.
+# package.module:function, as config::is_callable_spelling (src/config/runnable.cpp).
 CALLABLE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 
 
