@@ -1,6 +1,6 @@
 # The fork server gpuemu starts once per Python interpreter: it imports the warm worker (numpy and
 # this package) once, then forks a worker per request, so a worker starts in milliseconds.
-"""Fork server for warm workers (docs/worker-protocol.md, "Starting workers").
+"""Fork server for warm workers (docs/worker-protocol.md, "The fork server").
 
 Started as ``python -m gpuemu.fork_server`` with a SOCK_SEQPACKET Unix socket as its standard
 input; gpuemu sends one JSON request per packet and reads one JSON reply per packet:

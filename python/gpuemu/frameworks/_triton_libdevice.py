@@ -6,7 +6,8 @@ The compiler's dispatch table (each libdevice function's ``extern_elementwise`` 
 chosen the argument and result types when :func:`evaluate` runs, so this module only computes
 values: in float64 (or exactly, with ``fractions.Fraction``, where a rounding mode is named) and
 rounded once to the result type. Results are correctly rounded where libdevice promises an error
-bound of a few ulp, so they lie within that bound of a GPU's (docs/frameworks.md, "libdevice").
+bound of a few ulp, so they lie within that bound of a GPU's (docs/frameworks.md, "What the interpreter
+gets wrong").
 Functions named ``fast_*`` compute the precise value: a GPU's approximation lies within its
 documented error of it.
 """
