@@ -195,7 +195,7 @@ def round_to_dtype(x: np.ndarray, name: str) -> np.ndarray:
 
     bfloat16 gives float32 values that are exactly representable in bfloat16 (see numpy_dtype
     in gpuemu._internal.wire.tensors). float16 relies on numpy's float64->float16 cast, which rounds directly
-    from double (tests/test_tensors.py checks it against an exact reference).
+    from double (python/tests/test_tensors.py checks it against an exact reference).
     """
     name = canonical_dtype(name)
     x = np.asarray(x, dtype=np.float64)
