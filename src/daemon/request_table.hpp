@@ -38,7 +38,8 @@ bool is_long_running(std::span<const std::byte> bytes);
 // message's type and id when its header can be read.
 std::string refusal_reply(std::span<const std::byte> bytes, const RequestError& error);
 
-// An encoded error reply (also used by the server when it cannot even read a message).
+// An encoded error reply (handle_message and refusal_reply build theirs with it, also for a message
+// whose header cannot be read; the server itself calls those two).
 std::string error_reply(const RequestError& error, const nlohmann::json& request_type,
                         const nlohmann::json& id);
 
