@@ -58,6 +58,13 @@ with interpreting():  # triton is imported here, under the interpreter
 
 
     @triton.jit
+    def keep_nonzero(x_ptr, y_ptr, n, N: tl.constexpr):  # FlagGems' nll_loss ignore mask idiom
+        offsets = tl.arange(0, N)
+        x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0)
+        keep = not (x == 0.0) and offsets < n
+        tl.store(y_ptr + offsets, keep.to(tl.float32), mask=offsets < n)
+
+    @triton.jit
     def argmax_row(x_ptr, v_ptr, i_ptr, N: tl.constexpr):  # FlagGems' argmax_kernel_1, bfloat16
         value, index = tl.max(tl.load(x_ptr + tl.arange(0, N)), axis=0, return_indices=True)
         tl.store(v_ptr, value)
@@ -208,6 +215,26 @@ def test_and_of_tensor_masks_loses_the_first_mask_in_the_bare_interpreter():
         print(int(y.sum()))
     """)
     assert proc.stdout.split() == ["20"], proc.stderr[-2000:]  # all 4 rows written, not 2
+
+
+def test_not_of_a_tensor_is_its_elementwise_logical_not():
+    x, y = torch.tensor([0.0, 2.0, 0.0, -1.0]), torch.full((4,), 7.0)
+    keep_nonzero[(1,)](x, y, 3, N=4)
+    assert y.tolist() == [0.0, 1.0, 0.0, 7.0]
+
+
+def test_not_of_a_tensor_is_false_in_the_bare_interpreter():
+    proc = bare("""
+        @triton.jit
+        def k(x_ptr, y_ptr, N: tl.constexpr):
+            offsets = tl.arange(0, N)
+            keep = not (tl.load(x_ptr + offsets) == 0.0)
+            tl.store(y_ptr + offsets, offsets * 0 + keep)
+        y = torch.zeros(4)
+        k[(1,)](torch.tensor([0.0, 2.0, 0.0, -1.0]), y, N=4)
+        print(*y.tolist())
+    """)
+    assert proc.stdout.split() == ["0.0"] * 4, proc.stderr[-2000:]
 
 
 def test_bool_op_short_circuits_compile_time_values_as_the_compiler():

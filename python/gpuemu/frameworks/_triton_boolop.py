@@ -1,5 +1,5 @@
-# `a and b` / `a or b` on Triton tensors under the interpreter, as the compiler computes them: the bare
-# interpreter runs Python's `and`, which keeps only `b` for a block (a lost mask: out-of-bounds lanes, crashes).
+# `a and b` / `a or b` / `not a` on Triton tensors under the interpreter, as the compiler computes them: the bare
+# interpreter runs Python's, which keeps only `b` of a block `a and b` (a lost mask) and makes `not block` False.
 """The compiler's boolean operators in the interpreter (docs/frameworks.md, "What the interpreter gets wrong").
 
 Triton's compiler turns ``mask = rows < M and cols < N`` into ``logical_and`` of the two tensors (with a
@@ -17,9 +17,10 @@ from typing import Any, Callable
 import triton.language as tl
 from triton.runtime import interpreter as interp
 
-__all__ = ["bool_op", "install", "uninstall"]
+__all__ = ["bool_op", "not_op", "install", "uninstall"]
 
-HELPER = "_gpuemu_bool_op"  # the name the rewritten kernels call (put in their globals by the interpreter)
+HELPER = "_gpuemu_bool_op"  # the names the rewritten kernels call (put in their globals by the interpreter)
+NOT_HELPER = "_gpuemu_not"
 _state: dict[str, Any] = {"original": None}
 
 
@@ -44,6 +45,12 @@ def bool_op(is_and: bool, *operands: Callable[[], Any]) -> Any:
     return tensors[0]
 
 
+def not_op(operand: Any) -> Any:
+    """The compiler's `not`: a tensor's logical not (`not (t == i) and mask`, FlagGems' nll_loss); a
+    Python value's `not`."""
+    return operand.__not__() if isinstance(operand, tl.tensor) else not operand
+
+
 class _BoolOpTransformer(interp.ASTTransformer):
     """The interpreter's own rewrite, plus `a and b` -> _gpuemu_bool_op(True, lambda: a, lambda: b)."""
 
@@ -55,6 +62,13 @@ class _BoolOpTransformer(interp.ASTTransformer):
                         args=[ast.Constant(value=isinstance(node.op, ast.And)), *operands], keywords=[])
         return ast.copy_location(call, node)
 
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        node = self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        call = ast.Call(func=ast.Name(id=NOT_HELPER, ctx=ast.Load()), args=[node.operand], keywords=[])
+        return ast.copy_location(call, node)
+
 
 def install() -> None:
     if _state["original"] is not None:
@@ -62,6 +76,7 @@ def install() -> None:
     _state["original"] = interp.FunctionRewriter.ast_transformer
     # FunctionRewriter copies the interpreter module's globals into each kernel's globals.
     setattr(interp, HELPER, bool_op)
+    setattr(interp, NOT_HELPER, not_op)
     interp.FunctionRewriter.ast_transformer = _BoolOpTransformer()
 
 
