@@ -17,7 +17,9 @@
     └── CaseFailure               the worker judged a call itself; `kind` is the case's failure kind
         ├── InputMutatedError     the op wrote into an input
         ├── OutOfBoundsError      a kernel load or store reached past its tensors' storage (sanitizer)
-        └── InterpreterUnsupportedError  the kernel needs what Triton's CPU interpreter cannot run
+        ├── InterpreterUnsupportedError  the kernel needs what Triton's CPU interpreter cannot run
+        ├── MalformedLaunchError  (also a TypeError) a kernel launch with a grid Triton does not accept (op_error)
+        └── KernelNotLaunchedError  the op's call returned without launching a @triton.jit kernel
 
 Standard library only: the worker's frame layer imports it before it knows numpy is installed.
 """
@@ -41,6 +43,8 @@ __all__ = [
     "InputMutatedError",
     "OutOfBoundsError",
     "InterpreterUnsupportedError",
+    "MalformedLaunchError",
+    "KernelNotLaunchedError",
 ]
 
 
@@ -139,3 +143,18 @@ class InterpreterUnsupportedError(CaseFailure):
     bug of the kernel; the message names the construct and the kernel's file:line."""
 
     kind = "interpreter_unsupported"
+
+
+class MalformedLaunchError(CaseFailure, TypeError):
+    """A kernel launch whose grid Triton does not accept (a CUDA-style ``kernel[grid, block]``, a grid
+    that is not 1 to 3 non-negative integers): the op's error, naming the launch line and what Triton
+    expects, never an exception out of the interpreter's loop."""
+
+    kind = "op_error"
+
+
+class KernelNotLaunchedError(CaseFailure):
+    """Under the Triton interpreter the op's call returned without launching a @triton.jit kernel (a torch
+    fallback when not x.is_cuda, another dispatch path): the case tested other code than the kernel."""
+
+    kind = "kernel_not_launched"

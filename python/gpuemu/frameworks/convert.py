@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import sys
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -99,6 +100,15 @@ class Converter:
         self.adapter.load()
         self.settings = dataclasses.replace(settings, device=self.adapter.select_device(settings.device))
         self.adapter.prepare(self.settings)
+        self.last_run: CaseRun | None = None  # the CaseRun of the latest call (its launches, for the reply)
+
+    def launches(self) -> dict[str, int] | None:
+        """The op's @triton.jit launches per kernel in the latest call, as gpuemu's launch layer counted them
+        (loaded once Triton is imported under the interpreter); None without it, and for a reference."""
+        layer = sys.modules.get("gpuemu.frameworks._triton_launches")
+        if layer is None or self.settings.role != "op":
+            return None
+        return layer.launches(self.last_run)
 
     def describe(self) -> dict[str, str]:
         """{"framework", "framework_version", "device"}: what the callable ran on."""
@@ -128,10 +138,16 @@ class Converter:
         """fn(inputs, **kwargs) with case_dtype() and case_seed() set and the framework's idioms around
         it (torch: no_grad, then a device synchronize)."""
         token = _CASE_DTYPE.set(canonical_dtype(dtype) if dtype else None)
-        run_token = _CASE_RUN.set(CaseRun(seed))
+        run = self.last_run = CaseRun(seed)
+        run_token = _CASE_RUN.set(run)
         try:
             with self.adapter.calling(self.settings):
-                return fn(inputs, **kwargs)
+                out = fn(inputs, **kwargs)
+            # The launch layer is loaded only once Triton is imported under the interpreter (triton_hook).
+            launches = sys.modules.get("gpuemu.frameworks._triton_launches")
+            if launches is not None:
+                launches.judge(run, fn, self.settings.role)  # kernel_not_launched when a launch is required
+            return out
         except Exception as exc:
             refused = cuda_refusal.refusal(exc)  # a library's CUDA-only check under the Triton interpreter
             if refused is None:

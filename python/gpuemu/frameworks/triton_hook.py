@@ -52,6 +52,14 @@ def _install_sanitizer() -> None:
         triton_sanitizer.install()
 
 
+def _install_launches() -> None:
+    # lazy: as above; counts each call's @triton.jit launches and reads every grid (kernel_not_launched,
+    # a malformed launch as the op's error)
+    from gpuemu.frameworks import _triton_launches as triton_launches
+
+    triton_launches.install()
+
+
 def _install_autotune() -> None:
     # lazy: as above; pins each @triton.autotune kernel to the config of the op's variant, never benchmarks
     from gpuemu.frameworks import triton_autotune
@@ -64,7 +72,7 @@ def _install_autotune() -> None:
 # computes); the sanitizer comes after the compatibility layer, so its checks wrap the bridged
 # interpreter (it sees the loads and stores a bridged kernel really makes).
 INSTALLERS: list[Callable[[], None]] = [_install_batch, _install_compat, _install_library, _install_sanitizer,
-                                        _install_autotune]
+                                        _install_launches, _install_autotune]
 _WATCHED = ("triton", "torch")
 
 
