@@ -14,6 +14,7 @@
     ├── AdapterError              (also a TypeError and ValueError) a tensor a framework adapter cannot convert
     ├── FrameworkNotInstalledError (also an ImportError) the op's framework cannot be imported
     ├── TritonNeedsGpuError       (also a RuntimeError) a Triton launch meant for a GPU, on a machine without one
+    ├── CalibrationError          (also a RuntimeError) fitted tolerances failed their own re-check
     └── CaseFailure               the worker judged a call itself; `kind` is the case's failure kind
         ├── InputMutatedError     the op wrote into an input
         ├── OutOfBoundsError      a kernel load or store reached past its tensors' storage (sanitizer)
@@ -26,6 +27,8 @@ Standard library only: the worker's frame layer imports it before it knows numpy
 
 from __future__ import annotations
 
+from gpuemu._failure_kinds import CASE_KINDS
+
 __all__ = [
     "GpuemuError",
     "ClientError",
@@ -35,6 +38,7 @@ __all__ = [
     "DaemonError",
     "ValidationError",
     "TritonNeedsGpuError",
+    "CalibrationError",
     "MessageError",
     "FrameError",
     "AdapterError",
@@ -119,11 +123,26 @@ class TritonNeedsGpuError(GpuemuError, RuntimeError):
     "never") where torch sees none; the message says to run it under the interpreter instead."""
 
 
+class CalibrationError(GpuemuError, RuntimeError):
+    """calibrate_tolerance's fitted bounds fail the trusted implementation on fresh cases (the re-check
+    of `gpuemu calibrate`): they would not hold in CI. `row` is the daemon's calibration row."""
+
+    def __init__(self, message: str, row: dict):
+        super().__init__(message)
+        self.row = row
+
+
 class CaseFailure(GpuemuError):
     """A call the worker judged itself: the case fails with `kind` (a failure kind of
     docs/result-json.md) and this message, instead of an op_error (docs/worker-protocol.md, "error")."""
 
     kind = "op_error"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # A kind the daemon does not know would be refused with every case (src/check/failure_kinds.cpp).
+        if cls.kind not in CASE_KINDS:
+            raise TypeError(f"{cls.__name__}.kind '{cls.kind}' is no failure kind; one of {', '.join(CASE_KINDS)}")
 
 
 class InputMutatedError(CaseFailure):

@@ -25,10 +25,20 @@ enum class FailureKind : int {
   output_aliased = 11,           // client-side: an output aliases an input buffer
   out_of_bounds = 12,            // a kernel load or store reached past the storage of its tensors (sanitizer)
   interpreter_unsupported = 13,  // the kernel needs what the CPU interpreter cannot run: a limit, not a bug
+  // New case kinds go here, numbered on: then move kLastFailureKind and add a row to failure_kinds.cpp.
+
+  // Report-only kinds: what a report flags besides a failing case. Never a case's verdict, never
+  // stored, never in ops[].failures; they are rows of the table in failure_kinds.cpp all the same.
+  regression = 101,      // a baseline regression (ci.baseline.regressions)
+  lint_violation = 102,  // a kernel artifact check failed (ci.lint)
+  not_run = 103,         // an op no case of which ran before the time budget
 };
-// The highest FailureKind: a stored kind above it comes from a newer gpuemu (store/queries.cpp).
+// The highest case kind: a stored kind above it comes from a newer gpuemu (store/queries.cpp).
 inline constexpr FailureKind kLastFailureKind = FailureKind::interpreter_unsupported;
+inline constexpr int kReportOnlyKinds = 3;
+// The result.json name of a kind ("none" for a pass); every kind has one (failure_kinds.cpp).
 std::string_view failure_kind_name(FailureKind kind);
+// `none` or a case kind by its result.json name; nullopt for anything else, report-only names included.
 std::optional<FailureKind> parse_failure_kind(std::string_view name);
 // True for the kinds that say a script could not produce an answer, not that an answer was wrong.
 inline bool is_script_error(FailureKind kind) {

@@ -20,9 +20,15 @@ double severity(double tolerance_used) {
   return std::isnan(tolerance_used) ? std::numeric_limits<double>::infinity() : tolerance_used;
 }
 
+// The row of a failures[] entry's kind. The document reader accepted only case kinds
+// (result/document_reader.cpp), and the table has a row for each (a static_assert says so).
+const FailureKindInfo& kind_of(const result::FailureEntry& failure) {
+  return check::failure_kind_info(
+      check::parse_failure_kind(failure.kind).value_or(check::FailureKind::op_error));
+}
+
 int tier_of(const result::FailureEntry& failure) {
-  const auto* kind = find_failure_kind(failure.kind);
-  return kind ? static_cast<int>(kind->tier) : static_cast<int>(Tier::setup);
+  return static_cast<int>(kind_of(failure).tier);
 }
 
 double finding_severity(const Finding& f) {
@@ -54,12 +60,13 @@ std::string Finding::fingerprint() const {
   return util::sha256_hex(op + '\0' + dtype + '\0' + std::string(kind->name)).substr(0, 32);
 }
 
-std::vector<Finding> collect_findings(const result::ResultDocument& result, std::string_view workspace) {
+std::vector<Finding> collect_findings(const result::ResultDocument& result, std::string_view workspace,
+                                      std::string_view project_root) {
   std::vector<Finding> findings;
   std::vector<Finding> not_run;
   std::map<std::pair<std::string, std::string>, SourceLocation> locations;
   for (const auto& op : result.ops) {
-    auto location = op_location(op, workspace);
+    auto location = op_location(op, workspace, project_root);
     std::map<std::string, std::size_t> by_dtype;  // dtype -> index in findings
     for (const auto& failure : op.failures) {
       auto [it, inserted] = by_dtype.try_emplace(failure.dtype, findings.size());
@@ -81,21 +88,21 @@ std::vector<Finding> collect_findings(const result::ResultDocument& result, std:
     locations[{op.op, ""}] = location;
     if (op.status() == result::OpStatus::not_run) {
       Finding f;
-      f.kind = find_failure_kind("not_run");
+      f.kind = &check::failure_kind_info(check::FailureKind::not_run);
       f.op = op.op;
       f.location = location;
       f.not_run = &op;
       not_run.push_back(std::move(f));
     }
   }
-  for (auto& f : findings) f.kind = find_failure_kind(f.worst->kind);
+  for (auto& f : findings) f.kind = &kind_of(*f.worst);
   for (auto& f : not_run) findings.push_back(std::move(f));
 
   // Pointers into `result` itself, never into a copy: findings outlive this function.
   if (result.ci && result.ci->baseline) {
     for (const auto& r : result.ci->baseline->regressions) {
       Finding f;
-      f.kind = find_failure_kind("regression");
+      f.kind = &check::failure_kind_info(check::FailureKind::regression);
       f.op = r.op;
       f.dtype = r.dtype;
       f.regression = &r;
@@ -110,14 +117,14 @@ std::vector<Finding> collect_findings(const result::ResultDocument& result, std:
     for (const auto& kernel : result.ci->lint["kernels"]) {
       for (const auto& violation : kernel["violations"]) {
         Finding f;
-        f.kind = find_failure_kind("lint_violation");
+        f.kind = &check::failure_kind_info(check::FailureKind::lint_violation);
         f.op = kernel["name"];
         f.dtype = violation["check"];
         f.violation = &violation;
         // The offending instruction when the check found one, else the kernel's definition.
         const bool at_instruction = !violation["file"].get<std::string>().empty();
         const auto& where = at_instruction ? violation : kernel;
-        f.location.path = repo_relative(where["file"].get<std::string>(), workspace);
+        f.location.path = repo_relative(where["file"].get<std::string>(), workspace, project_root);
         f.location.line = where["line"].get<int>();
         findings.push_back(std::move(f));
       }

@@ -45,7 +45,10 @@ struct Finding {
 // Findings of a validated result document, worst first: by tier (failure_kinds.hpp), then by the
 // share of the tolerance used (NaN counts as the worst), then by op and dtype for a stable order.
 // The pointers refer into `result`, which must outlive the findings.
-std::vector<Finding> collect_findings(const result::ResultDocument& result, std::string_view workspace);
+// Locations are relative to `workspace`; result.json's relative paths to `project_root`
+// (result_document.hpp).
+std::vector<Finding> collect_findings(const result::ResultDocument& result, std::string_view workspace,
+                                      std::string_view project_root = {});
 
 // How much worse `a` is than `b` under that order, for picking a group's worst case.
 bool worse_case(const result::FailureEntry& a, const result::FailureEntry& b);

@@ -9,14 +9,16 @@ namespace gpuemu::check {
 namespace {
 
 TEST(Names, FailureKindsRoundTrip) {
-  for (int k = 0; k <= 11; ++k) {
+  for (int k = 0; k <= static_cast<int>(kLastFailureKind); ++k) {
     const auto kind = static_cast<FailureKind>(k);
     EXPECT_EQ(parse_failure_kind(failure_kind_name(kind)), kind) << k;
   }
   EXPECT_EQ(failure_kind_name(FailureKind::nonfinite_mismatch), "nonfinite_mismatch");
   EXPECT_EQ(failure_kind_name(FailureKind::unexpected_nonfinite), "unexpected_nonfinite");
   EXPECT_EQ(failure_kind_name(FailureKind::none), "none");
+  EXPECT_EQ(failure_kind_name(FailureKind::interpreter_unsupported), "interpreter_unsupported");
   EXPECT_EQ(parse_failure_kind("mismatch "), std::nullopt);
+  EXPECT_EQ(parse_failure_kind("regression"), std::nullopt);  // report-only: never a case's kind
 }
 
 TEST(Names, Invariants) {

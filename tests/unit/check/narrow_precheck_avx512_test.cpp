@@ -62,7 +62,9 @@ std::uint32_t narrow_on(const void* out, const void* ref, std::size_t n, const k
                                          ? narrow_avx512(o, r, n, f, failures ? &other_failures : nullptr)
                                          : narrow_avx2(o, r, n, f, failures ? &other_failures : nullptr);
     EXPECT_EQ(other_open, open) << "the AVX2 and AVX-512 copies differ, n " << n;
-    if (failures != nullptr) EXPECT_EQ(other_failures, *failures) << "n " << n;
+    if (failures != nullptr) {
+      EXPECT_EQ(other_failures, *failures) << "n " << n;
+    }
   }
   return open;
 }

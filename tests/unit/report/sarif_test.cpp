@@ -2,7 +2,10 @@
 // output, rules and fingerprints are stable, results come worst first with repo-relative URIs.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "report/failure_kinds.hpp"
+#include "report/line_hash.hpp"
 #include "report/writer.hpp"
 #include "test_support.hpp"
 
@@ -40,11 +43,29 @@ TEST(Sarif, DriverListsARulePerKind) {
   EXPECT_EQ(run["tool"]["driver"]["name"], "gpuemu");
   EXPECT_EQ(run["tool"]["driver"]["version"], "0.1.0");
   const auto& rules = run["tool"]["driver"]["rules"];
-  ASSERT_EQ(rules.size(), failure_kinds().size());
-  EXPECT_EQ(rules[0]["id"], "GPUEMU-MISMATCH");
-  EXPECT_EQ(rules[1]["id"], "GPUEMU-NONFINITE-MISMATCH");
+  // The rule ids code scanning has published, in ruleIndex order: written out here, not read from
+  // the table, so a renamed, dropped or reordered rule fails. A new kind appends its id.
+  const std::vector<std::string> published{"GPUEMU-MISMATCH",
+                                           "GPUEMU-NONFINITE-MISMATCH",
+                                           "GPUEMU-UNEXPECTED-NONFINITE",
+                                           "GPUEMU-SHAPE-MISMATCH",
+                                           "GPUEMU-DTYPE-MISMATCH",
+                                           "GPUEMU-INVARIANT-VIOLATION",
+                                           "GPUEMU-OP-ERROR",
+                                           "GPUEMU-REFERENCE-ERROR",
+                                           "GPUEMU-MISSING-OUTPUT",
+                                           "GPUEMU-INPUT-MUTATED",
+                                           "GPUEMU-OUTPUT-ALIASED",
+                                           "GPUEMU-REGRESSION",
+                                           "GPUEMU-LINT",
+                                           "GPUEMU-NOT-RUN",
+                                           "GPUEMU-OUT-OF-BOUNDS",
+                                           "GPUEMU-INTERPRETER-UNSUPPORTED"};
+  std::vector<std::string> ids;
+  for (const auto& rule : rules) ids.push_back(rule["id"]);
+  EXPECT_EQ(ids, published);
   EXPECT_EQ(rules[1]["name"], "NonfiniteMismatch");
-  EXPECT_EQ(rules[11]["id"], "GPUEMU-REGRESSION");
+  EXPECT_EQ(rules[1]["shortDescription"]["text"], "NaN/Inf differ from reference");
   EXPECT_EQ(run["originalUriBaseIds"]["%SRCROOT%"]["uri"], "file:///work/ws/");
   EXPECT_EQ(run["properties"]["seed"], "12345678901234567890");
 }
@@ -82,6 +103,37 @@ TEST(Sarif, RuleIndexPointsAtTheRule) {
   for (const auto& r : run["results"]) {
     EXPECT_EQ(run["tool"]["driver"]["rules"][r["ruleIndex"].get<std::size_t>()]["id"], r["ruleId"]);
   }
+}
+
+// What GitHub reads beyond the schema: the tool's informationUri, a region with columns where the
+// kernel's line is known and readable, and upload-sarif's primaryLocationLineHash beside gpuemu's own.
+TEST(Sarif, GithubFieldsWhereTheKernelLineIsKnown) {
+  gpuemu::testing::TempDir workspace("sarif-ws");
+  std::filesystem::create_directories(workspace / "kernels");
+  std::string softmax;
+  for (int line = 1; line < 12; ++line) softmax += "# line " + std::to_string(line) + "\n";
+  softmax += "    out = tl.exp(x - m)  \n";
+  std::ofstream(workspace / "kernels/softmax.py") << softmax;
+  const RenderOptions options{.workspace = workspace.path().string()};
+  const auto log = sarif(load_fixture("failing.json"), options);
+  EXPECT_EQ(log["runs"][0]["tool"]["driver"]["informationUri"], "https://github.com/skelf/gpuemu-action");
+  auto check = testing::validate_json(log.dump(), "sarif-2.1.0.json");
+  EXPECT_EQ(check.status, 0) << check.output;
+  int with_region_columns = 0;
+  for (const auto& r : log["runs"][0]["results"]) {
+    const auto& fingerprints = r["partialFingerprints"];
+    EXPECT_TRUE(fingerprints.contains("gpuemuFinding/v1"));
+    if (r["properties"]["op"] != "softmax") {
+      // No readable source line (matmul.cu lies outside this workspace, gelu names no line).
+      EXPECT_FALSE(fingerprints.contains("primaryLocationLineHash")) << r.dump();
+      continue;
+    }
+    const auto& region = r["locations"][0]["physicalLocation"]["region"];
+    EXPECT_EQ(region, (nlohmann::json{{"startLine", 12}, {"startColumn", 5}, {"endLine", 12}, {"endColumn", 24}}));
+    EXPECT_EQ(fingerprints["primaryLocationLineHash"], primary_location_line_hash(softmax, 12));
+    ++with_region_columns;
+  }
+  EXPECT_GE(with_region_columns, 1);
 }
 
 TEST(Sarif, LocationsAreRepoRelative) {
