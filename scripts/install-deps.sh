@@ -49,6 +49,13 @@ if ! "$PY" -c 'import pynng' 2>/dev/null; then
   echo "install-deps: installing pynng (the Python client's NNG transport)" >&2
   "$PY" -m pip install -q pynng
 fi
+# moto's S3 server with signature checking on: the real S3 implementation baseline push and pull are
+# tested against (tests/servers/moto_s3.py); it brings botocore, whose signer the home-made server
+# (tests/servers/s3_server.py) checks every request with. Pinned: its auth switch is version-specific.
+if ! "$PY" -c 'import moto, flask, botocore, sys; sys.exit(moto.__version__ != "5.2.5")' 2>/dev/null; then
+  echo "install-deps: installing moto[server] 5.2.5 (S3 with signature checks, botocore's SigV4 signer)" >&2
+  "$PY" -m pip install -q "moto[server]==5.2.5"
+fi
 # CUDA's ptxas/nvcc/cuobjdump from PyPI: lint tests check real register and spill numbers with them.
 if ! "$PY" -c 'import nvidia.cu13' 2>/dev/null && ! "$PY" -c 'import nvidia.cuda_nvcc' 2>/dev/null; then
   echo "install-deps: installing CUDA tool wheels (nvidia-cuda-nvcc, nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)" >&2

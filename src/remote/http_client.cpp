@@ -110,7 +110,13 @@ Expected<HttpResponse> perform(const HttpRequest& request, bool with_auth, const
   auto add_header = [&](const std::string& line) {
     headers.reset(curl_slist_append(headers.release(), line.c_str()));
   };
-  add_header("Expect:");
+  // "Expect:" (empty) stops libcurl from sending "Expect: 100-continue" and waiting for the answer.
+  // Not on a SigV4 request: libcurl (before 8.3, curl #11664) lists every header set here in
+  // SignedHeaders, a removed one too, and a server that checks signatures (S3, MinIO) then computes
+  // "expect:" into the canonical request and answers 403 SignatureDoesNotMatch to every request.
+  // There libcurl may send its own Expect for a large body; it is not signed, and S3 answers it.
+  const bool sigv4 = with_auth && !request.aws_sigv4.empty();
+  if (!sigv4) add_header("Expect:");
   for (const auto& line : request.headers) add_header(line);
   if (with_auth) {
     for (const auto& line : request.auth_headers) add_header(line);

@@ -1,7 +1,8 @@
 """End-to-end: `gpuemu baseline push|pull` against real servers on 127.0.0.1 (docs/baselines.md).
 
-nginx with WebDAV and the Python test servers under tests/servers/ are started per test and always
-stopped. The S3 test server's own signer is checked against AWS's published vectors first.
+nginx with WebDAV, moto's S3 server (signature checking on) and the Python test servers under
+tests/servers/ are started per test and always stopped. The home-made S3 server's own signer is
+checked against AWS's published vectors and botocore.
 """
 import getpass
 import grp
@@ -169,20 +170,25 @@ def test_signed_push_verified_pull_and_wrong_key_ignored(project, tmp_path):
     assert "ignored: none of its 1 signature(s) verifies" in wrong.stderr
 
 
-def test_s3_round_trip_with_signature_checks(project, python_server):
-    port = python_server("s3_server.py", "--access-key", "AKIDE2E", "--secret-key", "e2eSecret/Key",
-                         "--region", "us-west-2")["port"]
+def test_s3_round_trip_against_moto_with_signature_checks(project, python_server):
+    """Push and pull through the binary against moto's S3 server with authentication on (the real
+    implementation; it refuses a wrong secret, which moto_s3.py proves before it announces itself)."""
+    moto = python_server("moto_s3.py", "--region", "us-west-2")
     project.write("")
     (project.root / "doc.json").write_text(DOCUMENT)
-    env = ci_free_env(AWS_ACCESS_KEY_ID="AKIDE2E", AWS_SECRET_ACCESS_KEY="e2eSecret/Key", AWS_REGION="us-west-2",
-                      GPUEMU_S3_ENDPOINT=f"http://127.0.0.1:{port}")
-    assert project.run("baseline", "push", "main", "s3://bucket/p", "--file", "doc.json", env=env).returncode == 0
-    pull = project.run("baseline", "pull", "s3://bucket/p", "-v", env=env)
+    env = ci_free_env(AWS_ACCESS_KEY_ID=moto["access_key"], AWS_SECRET_ACCESS_KEY=moto["secret_key"],
+                      AWS_REGION="us-west-2", GPUEMU_S3_ENDPOINT=f"http://127.0.0.1:{moto['port']}")
+    store = f"s3://{moto['bucket']}/p"
+    push = project.run("baseline", "push", "main", store, "--file", "doc.json", env=env)
+    assert push.returncode == 0, push.stderr
+    pull = project.run("baseline", "pull", store, "-v", env=env)
     assert pull.returncode == 0 and pull.stdout == DOCUMENT, pull.stderr
-    assert "e2eSecret" not in pull.stderr
+    assert moto["secret_key"] not in pull.stderr
     env["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
-    bad = project.run("baseline", "pull", "s3://bucket/p", env=env)
-    assert bad.returncode == 3 and "HTTP 403" in bad.stderr
+    bad = project.run("baseline", "pull", store, env=env)
+    assert bad.returncode == 3 and "HTTP 403" in bad.stderr and "SignatureDoesNotMatch" in bad.stderr
+    bad_push = project.run("baseline", "push", "main", store, "--file", "doc.json", env=env)
+    assert bad_push.returncode != 0 and "SignatureDoesNotMatch" in bad_push.stderr
 
 
 def test_gh_artifact_pull_and_push_refusal(project, python_server, tmp_path):

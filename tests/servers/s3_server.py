@@ -105,11 +105,35 @@ class Verifier:
         payload_hash = get("x-amz-content-sha256") or ""
         if payload_hash != "UNSIGNED-PAYLOAD" and payload_hash != hashlib.sha256(body).hexdigest():
             return "x-amz-content-sha256 does not match the body"
+        # As S3 and moto: a header listed in SignedHeaders must be sent (curl #11664 signed "expect"
+        # without sending it). A server that reads it as empty would accept what S3 refuses.
+        absent = [name for name in signed_headers if get(name) is None]
+        if absent:
+            return f"SignatureDoesNotMatch: SignedHeaders lists {', '.join(absent)}, which the request does not send"
         request = canonical_request(method, raw_path, raw_query, headers, signed_headers, payload_hash)
         expected = signature(self.secret_key, amz_date, region, service, request)
         if not hmac.compare_digest(expected, sig):
             return "SignatureDoesNotMatch"
+        # Every request again with botocore's signer, the one moto and AWS's SDKs use: this server's
+        # own signer must never be the only judge.
+        if not hmac.compare_digest(botocore_signature(self, method, raw_path, raw_query, headers, signed_headers,
+                                                      body, region, amz_date), sig):
+            return "SignatureDoesNotMatch: botocore's signer computes another signature"
         return None
+
+
+def botocore_signature(verifier, method, raw_path, raw_query, headers, signed_headers, body, region, amz_date):
+    """The signature botocore's S3SigV4Auth computes for the request as received (moto does the same)."""
+    from botocore.auth import S3SigV4Auth  # lazy: only the servers that verify need botocore
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    kept = {name: value for (name, value) in headers if name.lower() in signed_headers}
+    host = next(value for (name, value) in headers if name.lower() == "host")
+    url = f"http://{host}{raw_path}" + (f"?{raw_query}" if raw_query else "")
+    request = AWSRequest(method=method, url=url, data=body, headers=kept)
+    request.context["timestamp"] = amz_date
+    auth = S3SigV4Auth(Credentials(verifier.access_key, verifier.secret_key, verifier.session_token), "s3", region)
+    return auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
 
 
 def make_handler(verifier: Verifier, objects: dict, stats: dict):
@@ -146,6 +170,8 @@ def make_handler(verifier: Verifier, objects: dict, stats: dict):
                     stats["last_rejection"] = why
             if why:
                 return self._error(403, "SignatureDoesNotMatch" if "Signature" in why else "AccessDenied", why)
+            with lock:
+                stats["verified_by_botocore"] = stats.get("verified_by_botocore", 0) + 1
             if self.command == "PUT":
                 objects[path] = body
                 return self._reply(200)
@@ -204,13 +230,15 @@ def _vectors():
     assert sig == "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7", sig
 
 
-def _signed(method, url, body, secret, region="us-east-1", token=None):
+def _signed(method, url, body, secret, region="us-east-1", token=None, unsent=None):
+    """unsent: a header name signed (with an empty value) but not sent, as libcurl did with "Expect:"."""
     parsed = urllib.parse.urlsplit(url)
     amz_date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     headers = [("Host", parsed.netloc), ("x-amz-content-sha256", hashlib.sha256(body).hexdigest()),
                ("x-amz-date", amz_date)] + ([("x-amz-security-token", token)] if token else [])
-    names = sorted(n.lower() for n, _ in headers)
-    request = canonical_request(method, parsed.path, parsed.query, headers, names, headers[1][1])
+    signed = headers + ([(unsent, "")] if unsent else [])
+    names = sorted(n.lower() for n, _ in signed)
+    request = canonical_request(method, parsed.path, parsed.query, signed, names, headers[1][1])
     sig = signature(secret, amz_date, region, "s3", request)
     scope = f"{amz_date[:8]}/{region}/s3/aws4_request"
     auth = f"AWS4-HMAC-SHA256 Credential={DOC_KEY}/{scope}, SignedHeaders={';'.join(names)}, Signature={sig}"
@@ -237,6 +265,8 @@ def self_test() -> int:
         assert _signed("GET", base, b"", DOC_SECRET, token="other")[0] == 403  # wrong session token
         assert _signed("GET", base, b"", DOC_SECRET, region="eu-west-1", token="tok3n")[0] == 403
         assert _signed("GET", base + "x", b"", DOC_SECRET, token="tok3n")[0] == 404
+        status, body = _signed("GET", base, b"", DOC_SECRET, token="tok3n", unsent="expect")
+        assert status == 403 and b"which the request does not send" in body, (status, body)
     finally:
         server.shutdown()
     print("s3_server self-test: AWS vectors and live round trip passed")
