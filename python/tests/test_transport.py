@@ -1,5 +1,6 @@
 # The client's transport against real NNG sockets that misbehave: one that never answers (a
-# timeout with what to do) and one whose process is killed mid-request (a clear error at once).
+# timeout with what to do), one whose process is killed mid-request (a clear error at once), and
+# one that takes longer than NNG's 60 s resend interval (the request still goes once).
 import os
 import signal
 import subprocess
@@ -12,6 +13,7 @@ import pynng
 import pytest
 
 from gpuemu import Client, DaemonNotRunningError, RequestTimeoutError
+from gpuemu._internal.wire.transport import NngTransport
 
 SILENT_SERVER = """
 import sys, time, pynng
@@ -59,3 +61,37 @@ def test_a_daemon_killed_mid_request_is_reported_at_once(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_the_socket_never_resends_a_request(tmp_path):
+    sock = tmp_path / "idle.sock"
+    with pynng.Rep0(listen=f"ipc://{sock}"):
+        transport = NngTransport(str(sock), timeout_ms=1000)
+        assert transport.available()
+        assert transport._socket.resend_time == -1  # NNG's default is 60000 ms
+        transport.close()
+
+
+def test_a_request_answered_after_65_s_was_sent_once(tmp_path):
+    """NNG's REQ socket resends after 60 s unless told not to; the daemon would then run a long fuzz
+    twice. The server waits for a second copy of the request until 65 s, then answers. One test that
+    long (it sleeps, costing no CPU); the one above checks the option at once."""
+    sock = tmp_path / "slow.sock"
+    copies = []
+    with pynng.Rep0(listen=f"ipc://{sock}") as rep:
+        def serve():
+            copies.append(rep.recv())
+            rep.recv_timeout = 65000
+            try:
+                copies.append(rep.recv())  # a resent copy (same request id): answering it answers the client
+            except pynng.Timeout:
+                pass
+            rep.send(b"answer")
+
+        server = threading.Thread(target=serve, daemon=True)
+        server.start()
+        transport = NngTransport(str(sock), timeout_ms=120000)
+        assert transport.request(b"long request", "'fuzz'") == b"answer"
+        server.join(timeout=10)
+        transport.close()
+    assert copies == [b"long request"], f"the request arrived {len(copies)} times"

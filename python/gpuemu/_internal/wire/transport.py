@@ -68,7 +68,10 @@ class NngTransport:
             return self._socket
         if self.url.startswith("ipc://") and not os.path.exists(self.url[len("ipc://"):]):
             raise self._not_running()
-        sock = pynng.Req0(send_timeout=self.timeout_ms, recv_timeout=self.timeout_ms)
+        # resend_time=-1: NNG's REQ sends an unanswered request again after 60 s by default, and the
+        # daemon would run a long fuzz or calibrate twice, then refuse the copy as busy
+        # (docs/protocol.md: every client turns it off; the C++ client does).
+        sock = pynng.Req0(send_timeout=self.timeout_ms, recv_timeout=self.timeout_ms, resend_time=-1)
         # A daemon killed mid-request drops the pipe; closing the socket (from another thread: nng
         # must not close from its own callback) ends the blocked recv now instead of at the timeout.
         sock.add_post_pipe_remove_cb(lambda _pipe: self._on_pipe_lost(sock))
@@ -126,9 +129,12 @@ class NngTransport:
             try:
                 sock.send(_sendable(pynng, message))
                 return sock.recv()
-            except pynng.Closed:
-                self._socket = None
-                if not self._lost:
+            except (pynng.Closed, pynng.ConnectionReset) as exc:
+                # Without resends, a request whose pipe drops fails at once with ConnectionReset
+                # (with them NNG waited for another pipe, and _on_pipe_lost's close ended the wait).
+                lost = self._lost or isinstance(exc, pynng.ConnectionReset)
+                self._close_locked()
+                if not lost:
                     raise
                 raise DaemonNotRunningError(
                     f"the gpuemu daemon at {self.url} went away while answering {what} (it crashed or was "
