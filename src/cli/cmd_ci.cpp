@@ -184,7 +184,8 @@ class CiRunCommand final : public Command {
                               signed_report.key_id, signed_report.subjects));
     }
 
-    const github::Environment env = github::read_environment();
+    github::Environment env = github::read_environment();
+    env.project_root = render.project_root;
     if (env.actions) {
       github::PublishOptions options;
       options.result_path = (fs::path(out_) / "result.json").string();

@@ -106,7 +106,9 @@ class CiPublishCommand final : public Command {
     options.repo = repo;
     options.pr = pr;
     options.commit = commit_;
-    options.workspace = render_options(context).workspace;
+    const report::RenderOptions render = render_options(context);
+    options.workspace = render.workspace;
+    options.project_root = render.project_root;
     const auto outcome = TRY(github::publish_review(api, result, options));
 
     if (context.globals.format == "json") {

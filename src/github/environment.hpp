@@ -10,6 +10,8 @@ namespace gpuemu::github {
 struct Environment {
   bool actions = false;                // GITHUB_ACTIONS=true
   std::string workspace;               // GITHUB_WORKSPACE: paths in reports are relative to it
+  std::string project_root;            // gpuemu.toml's folder, set by the command: result.json's
+                                       // relative paths are relative to it (empty: to the workspace)
   std::filesystem::path step_summary;  // GITHUB_STEP_SUMMARY; empty when unset
   std::filesystem::path output;        // GITHUB_OUTPUT; empty when unset
 };

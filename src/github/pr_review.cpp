@@ -151,7 +151,7 @@ Expected<ReviewOutcome> publish_review(RestClient& api, const result::ResultDocu
     }
   }
 
-  const auto findings = report::collect_findings(result, options.workspace);
+  const auto findings = report::collect_findings(result, options.workspace, options.project_root);
   outcome.findings = findings.size();
   const auto plan =
       plan_review(findings, diff, posted, outcome.commit, result.partial, options.max_line_comments);

@@ -23,10 +23,11 @@ namespace gpuemu::github {
 inline constexpr std::size_t kMaxLineComments = 50;
 
 struct ReviewOptions {
-  std::string repo;       // "owner/name"
-  long long pr = 0;       // the pull request's number
-  std::string commit;     // empty: the pull request's head sha
-  std::string workspace;  // the checkout root: finding paths are relative to it
+  std::string repo;          // "owner/name"
+  long long pr = 0;          // the pull request's number
+  std::string commit;        // empty: the pull request's head sha
+  std::string workspace;     // the checkout root: finding paths are relative to it
+  std::string project_root;  // gpuemu.toml's folder: result.json's relative paths are relative to it
   std::size_t max_line_comments = kMaxLineComments;
 };
 

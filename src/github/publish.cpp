@@ -74,7 +74,7 @@ long long not_run_ops(const result::ResultDocument& result) {
 
 void write_annotations(const result::ResultDocument& result, const Environment& env, std::ostream& log,
                        std::size_t max_annotations) {
-  auto findings = report::collect_findings(result, env.workspace);
+  auto findings = report::collect_findings(result, env.workspace, env.project_root);
   for (std::size_t i = 0; i < findings.size() && i < max_annotations; ++i) {
     const auto& f = findings[i];
     Properties properties;
@@ -114,6 +114,7 @@ Expected<void> append_summary(const result::ResultDocument& result, const Enviro
   // The 1 MiB limit is per step, so earlier writes to the same file count against it.
   report::RenderOptions options;
   options.workspace = env.workspace;
+  options.project_root = env.project_root;
   options.markdown_limit = existing + 1 < report::kSummaryLimit ? report::kSummaryLimit - existing - 1 : 0;
   std::string markdown = TRY(report::write_markdown(result, options));
   if (markdown.empty()) return {};

@@ -194,7 +194,7 @@ void write_testcase(pugi::xml_node suite, const result::ResultDocument& result, 
 void write_suite(pugi::xml_node suites, const result::ResultDocument& result, const result::OpEntry& op,
                  const RenderOptions& options, Counts& totals) {
   const std::string& name = op.op;
-  auto location = op_location(op, options.workspace);
+  auto location = op_location(op, options.workspace, options.project_root);
   // Testcases follow the op's dtypes; a failure of a dtype the summary lacks still gets one.
   std::vector<std::string> order;
   std::map<std::string, int> totals_by_dtype;
@@ -260,8 +260,9 @@ void write_lint_suite(pugi::xml_node suites, const nlohmann::json& lint, const R
   Counts counts;
   for (const auto& kernel : lint["kernels"]) {
     const std::string name = kernel["name"];
-    const SourceLocation location{repo_relative(kernel["file"].get<std::string>(), options.workspace),
-                                  kernel["line"].get<int>()};
+    const SourceLocation location{
+        repo_relative(kernel["file"].get<std::string>(), options.workspace, options.project_root),
+        kernel["line"].get<int>()};
     auto testcase = suite.append_child("testcase");
     set(testcase, "name", "lint " + name);
     set(testcase, "classname", "lint");
@@ -285,8 +286,9 @@ void write_lint_suite(pugi::xml_node suites, const nlohmann::json& lint, const R
     text << "kernel " << name << ": " << violations.size() << " artifact check(s) failed\n";
     for (const auto& v : violations) {
       text << "  " << v.value("check", "") << ": " << v.value("message", "");
-      const SourceLocation at{repo_relative(v["file"].get<std::string>(), options.workspace),
-                              v["line"].get<int>()};
+      const SourceLocation at{
+          repo_relative(v["file"].get<std::string>(), options.workspace, options.project_root),
+          v["line"].get<int>()};
       text << (at.known() ? " (at " + format_location(at) + ")" : std::string()) << "\n";
     }
     text << "  replay: gpuemu lint --kernel " << name << "\n";

@@ -314,7 +314,7 @@ Expected<std::string> write_markdown(const result::ResultDocument& result, const
   regressions(budget, result);
   kernel_lint(budget, result);
   warnings(budget, result);
-  auto findings = collect_findings(result, options.workspace);
+  auto findings = collect_findings(result, options.workspace, options.project_root);
   std::erase_if(findings, [](const Finding& f) { return f.worst == nullptr; });
   if (!findings.empty()) budget.add("### Failures, worst first\n\n");
   for (std::size_t i = 0; i < findings.size(); ++i) {

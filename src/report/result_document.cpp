@@ -30,8 +30,9 @@ SourceLocation parse_source(std::string_view source) {
   return location;
 }
 
-std::string repo_relative(std::string_view path, std::string_view workspace) {
+std::string repo_relative(std::string_view path, std::string_view workspace, std::string_view project_root) {
   std::filesystem::path p{std::string(path)};
+  if (p.is_relative() && !project_root.empty()) p = std::filesystem::path{std::string(project_root)} / p;
   if (p.is_relative()) {
     std::string normal = p.lexically_normal().generic_string();
     return normal == "." ? std::string() : normal;
@@ -44,9 +45,10 @@ std::string repo_relative(std::string_view path, std::string_view workspace) {
   return text;
 }
 
-SourceLocation op_location(const result::OpEntry& op, std::string_view workspace) {
+SourceLocation op_location(const result::OpEntry& op, std::string_view workspace,
+                           std::string_view project_root) {
   auto location = parse_source(op.source);
-  if (location.known()) location.path = repo_relative(location.path, workspace);
+  if (location.known()) location.path = repo_relative(location.path, workspace, project_root);
   return location;
 }
 

@@ -28,11 +28,15 @@ struct SourceLocation {
 };
 SourceLocation parse_source(std::string_view source);
 
-// `path` relative to `workspace` (a repository root) when it lies inside it, lexically; a path
-// already relative is returned without a leading "./". Paths outside the workspace stay as given.
-std::string repo_relative(std::string_view path, std::string_view workspace);
+// `path` relative to `workspace` (a repository root) when it lies inside it, lexically. A relative
+// `path` is relative to `project_root` (gpuemu.toml's folder, against which result.json writes its
+// paths) when one is given, else already to the workspace (returned without a leading "./"). Paths
+// outside the workspace come back absolute.
+std::string repo_relative(std::string_view path, std::string_view workspace,
+                          std::string_view project_root = {});
 
 // The op source made repo-relative: what every report shows as the failure's location.
-SourceLocation op_location(const result::OpEntry& op, std::string_view workspace);
+SourceLocation op_location(const result::OpEntry& op, std::string_view workspace,
+                           std::string_view project_root = {});
 
 }  // namespace gpuemu::report

@@ -24,8 +24,9 @@ enum class JunitFlavor {
 
 struct RenderOptions {
   JunitFlavor junit_flavor = JunitFlavor::standard;
-  std::string workspace;    // repository root; op sources under it become repo-relative
-  std::string config_path;  // gpuemu.toml, repo-relative: SARIF's location when an op names no source
+  std::string workspace;     // repository root (%SRCROOT%); op sources under it become repo-relative
+  std::string project_root;  // gpuemu.toml's folder: result.json's relative paths are relative to it
+  std::string config_path;   // gpuemu.toml, repo-relative: SARIF's location when an op names no source
   std::size_t markdown_limit = kSummaryLimit;  // the Markdown output is always shorter than this
 };
 
