@@ -10,7 +10,7 @@ from typing import Any
 
 from gpuemu._internal.core.calibrate import calibrate_tolerance as _fit_functions
 from gpuemu._internal.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
-from gpuemu.errors import ClientError
+from gpuemu.errors import CalibrationError, ClientError
 
 __all__ = ["calibrate_tolerance", "ToleranceConfig", "ToleranceProfile", "get_recommended_tolerance"]
 
@@ -44,4 +44,16 @@ def _calibrate_op(client: Any, op_name: str, dtype: str | None = None, iteration
         raise ClientError(f"calibrating '{op_name}' gave no {dtype} row (dtypes calibrated: {found}); "
                           "name one of the op's dtypes")
     fitted = row.get("fitted") or {}
+    check = row.get("check") or {}
+    if not check.get("passed", False):
+        # As `gpuemu calibrate`, which exits 1: bounds that fail their own re-check would not hold in CI.
+        worst = check.get("worst") or {}
+        why = (f"they fail the trusted implementation on {check.get('failed', 0)} of {check.get('cases', 0)} fresh "
+               f"cases; worst: seed {worst.get('seed')} ({worst.get('stratum')} values), {worst.get('kind')}: "
+               f"{worst.get('message')}" if worst else
+               f"no re-check case ran cleanly ({check.get('errors', 0)} errors)")
+        raise CalibrationError(f"calibrating '{op_name}' ({row.get('dtype')}): the fitted tolerances (atol "
+                               f"{float(fitted['atol']):.3g}, rtol {float(fitted['rtol']):.3g}) did not pass the "
+                               f"re-check: {why}; raise iterations so the fit sees more cases, or set the "
+                               "tolerances by hand", row)
     return {"atol": float(fitted["atol"]), "rtol": float(fitted["rtol"])}

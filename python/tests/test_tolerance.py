@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpuemu import ToleranceConfig, ToleranceProfile, calibrate_tolerance, get_recommended_tolerance
+from gpuemu.errors import CalibrationError
 from gpuemu._internal.core.compare import compare_output
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -119,3 +120,29 @@ def test_compare_output_kinds_in_cpp_order():
     relaxed = np.array([[1.0, 2.0], [7.0, 4.0]])  # the reference's NaN not matched
     assert compare_output(relaxed, ref, tol, check_nan=False).passed
     assert compare_output(relaxed, ref, tol).kind == "nonfinite_mismatch"
+
+
+class _CalibratingClient:
+    """Stands in for gpuemu.Client: answers calibrate with the given row, as the daemon does."""
+
+    def __init__(self, row):
+        self.row = row
+
+    def calibrate(self, op_name, dtype=None, iterations=50, seed=None, against=None):
+        return [self.row]
+
+
+def _row(passed):
+    worst = None if passed else {"seed": "17", "stratum": "boundary/contiguous", "kind": "mismatch",
+                                 "message": "out[0, 3] = 1.001 vs 1"}
+    return {"dtype": "float32", "fitted": {"atol": 5.97e-08, "rtol": 5.97e-08},
+            "check": {"cases": 6, "failed": 0 if passed else 6, "errors": 0, "passed": passed, "worst": worst}}
+
+
+def test_client_form_raises_when_the_fit_fails_its_recheck():
+    # `gpuemu calibrate` exits 1 on a failed re-check; the Python form must not hand back such bounds.
+    with pytest.raises(CalibrationError, match=r"did not pass the re-check.*6 of 6 fresh cases.*seed 17") as caught:
+        calibrate_tolerance(_CalibratingClient(_row(False)), "matmul", dtype="float32", iterations=6)
+    assert caught.value.row["check"]["failed"] == 6
+    assert calibrate_tolerance(_CalibratingClient(_row(True)), "matmul", dtype="float32") == {
+        "atol": 5.97e-08, "rtol": 5.97e-08}

@@ -110,6 +110,8 @@ void note_invariant_failures(const Outputs& actual, const Outputs& reference, co
   }
 }
 
+}  // namespace
+
 // One output on each side is the same output whatever the two are called: the FAQ's reference
 // answers {"outputs": {"result": ...}} for an op that returns one tensor (named "out"). The op's
 // tensor is then compared under the reference's name, so messages name the reference's output.
@@ -124,8 +126,6 @@ std::optional<Outputs> paired_single_output(const Outputs& actual, const Outputs
   renamed.data = tensor::Storage::view(unowned, {op_out.data.data(), op_out.data.size()});
   return Outputs{{ref_name, std::move(renamed)}};
 }
-
-}  // namespace
 
 Verdict compare_outputs(const Outputs& given, const Outputs& reference, const CompareOptions& options) {
   const std::optional<Outputs> paired = paired_single_output(given, reference);

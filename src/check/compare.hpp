@@ -50,4 +50,9 @@ using Outputs = tensor::NamedTensors;
 // unexpected_nonfinite, mismatch, invariant_violation.
 Verdict compare_outputs(const Outputs& actual, const Outputs& reference, const CompareOptions& options);
 
+// The one-output rule of compare_outputs: when each side has exactly one output under different
+// names, the op's output renamed to the reference's (a view, no copy); nullopt otherwise, when the
+// outputs pair by name. Whatever compares outputs (calibrate too) pairs them this way.
+std::optional<Outputs> paired_single_output(const Outputs& actual, const Outputs& reference);
+
 }  // namespace gpuemu::check

@@ -65,3 +65,27 @@ def test_failed_recheck_refuses_to_write(project):
     assert "not written" in proc.stderr and check["worst"]["seed"] in proc.stderr
     assert "--iterations" in proc.stderr
     assert (project.root / "gpuemu.toml").read_text() == before
+
+
+def test_one_output_pairs_whatever_its_name_as_compare_does(project):
+    """The op answers "out", the reference (the FAQ's form) "result": calibrate must measure that pair,
+    as test and fuzz compare it, not fit float32 rounding on nothing (issue 41)."""
+    toml = CUMSUM.replace('persistent = true\nop_script = "op_cumsum_f32.py"\nreference = "ref_cumsum.py"\n'
+                          'layouts = ["contiguous", "strided"]',
+                          'op_script = "op_off_by_1e3.py"\nreference = "ref_identity_as_result.py"')
+    project.write(toml, ["op_off_by_1e3.py", "ref_identity_as_result.py"])
+    proc = project.run("calibrate", "scan", "--iterations", "6", "--seed", "1", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout)["dtypes"][0]
+    assert row["errors"] == 0 and row["check"]["passed"], row
+    assert 1e-3 <= row["fitted"]["atol"] < 1e-2, row["fitted"]
+
+
+def test_failed_recheck_exits_1_without_write_too(project):
+    toml = CUMSUM.replace('persistent = true\nop_script = "op_cumsum_f32.py"\nreference = "ref_cumsum.py"\n'
+                          'layouts = ["contiguous", "strided"]',
+                          'op_script = "op_drifting.py"\nreference = "ref_identity.py"')
+    project.write(toml, ["op_drifting.py", "ref_identity.py"])
+    proc = project.run("calibrate", "scan", "--iterations", "6")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAILED 6/6" in proc.stdout and "re-check FAILED: the fitted float32 tolerances" in proc.stderr
