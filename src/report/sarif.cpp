@@ -2,8 +2,10 @@
 // failure kind with a stable ruleId, one result per failing (op, dtype) or regression, worst first.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "report/findings.hpp"
+#include "report/line_hash.hpp"
 #include "report/value_text.hpp"
 #include "report/writer.hpp"
 #include "util/hash.hpp"
@@ -19,6 +21,7 @@ constexpr std::string_view kSchemaUri =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 // Relative URIs are resolved against the checkout root; code scanning knows this base id.
 constexpr std::string_view kSourceRoot = "%SRCROOT%";
+constexpr std::string_view kInformationUri = "https://github.com/skelf/gpuemu-action";
 
 // RFC 3986 percent-encoding of a path: unreserved characters and "/" stay, the rest is encoded.
 std::string uri_path(std::string_view path) {
@@ -97,9 +100,24 @@ nlohmann::json result_object(const result::ResultDocument& result, const Finding
                         {"kind", "fail"},
                         {"message", {{"text", message_text(f)}}}};
   std::string path = f.location.known() ? f.location.path : options.config_path;
+  std::string line_hash;
   if (!path.empty()) {
     nlohmann::json physical = {{"artifactLocation", artifact_location(path)}};
-    if (f.location.known() && f.location.line > 0) physical["region"] = {{"startLine", f.location.line}};
+    if (f.location.known() && f.location.line > 0) {
+      physical["region"] = {{"startLine", f.location.line}};
+      // With the file at hand (under the workspace): the columns GitHub's docs list for a region, and
+      // the line hash upload-sarif would compute, so code scanning matches the alert across runs.
+      const std::filesystem::path file = path.starts_with("/")
+                                             ? std::filesystem::path(path)
+                                             : std::filesystem::path(options.workspace) / path;
+      if (const auto facts =
+              options.workspace.empty() ? std::nullopt : source_line_facts(file, f.location.line)) {
+        physical["region"]["startColumn"] = facts->start_column;
+        physical["region"]["endLine"] = f.location.line;
+        physical["region"]["endColumn"] = facts->end_column;
+        line_hash = facts->line_hash;
+      }
+    }
     nlohmann::json logical = {{"name", f.op}, {"kind", "function"}};
     nlohmann::json location = {{"physicalLocation", physical},
                                {"logicalLocations", nlohmann::json::array({logical})}};
@@ -107,6 +125,7 @@ nlohmann::json result_object(const result::ResultDocument& result, const Finding
   }
   // Stable across runs and seeds: the same (op, dtype, kind) is the same alert in code scanning.
   out["partialFingerprints"] = {{"gpuemuFinding/v1", f.fingerprint()}};
+  if (!line_hash.empty()) out["partialFingerprints"]["primaryLocationLineHash"] = line_hash;
   nlohmann::json properties = {{"op", f.op}, {"dtype", f.dtype}};
   if (f.worst) {
     properties["seed"] = std::to_string(f.worst->seed);
@@ -137,7 +156,7 @@ nlohmann::json result_object(const result::ResultDocument& result, const Finding
 
 Expected<std::string> write_sarif(const result::ResultDocument& result, const RenderOptions& options) {
   nlohmann::json results = nlohmann::json::array();
-  for (const auto& finding : collect_findings(result, options.workspace)) {
+  for (const auto& finding : collect_findings(result, options.workspace, options.project_root)) {
     results.push_back(result_object(result, finding, options));
   }
   nlohmann::json invocation = {{"executionSuccessful", true}};
@@ -150,6 +169,7 @@ Expected<std::string> write_sarif(const result::ResultDocument& result, const Re
   nlohmann::json run = {{"tool",
                          {{"driver",
                            {{"name", result.tool.name},
+                            {"informationUri", kInformationUri},
                             {"version", result.tool.version},
                             {"semanticVersion", result.tool.version},
                             {"rules", rules()}}}}},
