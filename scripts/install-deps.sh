@@ -56,6 +56,14 @@ if ! "$PY" -c 'import moto, flask, botocore, sys; sys.exit(moto.__version__ != "
   echo "install-deps: installing moto[server] 5.2.5 (S3 with signature checks, botocore's SigV4 signer)" >&2
   "$PY" -m pip install -q "moto[server]==5.2.5"
 fi
+# Third-party judges of gpuemu's outputs (tests/e2e/test_third_party_checks.py), pinned: securesystemslib
+# verifies signed reports as DSSE, check-jsonschema validates action.yml and workflows against
+# SchemaStore's GitHub schemas (vendored in the package: no network at test time).
+if ! "$PY" -c 'import securesystemslib, sys; sys.exit(securesystemslib.__version__ != "1.6.0")' 2>/dev/null \
+  || [ "$(check-jsonschema --version 2>/dev/null)" != "check-jsonschema, version 0.39.0" ]; then
+  echo "install-deps: installing securesystemslib 1.6.0 and check-jsonschema 0.39.0 (third-party report checks)" >&2
+  "$PY" -m pip install -q "securesystemslib[crypto]==1.6.0" "check-jsonschema==0.39.0"
+fi
 # CUDA's ptxas/nvcc/cuobjdump from PyPI: lint tests check real register and spill numbers with them.
 if ! "$PY" -c 'import nvidia.cu13' 2>/dev/null && ! "$PY" -c 'import nvidia.cuda_nvcc' 2>/dev/null; then
   echo "install-deps: installing CUDA tool wheels (nvidia-cuda-nvcc, nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)" >&2

@@ -41,6 +41,13 @@ ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" 2>&1 | tee "$LOGS/ctest
 grep -q "100% tests passed" "$LOGS/ctest.log" || status=1
 
 echo "test: Python and end-to-end tests (pytest)" >&2
+# The third-party checks run here and in ctest, each tool pinned in scripts/install-deps.sh and a
+# failure when missing (actionlint: under CI=true): the official SARIF 2.1.0 schema with jsonschema
+# and the strict JUnit flavour against Jenkins' junit-10.xsd (unit_report), a signed report verified
+# with securesystemslib and action.yml/workflows with check-jsonschema
+# (tests/e2e/test_third_party_checks.py), actionlint (tests/e2e/test_action.py, test_init.py), and S3
+# push and pull against moto's server with signature checking on (unit_remote MotoS3,
+# tests/e2e/test_remote_baselines.py).
 suites=()
 [ -d python/tests ] && suites+=(python/tests)
 [ -d tests/e2e ] && suites+=(tests/e2e)
