@@ -53,7 +53,8 @@ TEST(LineHash, SourceLineFactsGiveColumnsInCodePoints) {
   ASSERT_TRUE(facts);
   EXPECT_EQ(facts->start_column, 5);
   EXPECT_EQ(facts->end_column, 14);  // `y = "été"` is 9 code points from column 5
-  EXPECT_EQ(facts->line_hash, primary_location_line_hash("def k(x):\n    y = \"\xc3\xa9t\xc3\xa9\"  \n\n", 2));
+  EXPECT_EQ(facts->line_hash,
+            primary_location_line_hash("def k(x):\n    y = \"\xc3\xa9t\xc3\xa9\"  \n\n", 2));
   EXPECT_FALSE(source_line_facts(dir / "k.py", 3));  // blank
   EXPECT_FALSE(source_line_facts(dir / "k.py", 9));  // past the end
   EXPECT_FALSE(source_line_facts(dir / "missing.py", 1));

@@ -129,7 +129,8 @@ TEST(Sarif, GithubFieldsWhereTheKernelLineIsKnown) {
       continue;
     }
     const auto& region = r["locations"][0]["physicalLocation"]["region"];
-    EXPECT_EQ(region, (nlohmann::json{{"startLine", 12}, {"startColumn", 5}, {"endLine", 12}, {"endColumn", 24}}));
+    EXPECT_EQ(region,
+              (nlohmann::json{{"startLine", 12}, {"startColumn", 5}, {"endLine", 12}, {"endColumn", 24}}));
     EXPECT_EQ(fingerprints["primaryLocationLineHash"], primary_location_line_hash(softmax, 12));
     ++with_region_columns;
   }
