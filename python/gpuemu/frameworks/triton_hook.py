@@ -53,8 +53,8 @@ def _install_sanitizer() -> None:
 
 
 def _install_launches() -> None:
-    # lazy: as above; counts each call's @triton.jit launches and reads every grid (kernel_not_launched,
-    # a malformed launch as the op's error)
+    # lazy: as above; counts each call's @triton.jit launches and reads every grid (a malformed launch is
+    # the op's error)
     from gpuemu.frameworks import _triton_launches as triton_launches
 
     triton_launches.install()
