@@ -1,6 +1,7 @@
 # Gating a drop-in torch op library (FlagGems, ...) with one short gpuemu.toml entry per op: the op is a
 # call expression on the case's inputs, its reference the torch op of the same name run in float64.
-"""One entry per op of a library whose ops replace torch's (docs/frameworks.md, "A torch op library").
+"""One entry per op of a library whose ops replace torch's (docs/frameworks.md, "A torch op library: one
+entry per op").
 
 Every op of such a project uses the same two callables, and says what to call in its ``kwargs``::
 

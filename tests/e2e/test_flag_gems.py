@@ -2,7 +2,8 @@
 gated on this CPU through the real binary with its own code paths unmodified: its launch cache (LibEntry),
 its autotuner (LibTuner), duck-typed tensors and `torch.cuda.device(x.device)` around launches (issue 40).
 
-Every op is one short [[ops]] entry through gpuemu.torch_library (docs/frameworks.md, "A torch op library"):
+Every op is one short [[ops]] entry through gpuemu.torch_library (docs/frameworks.md, "A torch op library:
+one entry per op"):
 the op is a call expression, its reference the torch op of the same name in float64, so this file has no
 per-op Python. The correct ops pass at float32, float16 and bfloat16; bugs seeded into copies of FlagGems
 source files are caught; an op whose Python asserts CUDA tensors is interpreter_unsupported with its line;
@@ -25,23 +26,39 @@ pytestmark = pytest.mark.xdist_group("flag-gems")
 # mm, addmm, index_select, themselves ops of the test).
 OPS = {
     # reductions
-    "sum": ("sum(x)", "softmax"), "mean_dim": ("mean_dim(x, [1])", "softmax"), "amax": ("amax(x, [1])", "softmax"),
-    "max_dim": ("max_dim(x, 1)[0]", "softmax"), "argmax": ("argmax(x, 1)", "softmax"), "prod_dim": ("prod_dim(x, 1)", "softmax"),
-    "var_mean": ("var_mean(x, [1])", "softmax"), "vector_norm": ("vector_norm(x)", "softmax"), "all_dim": ("all_dim(x > 0, 1)", "softmax"),
+    "sum": ("sum(x)", "softmax"),
+    "mean_dim": ("mean_dim(x, [1])", "softmax"),
+    "amax": ("amax(x, [1])", "softmax"),
+    "max_dim": ("max_dim(x, 1)[0]", "softmax"),
+    "argmax": ("argmax(x, 1)", "softmax"),
+    "prod_dim": ("prod_dim(x, 1)", "softmax"),
+    "var_mean": ("var_mean(x, [1])", "softmax"),
+    "vector_norm": ("vector_norm(x)", "softmax"),
+    "all_dim": ("all_dim(x > 0, 1)", "softmax"),
     # softmax, norms
-    "log_softmax": ("log_softmax(x, -1)", "softmax"), "rms_norm": ("rms_norm(x, x.shape[-1:], w)", "layer_norm"),
+    "log_softmax": ("log_softmax(x, -1)", "softmax"),
+    "rms_norm": ("rms_norm(x, x.shape[-1:], w)", "layer_norm"),
     # matmul
     "mv": ("mv(a, b[:, 0])", "mm"),
     # index
     "gather": ("gather(x, 0, i[:, None].expand(-1, x.shape[1]))", "index_select"),
-    "embedding": ("embedding(x, i)", "index_select"), "index_add": ("index_add(x, 0, i, x[: i.shape[0]])", "index_select"),
+    "embedding": ("embedding(x, i)", "index_select"),
+    "index_add": ("index_add(x, 0, i, x[: i.shape[0]])", "index_select"),
     # cumulative
-    "cumsum": ("cumsum(x, 1)", "softmax"), "cummax": ("cummax(x, 1)[0]", "softmax"), "cummin": ("cummin(x, 1)[0]", "softmax"),
+    "cumsum": ("cumsum(x, 1)", "softmax"),
+    "cummax": ("cummax(x, 1)[0]", "softmax"),
+    "cummin": ("cummin(x, 1)[0]", "softmax"),
     # shape and pointwise ops with hand-written kernels
-    "tril": ("tril(x)", "softmax"), "triu": ("triu(x)", "softmax"), "cat": ("cat([x, x], 1)", "softmax"),
-    "pad": ("constant_pad_nd(x, [1, 2], 0.5)", "softmax"), "repeat": ("repeat(x, (2, 1))", "softmax"),
-    "hardsigmoid": ("hardsigmoid(x)", "softmax"), "selu": ("selu(x)", "softmax"), "round": ("round(x)", "softmax"),
-    "hypot": ("hypot(x, x.flip(1))", "softmax"), "softshrink": ("softshrink(x, 0.5)", "softmax"),
+    "tril": ("tril(x)", "softmax"),
+    "triu": ("triu(x)", "softmax"),
+    "cat": ("cat([x, x], 1)", "softmax"),
+    "pad": ("constant_pad_nd(x, [1, 2], 0.5)", "softmax"),
+    "repeat": ("repeat(x, (2, 1))", "softmax"),
+    "hardsigmoid": ("hardsigmoid(x)", "softmax"),
+    "selu": ("selu(x)", "softmax"),
+    "round": ("round(x)", "softmax"),
+    "hypot": ("hypot(x, x.flip(1))", "softmax"),
+    "softshrink": ("softshrink(x, 0.5)", "softmax"),
 }
 REFERENCES = {  # ops whose FlagGems name torch does not have, or whose call differs
     "mean_dim": "torch.mean(x, [1])", "max_dim": "torch.max(x, 1)[0]", "prod_dim": "torch.prod(x, 1)",
@@ -67,7 +84,9 @@ domain = [-2.0, 2.0]
 [[ops]]
 name = "layer_norm"
 extends = "softmax"
-kwargs = { call = "flag_gems.ops.layer_norm(x, x.shape[-1:], w, b)[0]", reference = "torch.nn.functional.layer_norm(x, x.shape[-1:], w, b)" }
+[ops.kwargs]
+call = "flag_gems.ops.layer_norm(x, x.shape[-1:], w, b)[0]"
+reference = "torch.nn.functional.layer_norm(x, x.shape[-1:], w, b)"
 [ops.schema]
 dims = { M = [1, 4], N = [1, 70] }
 inputs = { x = ["M", "N"], w = ["N"], b = ["N"] }
