@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Runs every gpuemu benchmark and prints one table of ratios, each against a baseline measured in
 # the same run (docs/performance.md says what each one measures and the numbers we got).
-"""python3 bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j,k,l,m] [--json FILE]
+"""python3 bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j,k,l,m,n] [--json FILE]
 
 (a) fuzz cases/s, warm workers vs a process per case   (b) comparison vs memcpy (C++)
 (c) warm fuzz --jobs 2 vs --jobs 1                     (d) daemon ping p50/p99, alone and under load
@@ -13,6 +13,7 @@
 (k) ci run start to the first case on a one-op project, python3 a launcher shim resolved once per run
 (l) the Triton sanitizer's op time vs the bare interpreter on examples/triton
 (m) value generation (float32, 1 Mi elements) per distribution and pattern vs memcpy (C++)
+(n) Triton kernel op time: batched launches vs one program at a time vs torch eager (examples/triton, Liger)
 
 The gpuemu binary is $GPUEMU_BIN (default build/gpuemu); the C++ benchmarks are $GPUEMU_BENCH_COMPARE
 and $GPUEMU_BENCH_FILL (default build-bench/bench/bench_compare and bench_fill, which bench/run.sh builds)."""
@@ -35,7 +36,7 @@ sys.path.insert(0, str(HERE.parent / "python"))
 
 from bench_lib import REPO, Row, cpu_description, fmt_bytes_rate, gpuemu_bin, log, print_table  # noqa: E402
 
-PARTS = "abcdefghijklm"
+PARTS = "abcdefghijklmn"
 
 
 def cxx_bench_lines(env: str, name: str, label: str, target: str, quick: bool) -> list[dict] | Row:
@@ -144,6 +145,10 @@ def main() -> int:
         if "m" in parts:
             log("fill: C++ value generation vs memcpy")
             rows += bench_fill(args.quick)
+        if "n" in parts:
+            from triton_batch_bench import bench_triton_batch
+
+            rows += bench_triton_batch(args.quick)
 
     # Other work on the machine skews absolute numbers (ratios less so): say how busy it was.
     load_after = os.getloadavg()[0]

@@ -10,8 +10,8 @@ arms them (batching, compatibility layer, sanitizer; TRITON_INTERPRET=1). Each r
 shape and dtype: the correct kernels of examples/triton and Liger-Kernel's rms_norm, swiglu, layer_norm
 and cross_entropy at 8 x 1024 and 512 x 4096 (cross-entropy at 8 x 1024 and 64 x 32,000), float32
 and bfloat16. Each op is called through frameworks.Converter.call with a case seed (as a worker calls
-it, sanitizer on), in ABBA rounds of batched (GPUEMU_TRITON_BATCH=1) and one-at-a-time (=0) calls, and
-the same math in torch eager (torch.set_num_threads(1)) between them; a row reports the medians. One
+it, sanitizer on), after one warm-up call, in three ABBA rounds (one AB with --quick) of batched
+(GPUEMU_TRITON_BATCH=1) and one-at-a-time (=0) calls, and the same math in torch eager (torch.set_num_threads(1)) between them; a row reports the medians. One
 program at a time with the layers costs what the bare interpreter costs (row (l): the sanitizer is
 within 1.04x of it, the compatibility layer 0.95x), and Liger's kernels do not run on the bare
 interpreter at all (float arguments, libdevice), so it is the baseline. Targets: median over rows of
@@ -102,34 +102,42 @@ def child(quick: bool) -> list[dict]:
     torch.set_num_threads(1)
     converter = frameworks.Converter(frameworks.AdapterSettings(framework="pytorch", device="cpu"))
     out = []
-    for name, fn, make, eager in _ops(torch, F):
-        for shape in (SMALL, (64, 32000) if "cross_entropy" in name else LARGE):
-            for dtype in ("float32", "bfloat16"):
-                inputs = make(shape, getattr(torch, dtype))
-                times = {"batched": [], "one": [], "eager": []}
-                for i in range(4 * (1 if quick else 2) + 2):
-                    batched = i % 4 in (0, 3)  # ABBA: a rhythm of the machine cannot land on one side only
-                    os.environ[triton_batch.ENV] = "1" if batched else "0"
-                    start = time.perf_counter()
-                    converter.call(fn, inputs, {}, dtype, 1234 + i)
-                    elapsed = time.perf_counter() - start
-                    start = time.perf_counter()
-                    eager(inputs)
-                    eager_elapsed = time.perf_counter() - start
-                    if i >= 2:  # the first round warms caches (the kernel's rewritten AST, group sizes)
-                        times["batched" if batched else "one"].append(elapsed)
-                        times["eager"].append(eager_elapsed)
-                row = {k: statistics.median(v) for k, v in times.items()}
-                out.append({"op": name, "shape": list(shape), "dtype": dtype, **row})
-                print(json.dumps(out[-1]), file=sys.stderr, flush=True)
+    ops = _ops(torch, F)
+    ops = [op for op in ops if op[0].startswith("liger")] + [op for op in ops if not op[0].startswith("liger")]
+    # Liger's ops first, then the examples' small shapes, then their large ones: one program at a time,
+    # a 512 x 4096 softmax in 32-column blocks takes minutes.
+    plan = [(op, shape) for op in ops for shape in (SMALL, (64, 32000) if "cross_entropy" in op[0] else LARGE)
+            if op[0].startswith("liger")]
+    plan += [(op, SMALL) for op in ops if not op[0].startswith("liger")]
+    plan += [(op, LARGE) for op in ops if not op[0].startswith("liger")]
+    for (name, fn, make, eager), shape in plan:
+        for dtype in ("float32", "bfloat16"):
+            inputs = make(shape, getattr(torch, dtype))
+            times = {"batched": [], "one": [], "eager": []}
+            os.environ[triton_batch.ENV] = "1"
+            converter.call(fn, inputs, {}, dtype, 1234)  # warms the kernel's rewritten AST (both paths')
+            eager(inputs)
+            for i in range(2 if quick else 12):
+                batched = i % 4 in (0, 3)  # ABBA: a rhythm of the machine cannot land on one side only
+                os.environ[triton_batch.ENV] = "1" if batched else "0"
+                start = time.perf_counter()
+                converter.call(fn, inputs, {}, dtype, 1234 + i)
+                times["batched" if batched else "one"].append(time.perf_counter() - start)
+                start = time.perf_counter()
+                eager(inputs)
+                times["eager"].append(time.perf_counter() - start)
+            row = {k: statistics.median(v) for k, v in times.items()}
+            out.append({"op": name, "shape": list(shape), "dtype": dtype, **row})
+            print(json.dumps(out[-1]), file=sys.stderr, flush=True)
     return out
 
 
 def measure(quick: bool) -> list[dict]:
+    # The child's stderr (a JSON line per row as it is measured) passes through: the run takes minutes.
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", *(["--quick"] if quick else [])],
-                          capture_output=True, text=True, timeout=7200)
+                          stdout=subprocess.PIPE, text=True, timeout=7200)
     if proc.returncode != 0:
-        sys.exit(f"bench: the Triton batching benchmark failed:\n{proc.stderr[-4000:]}")
+        sys.exit(f"bench: the Triton batching benchmark failed (exit {proc.returncode}; its stderr is above)")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
