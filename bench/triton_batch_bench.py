@@ -11,7 +11,8 @@ shape and dtype: the correct kernels of examples/triton and Liger-Kernel's rms_n
 and cross_entropy at 8 x 1024 and 512 x 4096 (cross-entropy at 8 x 1024 and 64 x 32,000), float32
 and bfloat16. Each op is called through frameworks.Converter.call with a case seed (as a worker calls
 it, sanitizer on), after one warm-up call, in three ABBA rounds (one AB with --quick) of batched
-(GPUEMU_TRITON_BATCH=1) and one-at-a-time (=0) calls, and the same math in torch eager (torch.set_num_threads(1)) between them; a row reports the medians. One
+(GPUEMU_TRITON_BATCH=1) and one-at-a-time (=0) calls, with the same math in torch eager
+(torch.set_num_threads(1)) after each call; a row reports the medians. One
 program at a time with the layers costs what the bare interpreter costs (row (l): the sanitizer is
 within 1.04x of it, the compatibility layer 0.95x), and Liger's kernels do not run on the bare
 interpreter at all (float arguments, libdevice), so it is the baseline. Targets: median over rows of
@@ -68,7 +69,8 @@ def _ops(torch, F):
         ("swiglu", example("kernels.swiglu:swiglu"), lambda s, dt: vec(s, dt, "ab"),
          lambda i: F.silu(i["a"].float()).to(i["a"].dtype) * i["b"]),
         ("matmul", example("kernels.matmul:matmul"),
-         lambda s, dt: {"a": torch.randn(s[0] * 8, 256).to(dt), "b": torch.randn(256, s[0] * 8).to(dt)},
+         lambda s, dt: {"a": torch.randn(min(8 * s[0], 256), 256).to(dt),
+                        "b": torch.randn(256, min(8 * s[0], 256)).to(dt)},
          lambda i: (i["a"].float() @ i["b"].float()).to(i["a"].dtype)),
         ("liger rms_norm", lambda i: rms_norm.rms_norm_forward(i["x"], i["w"], 1e-6, 0.0, "llama", None)[0],
          lambda s, dt: {**rows(s, dt, "x"), "w": torch.randn(s[1]).to(dt)}, lambda i: rms(i["x"], i["w"])),
