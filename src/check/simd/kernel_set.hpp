@@ -154,8 +154,12 @@ GPUEMU_CHECK_AVX2 std::uint32_t narrow_counting_avx2(Out out, Ref ref, std::size
 #undef GPUEMU_CHECK_AVX2
 
 // What the CPU has is asked in util/cpu_isa.hpp, the one place that asks it.
-inline bool has_f16c() { return util::cpu_has_f16c(); }
-inline bool has_avx2_companions() { return util::cpu_has_avx2_companions(); }
+inline bool has_f16c() {
+  return util::cpu_has_f16c();
+}
+inline bool has_avx2_companions() {
+  return util::cpu_has_avx2_companions();
+}
 #endif
 
 // The kernels for one kind of output/reference pair: the ULP mode and how each side is read.
