@@ -92,6 +92,12 @@ if ! "$PY" -c 'import importlib.util as u, sys; sys.exit(not all(map(u.find_spec
   "$PY" -m pip install -q --no-deps "flag-gems==5.0.2"
   "$PY" -m pip install -q "sqlalchemy==2.0.48" "PyYAML>=6.0"
 fi
+# zig, pinned: scripts/cross-macos.sh cross-compiles gpuemu for macOS with it (docs/platforms.md).
+ZIGLANG_VERSION=0.17.0
+if [ "$("$PY" -c 'import importlib.metadata as m; print(m.version("ziglang"))' 2>/dev/null)" != "$ZIGLANG_VERSION" ]; then
+  echo "install-deps: installing ziglang $ZIGLANG_VERSION (zig, for the macOS cross-compile)" >&2
+  "$PY" -m pip install -q "ziglang==$ZIGLANG_VERSION"
+fi
 if [ -f python/pyproject.toml ] && ! "$PY" -c "import gpuemu" 2>/dev/null; then
   "$PY" -m pip install -q -e python >/dev/null
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, step 2: every test suite. Builds gpuemu with AddressSanitizer and UBSan, runs the
-# C++ unit tests (ctest), the Python and end-to-end suites (pytest) against that binary, then the
-# static binary's tests (scripts/test-static.sh) and the parsers' libFuzzer harnesses
-# (scripts/fuzz.sh, clang-19 in build-fuzz).
+# C++ unit tests (ctest), the Python and end-to-end suites (pytest) against that binary, the same
+# for the process, shared-file, worker and daemon tests with the portable platform paths forced
+# (build-portable), the macOS cross-compile (scripts/cross-macos.sh), then the static binary's tests
+# (scripts/test-static.sh) and the parsers' libFuzzer harnesses (scripts/fuzz.sh, clang-19 in build-fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -64,6 +65,46 @@ set -e
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
 [ "$rc" -eq 0 ] || status=1
 
+# The portable paths of src/platform (what macOS and other systems run instead of memfd, pidfd,
+# MAP_POPULATE, ...; docs/platforms.md) forced on Linux, so a defect in a fallback fails here. A build of
+# its own, without sanitizers (-O1, no debug info: it compiles fast), of gpuemu and the unit tests of
+# the layers that use the platform layer; then those tests and the pytest files that start processes,
+# share files with warm workers and run the daemon.
+PORTABLE=${GPUEMU_PORTABLE_BUILD_DIR:-build-portable}
+PORTABLE_PYTEST=(python/tests/test_input_files.py python/tests/test_worker.py python/tests/test_client_daemon.py
+  tests/e2e/test_input_mutation.py tests/e2e/test_worker_lifetime.py tests/e2e/test_script_failures.py
+  tests/e2e/test_cases_started_ahead.py tests/e2e/test_daemon.py tests/e2e/test_attest_cli.py)
+echo "test: portable platform paths ($PORTABLE: -DGPUEMU_PORTABLE_PLATFORM=ON; ctest -R 'unit_(platform|wire|proc|daemon)', pytest ${#PORTABLE_PYTEST[@]} files)" >&2
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+set +e
+{
+  cmake -S . -B "$PORTABLE" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-O1 -DCMAKE_CXX_FLAGS_DEBUG=-O1 \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_UNITY=ON -DGPUEMU_WERROR=ON \
+    -DGPUEMU_PORTABLE_PLATFORM=ON "${launcher[@]}" >/dev/null &&
+    cmake --build "$PORTABLE" -j "$JOBS" --target gpuemu unit_platform unit_wire unit_proc unit_daemon
+} 2>&1 | tee "$LOGS/portable-build.log"
+rc=${PIPESTATUS[0]}
+if [ "$rc" -eq 0 ]; then
+  ctest --test-dir "$PORTABLE" -R 'unit_(platform|wire|proc|daemon)' --output-on-failure -j "$JOBS" 2>&1 |
+    tee "$LOGS/portable-ctest.log"
+  grep -q "100% tests passed" "$LOGS/portable-ctest.log" || status=1
+  GPUEMU_BIN="$ROOT/$PORTABLE/gpuemu" python3 -m pytest -q -p no:cacheprovider -n "$JOBS" --dist loadgroup \
+    "${PORTABLE_PYTEST[@]}" 2>&1 | tee "$LOGS/portable-pytest.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+else
+  status=1
+fi
+set -e
+
+# gpuemu for macOS, both CPUs, cross-compiled and linked with zig (docs/platforms.md).
+echo "test: macOS cross-compile (scripts/cross-macos.sh: x86_64-macos, aarch64-macos)" >&2
+set +e
+scripts/cross-macos.sh 2>&1 | tee "$LOGS/cross.log"
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" -eq 0 ] || status=1
+
 # The static binary is also the user's build: Release (-O3), CMake's default flags, GPUEMU_WERROR off
 # (GCC reports more, and some false, warnings at -O3; they must not break it). A failed build fails
 # the suite; its warnings are counted in the summary.
@@ -105,6 +146,8 @@ fi
 echo
 echo "== summary =="
 grep -E "tests passed|tests failed" "$LOGS/ctest.log" | tail -1 || echo "ctest: no summary (build or run failed)"
+echo "portable paths ($PORTABLE): ctest: $(grep -E "tests passed|tests failed" "$LOGS/portable-ctest.log" 2>/dev/null | tail -1 || true); pytest: $(tail -n 1 "$LOGS/portable-pytest.log" 2>/dev/null || echo "not run (build failed)")"
+grep -E "^cross-macos: " "$LOGS/cross.log" | tail -1 || echo "cross-macos: no summary (see the log above)"
 echo "static (pytest tests/static): $(tail -n 1 "$LOGS/static.log")"
 grep -E "^fuzz_[a-z_]+: " "$LOGS/fuzz.log" || echo "fuzz: no summary (build or run failed)"
 echo "release build (build-static/gpuemu, -O3): $(grep -c "warning:" "$LOGS/static.log" || true) warning(s)$([ -x build-static/gpuemu ] || echo ", NOT BUILT")"

@@ -1,6 +1,7 @@
 # Tests for inputs in gpuemu's own shared file (gpuemu._internal.wire.input_files, docs/worker-protocol.md
 # "Inputs in gpuemu's file"): mapping, copy-on-write, refusals, and a real worker answering "input_file".
-"""A memfd of this test process stands in for gpuemu's: workers open it as /proc/<pid>/fd/<n>."""
+"""A file of this test process stands in for gpuemu's, as each platform path makes it (src/platform): a memfd
+workers open as /proc/<pid>/fd/<n> (Linux), and a file in a private directory (macOS, GPUEMU_PORTABLE_PLATFORM)."""
 
 from __future__ import annotations
 
@@ -17,16 +18,24 @@ from gpuemu._internal.wire import frames as _frames, input_files, tensors
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="needs memfd_create (Linux)")
 
 
-@pytest.fixture
-def memfd():
-    """(path, fd) of a memfd holding float32 [0, 1, ..., 15] at offset 64, as gpuemu would place it."""
-    fd = os.memfd_create("gpuemu-inputs-test", os.MFD_CLOEXEC)
+@pytest.fixture(params=["memfd", "private-directory"])
+def shared_file(request, tmp_path):
+    """(path, fd) of a shared file holding float32 [0, 1, ..., 15] at offset 64, as gpuemu would place it."""
+    if request.param == "memfd":
+        if not hasattr(os, "memfd_create"):
+            pytest.skip("needs memfd_create (Linux)")
+        fd = os.memfd_create("gpuemu-inputs-test", os.MFD_CLOEXEC)
+        path = f"/proc/{os.getpid()}/fd/{fd}"
+    else:
+        directory = tmp_path / f"gpuemu-shared-{os.getpid()}-0123abcd"
+        directory.mkdir(mode=0o700)
+        path = str(directory / "0")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     os.ftruncate(fd, 4096)
     os.pwrite(fd, np.arange(16, dtype=np.float32).tobytes(), 64)
-    yield f"/proc/{os.getpid()}/fd/{fd}", fd
+    yield path, fd
     os.close(fd)
 
 
@@ -35,8 +44,8 @@ def entry(path, offset=64, nbytes=64, name="x"):
             "offset": offset, "nbytes": nbytes}
 
 
-def test_maps_the_named_bytes_privately(memfd):
-    path, fd = memfd
+def test_maps_the_named_bytes_privately(shared_file):
+    path, fd = shared_file
     views = input_files.map_input_files([entry(path), {"name": "y", "offset": 0, "nbytes": 4}])
     assert list(views) == [path]
     x = tensors.decode_storage("float32", [16], [1], views[path][64:128])
@@ -45,20 +54,23 @@ def test_maps_the_named_bytes_privately(memfd):
     assert np.array_equal(np.frombuffer(os.pread(fd, 64, 64), dtype=np.float32), np.arange(16, dtype=np.float32))
 
 
-def test_one_mapping_per_file_up_to_the_furthest_byte(memfd):
-    path, _ = memfd
+def test_one_mapping_per_file_up_to_the_furthest_byte(shared_file):
+    path, _ = shared_file
     views = input_files.map_input_files([entry(path, 64, 32, "a"), entry(path, 96, 32, "b")])
     assert views[path].nbytes == 128
 
 
-@pytest.mark.parametrize("bad", ["/dev/shm/gpuemu-1-2", "/proc/self/fd/3", "/proc/1/fd/3/../../environ"])
+@pytest.mark.parametrize("bad", ["/dev/shm/gpuemu-1-2", "/proc/self/fd/3", "/proc/1/fd/3/../../environ",
+                                 "/tmp/gpuemu-shared-1-0123abcd/../../etc/passwd", "/tmp/../gpuemu-shared-1-0123abcd/0",
+                                 "/tmp/gpuemu-shared-1-0123abcd/x", "gpuemu-shared-1-0123abcd/0",
+                                 "/tmp/gpuemu-shared-1-0123abcd/0/1"])
 def test_refuses_other_names(bad):
-    with pytest.raises(ValueError, match="is not a /proc/<pid>/fd/<n> name"):
+    with pytest.raises(ValueError, match="is not one of gpuemu's shared files"):
         input_files.map_input_files([entry(bad)])
 
 
-def test_refuses_ranges_past_the_end_and_negative_ones(memfd):
-    path, _ = memfd
+def test_refuses_ranges_past_the_end_and_negative_ones(shared_file):
+    path, _ = shared_file
     with pytest.raises(ValueError, match="outside input file"):
         input_files.map_input_files([entry(path, 4096, 64)])
     with pytest.raises(ValueError, match="negative offset"):
@@ -104,8 +116,8 @@ def call(proc, entries):
     return _frames.read_frame(proc.stdout)
 
 
-def test_worker_says_it_maps_inputs_and_maps_them(worker_proc, memfd):
-    path, fd = memfd
+def test_worker_says_it_maps_inputs_and_maps_them(worker_proc, shared_file):
+    path, fd = shared_file
     ready, _ = _frames.read_frame(worker_proc.stdout)
     assert ready["type"] == "ready" and ready["mapped_inputs"] is True
     for _ in range(2):

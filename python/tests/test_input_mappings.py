@@ -126,7 +126,7 @@ def test_without_pagemap_every_call_maps_anew(monkeypatch):
 
 def test_refusals_match_map_input_files():
     mappings = InputMappings()
-    with pytest.raises(ValueError, match="not a /proc/<pid>/fd/<n> name"):
+    with pytest.raises(ValueError, match="not one of gpuemu's shared files"):
         mappings.map([entry("/tmp/x", 4)])
     path, fd = make_file(np.zeros(16, np.float32), size=4096)
     try:

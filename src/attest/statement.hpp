@@ -35,10 +35,11 @@ struct SubjectFile {
 };
 
 // The op and reference files under `root` (repo-relative names), plus the running gpuemu
-// binary (/proc/self/exe) as subject "gpuemu". Duplicates (one reference for many ops) collapse.
+// binary (`tool_binary`, platform::executable_path) as subject "gpuemu". Duplicates (one reference for many
+// ops) collapse.
 std::vector<SubjectFile> collect_subjects(const fs::path& root, const std::vector<std::string>& op_files,
                                           const std::vector<std::string>& reference_files,
-                                          const fs::path& tool_binary = "/proc/self/exe");
+                                          const fs::path& tool_binary);
 
 // Builds the statement from a result.json document (docs/result-json.md). Every subject file
 // is hashed now; a missing file or a malformed result is an error naming it.

@@ -13,6 +13,7 @@
 #include "cli/daemon_access.hpp"
 #include "daemon/client.hpp"
 #include "daemon/lifecycle.hpp"
+#include "platform/platform.hpp"
 #include "util/json_text.hpp"
 
 namespace gpuemu::cli {
@@ -27,7 +28,7 @@ class DaemonStartCommand final : public Command {
     const auto paths = TRY(daemon::daemon_paths());
     const auto config = project_file(context);
     if (background_) {
-      std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string()};
+      std::vector<std::string> argv = {platform::executable_path().string()};
       if (config) argv.insert(argv.end(), {"--config", config->string()});
       argv.insert(argv.end(), {"daemon", "start"});
       const pid_t pid = TRY(daemon::start_background(paths, argv));

@@ -8,6 +8,7 @@
 
 #include "attest/keys.hpp"
 #include "attest/statement.hpp"
+#include "platform/platform.hpp"
 #include "util/atomic_file.hpp"
 #include "util/json_text.hpp"
 
@@ -54,7 +55,7 @@ Expected<std::vector<attest::SubjectFile>> subjects_for(const nlohmann::json& re
       reference_files.push_back(TRY(relative(op_config->reference.script)));
     }
   }
-  return attest::collect_subjects(root, op_files, reference_files);
+  return attest::collect_subjects(root, op_files, reference_files, platform::executable_path());
 }
 
 }  // namespace

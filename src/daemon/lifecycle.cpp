@@ -25,6 +25,7 @@
 #include "daemon/client.hpp"
 #include "daemon/server.hpp"
 #include "daemon/state.hpp"
+#include "platform/platform.hpp"
 #include "store/store.hpp"
 #include "util/private_dir.hpp"
 #include "util/read_file.hpp"
@@ -283,20 +284,6 @@ Expected<pid_t> start_background(const DaemonPaths& paths, const std::vector<std
                           wait_ms, paths.log_file.string()));
 }
 
-namespace {
-
-// Whether `pid` still runs: a zombie (ended, not yet reaped by its parent) does not.
-bool process_lives(pid_t pid) {
-  if (::kill(pid, 0) != 0) return errno == EPERM;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
-}
-
-}  // namespace
-
 Expected<std::optional<pid_t>> stop_daemon(const DaemonPaths& paths, int wait_ms) {
   const auto pid = running_daemon(paths);
   if (!pid) return std::optional<pid_t>();
@@ -308,7 +295,7 @@ Expected<std::optional<pid_t>> stop_daemon(const DaemonPaths& paths, int wait_ms
   while (std::chrono::steady_clock::now() < deadline) {
     // The lock goes before the process does (it still reaps its fork servers): "stopped" means
     // the process has ended, so a start right after never meets the old one's children.
-    if (!running_daemon(paths) && !process_lives(*pid)) return pid;
+    if (!running_daemon(paths) && !platform::process_running(*pid)) return pid;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return fail(ErrorKind::environment,

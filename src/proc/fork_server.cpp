@@ -3,6 +3,9 @@
 // attached.
 #include "proc/fork_server.hpp"
 
+#include "platform/platform.hpp"
+#include "platform/process_exit.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -86,7 +89,7 @@ bool send_packet(int socket, const std::string& data, std::span<const int> fds) 
   }
   ssize_t n;
   do {
-    n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
+    n = ::sendmsg(socket, &msg, platform::send_without_sigpipe_flag());
   } while (n < 0 && errno == EINTR);
   return n == static_cast<ssize_t>(data.size());
 }
@@ -120,7 +123,7 @@ bool make_pipes(ChildPipes& pipes) {
                                               {&pipes.stderr_r, &pipes.stderr_w}}};
   for (auto [read_end, write_end] : ends) {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+    if (platform::make_pipe(fds) != 0) return false;
     *read_end = Fd(fds[0]);
     *write_end = Fd(fds[1]);
   }
@@ -133,7 +136,8 @@ class ForkServer final : public ForeignReaper, public std::enable_shared_from_th
   static std::shared_ptr<ForkServer> start(const std::string& python, const Env& extra_env,
                                            std::chrono::milliseconds timeout) {
     int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return nullptr;
+    // No SOCK_SEQPACKET for Unix sockets (macOS): no server; every worker is spawned directly.
+    if (platform::make_socketpair(SOCK_SEQPACKET, pair) != 0) return nullptr;
     Fd ours(pair[0]);
     Fd theirs(pair[1]);
     SpawnSpec spec;
@@ -179,9 +183,9 @@ class ForkServer final : public ForeignReaper, public std::enable_shared_from_th
     SpawnedChild child;
     child.pid = reply["pid"].get<pid_t>();
     child.reaper = shared_from_this();
-    // Without a pidfd, nothing but the server could tell that the worker exited.
-    child.pidfd = open_pidfd(child.pid);
-    if (!child.pidfd.valid()) {
+    // Without an exit watch, nothing but the server could tell that the worker exited.
+    child.exit_watch = open_exit_watch(child.pid);
+    if (!child.exit_watch.valid()) {
       kill_group(child.pid);
       reap(child.pid);
       return std::nullopt;
@@ -279,6 +283,8 @@ std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
 }
 
 bool fork_server_enabled() {
+  // A worker the server forked is not our child: only an exit watch (pidfd, kqueue) sees it end.
+  if (!platform::watches_process_exit()) return false;
   const char* flag = std::getenv("GPUEMU_FORK_SERVER");
   return flag == nullptr || std::string_view(flag) != "0";
 }

@@ -12,14 +12,16 @@ namespace gpuemu::proc {
 
 // Starts `spec` (a `PYTHON -m gpuemu.worker ...` command) as a fork of the fork server for its
 // interpreter and start-up variables (PYTHON*, BLAS threads), starting that server on first use. nullopt when
-// the spec is not a worker command, fork servers are off (GPUEMU_FORK_SERVER=0), or the server cannot be
+// the spec is not a worker command, fork servers are off (GPUEMU_FORK_SERVER=0, or a system without
+// platform::watches_process_exit), or the server cannot be
 // started or has failed: the caller then spawns the worker itself, which reports any error in its own words.
-// The child behaves as spawn_child's: its own process group, piped stdio, a pidfd; reap() asks
+// The child behaves as spawn_child's: its own process group, piped stdio, an exit watch; reap() asks
 // the server. `start_timeout` bounds the server's start (its imports).
 std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
                                                    std::chrono::milliseconds start_timeout);
 
-// False when GPUEMU_FORK_SERVER=0: every worker is then an interpreter of its own.
+// False when GPUEMU_FORK_SERVER=0 or the system cannot watch a process that is not its child end
+// (platform::watches_process_exit): every worker is then an interpreter of its own.
 bool fork_server_enabled();
 
 }  // namespace gpuemu::proc

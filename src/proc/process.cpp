@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 // After the direct child exits we kill its group and read what is already in the pipes; a
 // descendant that escaped the group must not keep us waiting, so this bounds the final drain.
 constexpr std::chrono::milliseconds kDrainGrace{200};
-// Without a pidfd we notice the child's exit by polling this often.
+// Without an exit watch (platform::open_exit_watch) we notice the child's exit by polling this often.
 constexpr int kExitPollMs = 10;
 constexpr std::size_t kWriteChunk = 1 << 20;
 
@@ -103,12 +103,12 @@ Expected<ProcessResult> run_process(const ProcessSpec& spec) {
       err_i = static_cast<int>(n);
       fds[n++] = {child.stderr_r.get(), POLLIN, 0};
     }
-    if (!exited && child.pidfd.valid()) {
+    if (!exited && child.exit_watch.valid()) {
       pid_i = static_cast<int>(n);
-      fds[n++] = {child.pidfd.get(), POLLIN, 0};
+      fds[n++] = {child.exit_watch.get(), POLLIN, 0};
     }
     int wait_ms = exited ? poll_timeout_ms(drain_deadline, 1000)
-                         : poll_timeout_ms(deadline, child.pidfd.valid() ? 1000 : kExitPollMs);
+                         : poll_timeout_ms(deadline, child.exit_watch.valid() ? 1000 : kExitPollMs);
     if (cancel_possible()) wait_ms = std::min(wait_ms, kCancelPollMs);
     int ready = ::poll(fds.data(), n, wait_ms);
     if (ready < 0 && errno != EINTR) break;

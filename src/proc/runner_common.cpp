@@ -1,7 +1,6 @@
 // Shared runner helpers (runner_common.hpp) and python_package_dir().
 #include "proc/runner_common.hpp"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -12,6 +11,7 @@
 #include <cstring>
 #include <span>
 
+#include "platform/platform.hpp"
 #include "proc/spawn.hpp"
 
 namespace gpuemu::proc {
@@ -30,9 +30,8 @@ bool has_worker(const fs::path& dir) {
 fs::path python_package_dir() {
   if (const char* env = std::getenv("GPUEMU_PACKAGE_DIR"); env != nullptr && *env != '\0')
     return fs::path(env);
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
+  const fs::path exe = platform::executable_path();
+  if (exe.empty()) return {};
   // A build tree (build/gpuemu, build/tests/unit/unit_proc) sits a few levels below the
   // repository's python/ folder; an install keeps it in <prefix>/share/gpuemu/python.
   fs::path dir = exe.parent_path();
@@ -125,10 +124,7 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
 }
 
 int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  return platform::usable_cpus();
 }
 
 std::optional<RunOutcome> check_interpreter(const RunnerSettings& settings) {

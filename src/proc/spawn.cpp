@@ -2,11 +2,13 @@
 // kill/reap helpers. Every descriptor is close-on-exec so concurrent spawns never inherit ours.
 #include "proc/spawn.hpp"
 
+#include "platform/platform.hpp"
+#include "platform/process_exit.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,7 +48,7 @@ struct Pipe {
 
 Expected<Pipe> make_pipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
+  if (platform::make_pipe(fds) != 0) {
     return fail(ErrorKind::environment,
                 std::string("cannot create a pipe for a child process: ") + std::strerror(errno));
   }
@@ -104,12 +106,8 @@ void adopt_stdio(SpawnedChild& child, Fd stdin_w, Fd stdout_r, Fd stderr_r) {
   for (const Fd* fd : {&child.stdin_w, &child.stdout_r, &child.stderr_r}) set_nonblocking(fd->get());
 }
 
-Fd open_pidfd(pid_t pid) {
-  // Through syscall(): glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++ callers.
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) return Fd();
-  ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
-  return Fd(pidfd);
+Fd open_exit_watch(pid_t pid) {
+  return Fd(platform::open_exit_watch(pid));
 }
 
 void ignore_sigpipe() {
@@ -150,7 +148,13 @@ Expected<SpawnedChild> spawn_child(const SpawnSpec& spec) {
   sigaddset(&defaults, SIGPIPE);
   sigset_t empty;
   sigemptyset(&empty);
-  posix_spawnattr_setflags(&sa.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+#if defined(POSIX_SPAWN_CLOEXEC_DEFAULT)
+  // macOS: only the descriptors dup2'd above reach the child, so one another thread's pipe() made
+  // before its FD_CLOEXEC (platform::make_pipe without pipe2) cannot leak into it.
+  flags |= POSIX_SPAWN_CLOEXEC_DEFAULT;
+#endif
+  posix_spawnattr_setflags(&sa.attr, flags);
   posix_spawnattr_setpgroup(&sa.attr, 0);
   posix_spawnattr_setsigdefault(&sa.attr, &defaults);
   posix_spawnattr_setsigmask(&sa.attr, &empty);
@@ -169,13 +173,13 @@ Expected<SpawnedChild> spawn_child(const SpawnSpec& spec) {
   SpawnedChild child;
   child.pid = pid;
   if (!given_stdin) adopt_stdio(child, std::move(in.write), std::move(out.read), std::move(err.read));
-  child.pidfd = open_pidfd(pid);
+  child.exit_watch = open_exit_watch(pid);
   return child;
 }
 
 bool has_exited(const SpawnedChild& child) {
-  if (child.pidfd.valid()) {
-    pollfd p{child.pidfd.get(), POLLIN, 0};
+  if (child.exit_watch.valid()) {
+    pollfd p{child.exit_watch.get(), POLLIN, 0};
     return ::poll(&p, 1, 0) > 0;
   }
   siginfo_t info{};

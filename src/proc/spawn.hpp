@@ -52,14 +52,16 @@ class ForeignReaper {
 };
 
 // A started child: the leader of its own process group (pgid == pid), with our ends of its
-// stdin/stdout/stderr pipes (non-blocking, close-on-exec) and a pidfd that polls readable on exit.
+// stdin/stdout/stderr pipes (non-blocking, close-on-exec) and a descriptor that polls readable on exit.
 struct SpawnedChild {
   pid_t pid = -1;
   Fd stdin_w;
   Fd stdout_r;
   Fd stderr_r;
-  Fd pidfd;  // may be invalid on kernels without pidfd_open; callers then poll with waitid
-  // Set when the child is not ours but a fork server's (it then always has a pidfd).
+  // platform::open_exit_watch's pidfd or kqueue; invalid where the system has neither (or
+  // GPUEMU_PORTABLE_PLATFORM=ON): callers then poll with waitid.
+  Fd exit_watch;
+  // Set when the child is not ours but a fork server's (it then always has an exit_watch).
   std::shared_ptr<ForeignReaper> reaper;
 };
 
@@ -76,8 +78,9 @@ struct SpawnSpec {
 // both hand children over this way).
 void adopt_stdio(SpawnedChild& child, Fd stdin_w, Fd stdout_r, Fd stderr_r);
 
-// A close-on-exec pidfd for `pid` (any process, ours or not); invalid where the kernel has none.
-Fd open_pidfd(pid_t pid);
+// platform::open_exit_watch for `pid` (any process, ours or not) as an owned descriptor; invalid
+// where the system has none.
+Fd open_exit_watch(pid_t pid);
 
 // Starts the child. Fails (ErrorKind::environment) only when it cannot be started: the program
 // is missing or not executable, or the working directory does not exist.

@@ -50,7 +50,7 @@ ExitStatus WorkerChannel::stop() {
   drain_stderr();
   child_.stdout_r.close();
   child_.stderr_r.close();
-  child_.pidfd.close();
+  child_.exit_watch.close();
   return exit_;
 }
 
@@ -125,9 +125,9 @@ WorkerChannel::Status WorkerChannel::exchange(const wire::OutgoingFrame* request
       err_i = static_cast<int>(n);
       fds[n++] = {child_.stderr_r.get(), POLLIN, 0};
     }
-    if (!exited && child_.pidfd.valid()) fds[n++] = {child_.pidfd.get(), POLLIN, 0};
+    if (!exited && child_.exit_watch.valid()) fds[n++] = {child_.exit_watch.get(), POLLIN, 0};
     int wait_ms = exited ? poll_timeout_ms(drain_deadline, 1000)
-                         : poll_timeout_ms(deadline, child_.pidfd.valid() ? 1000 : 10);
+                         : poll_timeout_ms(deadline, child_.exit_watch.valid() ? 1000 : 10);
     if (cancel_possible()) wait_ms = std::min(wait_ms, kCancelPollMs);
     int ready = ::poll(fds.data(), n, wait_ms);
     if (ready < 0 && errno != EINTR) {

@@ -2,6 +2,8 @@
 // arbitrary files, and copies of exactly the bytes a tensor names, so no peer can fault our memory.
 #include "wire/segment.hpp"
 
+#include "platform/platform.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -35,15 +37,15 @@ namespace {
 // malloc's mmap threshold (32 MiB in the gpuemu binary, src/main.cpp) come from the heap, which keeps
 // freed memory: a worker's outputs are copied every case at the same sizes, and fresh pages for each
 // (faulted in, or MAP_POPULATE'd) cost as much as the copy. Larger copies get their pages in one go
-// (MAP_POPULATE) instead of one fault per page, and are unmapped when the last tensor lets go.
+// (platform::map_prefaulted: MAP_POPULATE on Linux) instead of one fault per page, and are unmapped when the
+// last tensor lets go.
 std::shared_ptr<std::byte[]> allocate(std::uint64_t nbytes) {
   constexpr std::uint64_t kPopulateFrom = std::uint64_t{32} << 20;
   if (nbytes < kPopulateFrom)
     return std::shared_ptr<std::byte[]>(new (std::nothrow) std::byte[std::max<std::uint64_t>(nbytes, 1)]);
   if (nbytes > std::numeric_limits<std::size_t>::max()) return nullptr;
-  void* at =
-      ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (at == MAP_FAILED) return nullptr;
+  void* at = platform::map_prefaulted(nbytes);
+  if (at == nullptr) return nullptr;
   return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(at),
                                       [nbytes](std::byte* p) { ::munmap(p, nbytes); });
 }

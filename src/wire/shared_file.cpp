@@ -1,10 +1,8 @@
-// SharedFile, InputArena and OutputFiles (shared_file.hpp): memfds that hold a case's inputs once for
-// every worker of the session to map, and a worker's outputs for us to read in place.
+// SharedFile, InputArena and OutputFiles (shared_file.hpp): shared-memory files that hold a case's inputs
+// once for every worker of the session to map, and a worker's outputs for us to read in place.
 #include "wire/shared_file.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -90,36 +88,24 @@ Expected<std::shared_ptr<SharedFile>> SharedFile::create(std::uint64_t size) {
 }
 
 Expected<SharedFile*> SharedFile::make(std::uint64_t size) {
-  const int fd = ::memfd_create("gpuemu-inputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return fail(ErrorKind::io, fmt::format("memfd_create failed: {}", std::strerror(errno)));
-  // Sealed against shrinking: a worker can open the file by its /proc name, and one that truncated
-  // it would make our next write through the mapping a SIGBUS.
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return fail(ErrorKind::io,
-                fmt::format("cannot size an input file to {} bytes: {}", size, std::strerror(err)));
-  }
-  void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  platform::SharedMemoryFile file = TRY(platform::SharedMemoryFile::create(size));
+  void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd(), 0);
   if (at == MAP_FAILED) {
-    const int err = errno;
-    ::close(fd);
     return fail(ErrorKind::io,
-                fmt::format("cannot map an input file of {} bytes: {}", size, std::strerror(err)));
+                fmt::format("cannot map an input file of {} bytes: {}", size, std::strerror(errno)));
   }
-  return new SharedFile(fd, static_cast<std::byte*>(at), size);
+  return new SharedFile(std::move(file), static_cast<std::byte*>(at), size);
 }
 
-SharedFile::SharedFile(int fd, std::byte* data, std::uint64_t size)
-    : fd_(fd), data_(data), size_(size), path_(fmt::format("/proc/{}/fd/{}", ::getpid(), fd)) {}
+SharedFile::SharedFile(platform::SharedMemoryFile file, std::byte* data, std::uint64_t size)
+    : file_(std::move(file)), data_(data), size_(size) {}
 
 SharedFile::~SharedFile() {
   ::munmap(data_, size_);
-  ::close(fd_);
 }
 
 bool names_input_file(std::string_view segment) {
-  return segment.starts_with("/proc/");
+  return platform::names_shared_memory_file(segment);
 }
 
 namespace {

@@ -10,16 +10,18 @@
 #include <string>
 #include <string_view>
 
+#include "platform/shared_memory_file.hpp"
 #include "tensor/tensor.hpp"
 #include "util/error.hpp"
 
 namespace gpuemu::wire {
 
-// One anonymous shared-memory file (memfd_create), mapped read-write here. Workers open it by the
-// name /proc/<our pid>/fd/<fd>: an input file they map privately (copy-on-write), so an op that
-// writes into its inputs changes neither the reference's nor ours; an output file they map shared and
-// write their outputs into, which we then read in place. The file is sealed against shrinking
-// (F_SEAL_SHRINK), so neither a worker's mapping nor ours can ever fault past its end.
+// One shared-memory file (platform::SharedMemoryFile: a memfd on Linux), mapped read-write here.
+// Workers open it by its name (/proc/<our pid>/fd/<fd> for a memfd): an input file they map privately
+// (copy-on-write), so an op that writes into its inputs changes neither the reference's nor ours; an output
+// file they map shared and write their outputs into, which we then read in place. A memfd is sealed against
+// shrinking (F_SEAL_SHRINK), so neither a worker's mapping nor ours can ever fault past its end; a file of
+// the portable path is not (docs/platforms.md).
 class SharedFile {
  public:
   static Expected<std::shared_ptr<SharedFile>> create(std::uint64_t size);
@@ -34,22 +36,21 @@ class SharedFile {
   SharedFile& operator=(const SharedFile&) = delete;
   ~SharedFile();
 
-  // What a worker opens: /proc/<pid>/fd/<fd>.
-  const std::string& path() const { return path_; }
+  // What a worker opens: /proc/<pid>/fd/<fd>, or the portable path's file.
+  const std::string& path() const { return file_.name(); }
   std::byte* data() const { return data_; }
   std::uint64_t size() const { return size_; }
 
  private:
-  SharedFile(int fd, std::byte* data, std::uint64_t size);
+  SharedFile(platform::SharedMemoryFile file, std::byte* data, std::uint64_t size);
   static Expected<SharedFile*> make(std::uint64_t size);
-  int fd_ = -1;
+  platform::SharedMemoryFile file_;
   std::byte* data_ = nullptr;
   std::uint64_t size_ = 0;
-  std::string path_;
 };
 
 // True when a storage's segment name is one of our shared files (a tensor placed by InputArena),
-// as opposed to a client's /dev/shm segment.
+// as opposed to a client's /dev/shm segment (platform::names_shared_memory_file).
 bool names_input_file(std::string_view segment);
 
 // The input file of one OpSession: place() copies a case's inputs into it and returns views of them
@@ -61,9 +62,9 @@ class InputArena {
   // Off (every place() returns nothing) when GPUEMU_MAPPED_INPUTS is "0".
   InputArena();
 
-  // Views of `inputs` in the file, in the same map; nothing when the file cannot be made (no
-  // memfd_create, out of memory): the caller then sends the tensors themselves. Once that has
-  // failed, place() does not try again.
+  // Views of `inputs` in the file, in the same map; nothing when the file cannot be made (out of
+  // memory, no room in the portable path's directory): the caller then sends the tensors themselves. Once
+  // that has failed, place() does not try again.
   std::optional<tensor::NamedTensors> place(const tensor::NamedTensors& inputs);
   // Room in the file for tensors of `sizes` bytes, in that order: for each, where to write it and
   // the storage that views it (what place() would give after copying). Nothing as for place().
@@ -83,7 +84,7 @@ class InputArena {
 // The output files of one warm runner: offer() returns a file of at least the bytes the worker's
 // last outputs needed, which no tensor views any more. Two are kept, taken in turn while a case's
 // outputs are judged as the next case's call runs (OpSession, cases started ahead); the worker keeps
-// both mapped. Off, like InputArena, with GPUEMU_MAPPED_INPUTS=0 or without memfd_create.
+// both mapped. Off, like InputArena, with GPUEMU_MAPPED_INPUTS=0 or when no file can be made.
 class OutputFiles {
  public:
   OutputFiles();

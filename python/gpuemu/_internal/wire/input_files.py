@@ -1,6 +1,7 @@
 # Inputs gpuemu puts in a shared-memory file of its own for its warm workers to map (docs/worker-protocol.md,
 # "Inputs in gpuemu's file"): no copy through the pipe, and the op and the reference read the same pages.
-"""Map the input files a call frame names ("file": "/proc/<pid>/fd/<n>", a memfd gpuemu owns).
+"""Map the input files a call frame names ("file": "/proc/<pid>/fd/<n>", a memfd gpuemu owns; elsewhere
+than Linux ".../gpuemu-shared-<pid>-<id>/<n>", a file in gpuemu's private directory, docs/platforms.md).
 
 Each file is mapped once per call, privately (copy-on-write): an op that writes into its inputs
 changes its own pages only, never gpuemu's file or what the reference reads. gpuemu never shrinks
@@ -16,10 +17,19 @@ import re
 import stat
 from typing import Any, Iterable
 
-__all__ = ["InputFileUnavailable", "file_ends", "map_input_files", "map_own_file", "populate", "PATTERN"]
+__all__ = ["InputFileUnavailable", "file_ends", "map_input_files", "map_own_file", "not_a_shared_file", "populate",
+           "PATTERN"]
 
-# What a call may name: gpuemu's own descriptor, through /proc (a memfd has no other name).
-PATTERN = re.compile(r"/proc/[0-9]+/fd/[0-9]+")
+# What a call may name: gpuemu's own descriptor, through /proc (a memfd has no other name), or a file
+# in gpuemu's private directory (src/platform/shared_memory_file.hpp), where memfd is missing (macOS)
+# or GPUEMU_PORTABLE_PLATFORM=ON; no "." or ".." component, so the name says where the file is.
+PATTERN = re.compile(r"/proc/[0-9]+/fd/[0-9]+|(?:/(?!\.\.?/)[^/\0]+)*/gpuemu-shared-[0-9]+-[0-9a-f]{8}/[0-9]+")
+
+
+def not_a_shared_file(what: str, path: str) -> ValueError:
+    """The error for a name PATTERN refuses."""
+    return ValueError(f"{what} file {path!r} is not one of gpuemu's shared files (a /proc/<pid>/fd/<n> name, "
+                      f"or <dir>/gpuemu-shared-<pid>-<id>/<n>)")
 # Maps the file's pages into the mapping in one go (Linux 5.14), without copying them, so reading
 # the inputs costs no page faults; older kernels refuse it and the pages are mapped on first touch.
 _MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)
@@ -70,7 +80,7 @@ def map_own_file(path: str, size: int, what: str, shared: bool,
 
 def _map(path: str, end: int) -> Any:
     if not PATTERN.fullmatch(path):
-        raise ValueError(f"input file {path!r} is not a /proc/<pid>/fd/<n> name")
+        raise not_a_shared_file("input", path)
     if end == 0:
         return bytearray()
     return map_own_file(path, end, "input", shared=False)[0]

@@ -20,7 +20,7 @@ from typing import Iterable
 
 import numpy as np
 
-from gpuemu._internal.wire.input_files import PATTERN, file_ends, map_input_files, map_own_file, populate
+from gpuemu._internal.wire.input_files import PATTERN, file_ends, map_input_files, map_own_file, not_a_shared_file, populate
 from gpuemu._internal.wire.input_guard import copied_pages
 
 __all__ = ["InputMappings"]
@@ -54,7 +54,7 @@ class InputMappings:
 
     def _view(self, path: str, end: int) -> memoryview:
         if not PATTERN.fullmatch(path):
-            raise ValueError(f"input file {path!r} is not a /proc/<pid>/fd/<n> name")
+            raise not_a_shared_file("input", path)
         if end == 0:
             return memoryview(bytearray())
         try:
