@@ -28,6 +28,8 @@ stage_headers() {
   cp -r "/usr/include/$MULTIARCH/curl" "$inc/"
   cp /usr/include/sqlite3.h /usr/include/sqlite3ext.h /usr/include/blake2.h /usr/include/zlib.h \
     /usr/include/zconf.h /usr/include/pugixml.hpp /usr/include/pugiconfig.hpp "$inc/"
+  # What cmake/zig-macos.cmake has every C++ file include first (zig 0.17's <float.h> guard).
+  printf '#include <float.h>\n#include <__float_infinity_nan.h>\n' >"$inc/gpuemu-zig-prelude.h"
 }
 
 # CMake and pkg-config files for the header-only libraries (Debian's name its Linux libraries).

@@ -1,5 +1,6 @@
 // The floating-point fill: each element computed alone from counter-based streams, in float64,
-// clamped to the domain and rounded once to the dtype. Mirrors python/gpuemu/_internal/core/values.py line by line.
+// clamped to the domain and rounded once to the dtype. Mirrors python/gpuemu/_internal/core/values.py line by
+// line.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -384,7 +385,7 @@ struct FillKernels {
 
 // The kernels of `isa`, or of the best set below it that this CPU runs.
 FillKernels fill_kernels(util::Isa isa) {
-  const util::Isa usable = std::min(isa, util::best_isa());
+  [[maybe_unused]] const util::Isa usable = std::min(isa, util::best_isa());  // only x86 has other kernels
 #if defined(__x86_64__) && defined(__GNUC__)
   if (usable == util::Isa::avx512)
     return {streams_avx512,     regular_avx512,   boundary_avx512,

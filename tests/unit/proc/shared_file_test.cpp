@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "platform/platform.hpp"
+#include "platform/shared_memory_file.hpp"
 #include "proc/warm_worker.hpp"
 #include "proc_test_support.hpp"
 #include "wire/frames.hpp"
@@ -95,6 +97,8 @@ TEST(InputArena, ReservesRoomWhoseBytesItsViewsShowAndKeepsAViewedFile) {
 }
 
 TEST(InputArena, NoOneCanShrinkTheFileUnderTheMappings) {
+  if (platform::implementations().shared_files != "memfd")
+    GTEST_SKIP() << "the portable path's files cannot be sealed (docs/platforms.md)";
   wire::InputArena arena;
   auto placed = arena.place(two_inputs());
   ASSERT_TRUE(placed.has_value());
@@ -192,7 +196,10 @@ TEST(InputFiles, AWorkerThatCannotOpenTheFileGetsTheBytes) {
   // sends the same call with the bytes, then keeps doing so.
   const tensor::Tensor x = vector_of(tensor::DType::float32, {1, 2, 3});
   auto keeper = std::make_shared<std::vector<std::byte>>(x.data.begin(), x.data.end());
-  const std::string missing = "/proc/999999999/fd/3";
+  // The portable path's: a name of ours whose file is gone (the temporary's is unlinked at once).
+  const std::string missing = platform::implementations().shared_files == "memfd"
+                                  ? "/proc/999999999/fd/3"
+                                  : platform::SharedMemoryFile::create(1)->name();
   tensor::Tensor view = x;
   view.data = tensor::Storage::view(keeper, {keeper->data(), keeper->size()}, missing, 0);
   const tensor::NamedTensors inputs = {{"x", view}};
