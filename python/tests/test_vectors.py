@@ -96,3 +96,25 @@ def test_invalid_domains_are_rejected(tensor_vectors):
             resolve_domain(case["dtype"], domain_of(case["domain"]))
         with pytest.raises(ValueError):
             generate_tensor(1, case["dtype"], [2], domain_of(case["domain"]), "regular")
+
+
+def test_corner_cases_and_the_seeds_that_start_a_run(vectors_dir):
+    # tests/vectors/corners.json (tests/unit/fuzz/corners_test.cpp checks the C++ side): the corners of
+    # each schema, and a run's first seeds, corners first, each replaying its corner's shapes.
+    from gpuemu._internal.core.cases import (DimSpec, OpSpec, case_params, case_shapes, corners, is_corner_seed,
+                                             run_case_seed)
+
+    vectors = json.loads((vectors_dir / "corners.json").read_text(encoding="utf-8"))
+    assert len(vectors["ops"]) == 3
+    for v in vectors["ops"]:
+        op = OpSpec(name=v["name"], dtypes=v["dtypes"], input_names=list(v["inputs"]), has_schema=True,
+                    schema_inputs=v["inputs"], dims=[DimSpec(d["name"], d["min"], d["max"], d["candidates"])
+                                                     for d in v["dims"]])
+        assert [{"name": n, "dims": d} for n, d in corners(op)] == v["corners"]
+        for stream in v["streams"]:
+            for i, case in enumerate(stream["cases"]):
+                seed = run_case_seed(op, int(stream["master"]), stream["stream"], i, stream["dtype"])
+                assert str(seed) == case["seed"]
+                assert is_corner_seed(seed) == (i < len(v["corners"]))
+                assert list(case_params(op, seed)) == case["params"]
+                assert {k: list(s) for k, s in case_shapes(op, seed).items()} == case["shapes"]

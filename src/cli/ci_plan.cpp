@@ -35,7 +35,11 @@ Expected<Shard> parse_shard(const std::string& text) {
 namespace {
 
 void append(engine::OpPlan& into, const engine::RunPlan& plan) {
-  for (const auto& op : plan.ops) into.seeds.insert(into.seeds.end(), op.seeds.begin(), op.seeds.end());
+  for (const auto& op : plan.ops) {
+    into.seeds.insert(into.seeds.end(), op.seeds.begin(), op.seeds.end());
+    into.corners_dropped.insert(into.corners_dropped.end(), op.corners_dropped.begin(),
+                                op.corners_dropped.end());
+  }
 }
 
 }  // namespace
@@ -55,7 +59,8 @@ Expected<engine::RunPlan> plan_ci(const config::Config& config, std::uint64_t ma
       selection.dtype = options.dtype;
       if (options.dtype && std::ranges::find(op->dtypes, *options.dtype) == op->dtypes.end()) continue;
       append(op_plan, TRY(engine::plan_test(config, selection, master_seed, test_cases)));
-      append(op_plan, TRY(engine::plan_fuzz(config, selection, master_seed, iterations)));
+      append(op_plan,
+             TRY(engine::plan_fuzz(config, selection, master_seed, iterations, engine::CornerCases::skip)));
     } else {
       std::vector<tensor::DType> dtypes;
       for (auto dtype : config.ci.quick_dtypes) {
@@ -68,7 +73,9 @@ Expected<engine::RunPlan> plan_ci(const config::Config& config, std::uint64_t ma
         selection.dtype = dtypes[k];
         append(op_plan, TRY(engine::plan_test(config, selection, master_seed, test_cases)));
         const int share = iterations / count + (k < iterations % count ? 1 : 0);
-        if (share > 0) append(op_plan, TRY(engine::plan_fuzz(config, selection, master_seed, share)));
+        if (share > 0)
+          append(op_plan,
+                 TRY(engine::plan_fuzz(config, selection, master_seed, share, engine::CornerCases::skip)));
       }
     }
     if (!op_plan.seeds.empty()) plan.ops.push_back(std::move(op_plan));
@@ -95,7 +102,7 @@ Expected<engine::RunPlan> plan_ci(const config::Config& config, std::uint64_t ma
 void keep_shard(engine::RunPlan& plan, const Shard& shard) {
   if (shard.count == 1) return;
   for (auto& op : plan.ops) {
-    engine::OpPlan kept{.op = op.op};
+    engine::OpPlan kept{.op = op.op, .corners_dropped = op.corners_dropped};
     for (std::size_t k = 0; k < op.seeds.size(); ++k) {
       const std::uint64_t index = op.indices.empty() ? k : op.indices[k];
       if (index % shard.count != shard.index) continue;

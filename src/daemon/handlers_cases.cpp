@@ -6,6 +6,7 @@
 #include "daemon/request_table.hpp"
 #include "engine/plans.hpp"
 #include "fuzz/case.hpp"
+#include "fuzz/corners.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -142,7 +143,7 @@ Result<Reply> test_cases(DaemonState& state, const Message& message, const Field
   nlohmann::json cases = nlohmann::json::array();
   for (std::int64_t i = 0; i < count; ++i) {
     const auto index = static_cast<std::uint64_t>(start + i);
-    const auto c = TRY(fuzz::generate_case(op, fuzz::case_seed(op, master, "fuzz", index, filter)));
+    const auto c = TRY(fuzz::generate_case(op, fuzz::run_case_seed(op, master, "fuzz", index, filter)));
     nlohmann::json shapes = nlohmann::json::object();
     for (const auto& [name, shape] : c.shapes()) shapes[name] = shape;
     cases.push_back({{"seed", std::to_string(c.seed)},

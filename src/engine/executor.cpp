@@ -13,6 +13,7 @@
 
 #include "engine/load_ops.hpp"
 #include "engine/op_session.hpp"
+#include "fuzz/corners.hpp"
 #include "proc/cancel.hpp"
 
 namespace gpuemu::engine {
@@ -111,6 +112,16 @@ result::OpResult summarize_op(const config::Config& config, const config::OpConf
 }
 
 namespace {
+
+// The corner cases of an op's plan, as result.json lists them, and the ones it dropped.
+void list_corners(const OpPlan& plan, result::OpResult& out) {
+  const auto all = fuzz::corners(*plan.op);
+  for (std::size_t k = 0; k < plan.seeds.size(); ++k) {
+    if (const fuzz::Corner* corner = fuzz::corner_of(all, plan.seeds[k]))
+      out.corners.push_back({plan.indices.empty() ? k : plan.indices[k], plan.seeds[k], corner->name});
+  }
+  out.corners_dropped = plan.corners_dropped;
+}
 
 // One run of a plan: its work items in plan order, what the job threads share while they take them,
 // and the RunResult folded from their records. execute() makes one and runs it.
@@ -324,6 +335,14 @@ class RunExecutor {
       for (auto& warning : tolerance_warnings(config_, per_op[i]))
         result.warnings.push_back(std::move(warning));
       result.ops.push_back(summarize_op(config_, *plan_.ops[i].op, per_op[i]));
+      list_corners(plan_.ops[i], result.ops.back());
+      if (!plan_.ops[i].corners_dropped.empty()) {
+        result.warnings.push_back(fmt::format(
+            "op '{}': the run has fewer cases than the op's {} corner cases and left out {}: {}; raise "
+            "--cases (test) or --iterations (fuzz) to run them",
+            plan_.ops[i].op->name, fuzz::corners(*plan_.ops[i].op).size(),
+            plan_.ops[i].corners_dropped.size(), fmt::join(plan_.ops[i].corners_dropped, "; ")));
+      }
       if (const auto it = inferred_sources_.find(plan_.ops[i].op->name);
           result.ops.back().source.empty() && it != inferred_sources_.end()) {
         result.ops.back().source = it->second;

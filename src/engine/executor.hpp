@@ -21,6 +21,9 @@ struct OpPlan {
   std::vector<std::uint64_t> seeds;  // case seeds, in report order
   // Each seed's position in the op's unsharded plan; empty means 0, 1, 2, ... (unsharded).
   std::vector<std::uint64_t> indices;
+  // The names of the op's corner cases (fuzz/corners.hpp) the plan has no room for (`--cases N`
+  // below the corner count), reported so a short run says what it left out.
+  std::vector<std::string> corners_dropped;
 };
 
 struct RunPlan {

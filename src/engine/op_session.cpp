@@ -376,6 +376,7 @@ result::CaseRecord OpSession::new_record(const fuzz::Case& c) const {
   record.seed = c.seed;
   record.params = c.params;
   record.dims = c.dims;
+  record.corner = c.corner;
   record.shapes = c.shapes();
   record.tolerance = config_.tolerance_for(op_, c.params.dtype);
   return record;

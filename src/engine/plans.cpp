@@ -7,6 +7,7 @@
 #include <random>
 
 #include "engine/autotune_variants.hpp"
+#include "fuzz/corners.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuemu::engine {
@@ -54,6 +55,13 @@ Expected<fuzz::CaseFilter> filter_for(const config::OpConfig& op, const Selectio
   }
   if (s.values && *s.values != rng::ValueDistribution::mixed) f.distribution = s.values;
   return f;
+}
+
+// The corners a plan of `count` cases per stream has no room for, named (with `prefix`).
+void note_dropped(OpPlan& plan, const config::OpConfig& op, int count, const std::string& prefix) {
+  const auto all = fuzz::corners(op);
+  for (std::size_t k = static_cast<std::size_t>(std::max(count, 0)); k < all.size(); ++k)
+    plan.corners_dropped.push_back(prefix + all[k].name);
 }
 
 }  // namespace
@@ -134,11 +142,12 @@ Expected<RunPlan> plan_test(const config::Config& config, const Selection& selec
       Selection per_dtype = selection;
       per_dtype.dtype = dtype;
       auto filter = TRY(filter_for(*op, per_dtype));
+      const std::string stream = "test/" + std::string(tensor::dtype_name(dtype));
       for (int i = 0; i < cases_per_dtype; ++i) {
-        op_plan.seeds.push_back(fuzz::case_seed(*op, master_seed,
-                                                "test/" + std::string(tensor::dtype_name(dtype)),
-                                                static_cast<std::uint64_t>(i), filter));
+        op_plan.seeds.push_back(
+            fuzz::run_case_seed(*op, master_seed, stream, static_cast<std::uint64_t>(i), filter));
       }
+      note_dropped(op_plan, *op, cases_per_dtype, std::string(tensor::dtype_name(dtype)) + ": ");
     }
     if (!op_plan.seeds.empty()) plan.ops.push_back(std::move(op_plan));
   }
@@ -150,7 +159,7 @@ Expected<RunPlan> plan_test(const config::Config& config, const Selection& selec
 }
 
 Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection,
-                            std::uint64_t master_seed, int iterations) {
+                            std::uint64_t master_seed, int iterations, CornerCases corner_cases) {
   RunPlan plan{.command = "fuzz", .master_seed = master_seed};
   std::optional<Error> first_error;
   for (const auto* op : TRY(select_ops(config, selection.ops))) {
@@ -163,9 +172,12 @@ Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selec
     }
     OpPlan op_plan{op, {}};
     for (int i = 0; i < iterations; ++i) {
-      op_plan.seeds.push_back(
-          fuzz::case_seed(*op, master_seed, "fuzz", static_cast<std::uint64_t>(i), *filter));
+      const auto index = static_cast<std::uint64_t>(i);
+      op_plan.seeds.push_back(corner_cases == CornerCases::first
+                                  ? fuzz::run_case_seed(*op, master_seed, "fuzz", index, *filter)
+                                  : fuzz::case_seed(*op, master_seed, "fuzz", index, *filter));
     }
+    if (corner_cases == CornerCases::first) note_dropped(op_plan, *op, iterations, "");
     plan.ops.push_back(std::move(op_plan));
   }
   if (plan.ops.empty() && first_error) {

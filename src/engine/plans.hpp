@@ -30,9 +30,16 @@ std::vector<std::string> ops_not_run_here(const config::Config& config);
 // --seed, else [validation] seed, else a fresh random seed (0 means random in the config).
 std::uint64_t resolve_master_seed(std::optional<std::uint64_t> cli_seed, const config::Config& config);
 
+// Both plans start each op's cases (each dtype's, for test) with the op's corner cases
+// (fuzz/corners.hpp), then random ones; a count below the corner count drops the last corners and
+// names them in OpPlan::corners_dropped. CornerCases::skip leaves them out (ci's fuzz part, whose
+// test part already ran them at every dtype).
+enum class CornerCases { first, skip };
+
 Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection,
                             std::uint64_t master_seed, int cases_per_dtype);
 Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection,
-                            std::uint64_t master_seed, int iterations);
+                            std::uint64_t master_seed, int iterations,
+                            CornerCases corner_cases = CornerCases::first);
 
 }  // namespace gpuemu::engine

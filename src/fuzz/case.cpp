@@ -2,10 +2,11 @@
 // stream ("params", "dims", "input/NAME") so adding an input never shifts another's values.
 #include "fuzz/case.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
-#include <fmt/format.h>
 
+#include "fuzz/corners.hpp"
 #include "rng/seeded_rng.hpp"
 
 namespace gpuemu::fuzz {
@@ -17,12 +18,8 @@ constexpr std::array<rng::ValueDistribution, 3> kDistributions = {
     rng::ValueDistribution::regular, rng::ValueDistribution::boundary, rng::ValueDistribution::adversarial};
 
 // Primes spread over the sizes kernels meet; tile bugs hide at sizes coprime with the block.
-constexpr std::array<std::int64_t, 16> kPrimes = {2, 3, 5, 7, 13, 17, 31, 61, 97, 127, 193, 251, 509, 1021, 2039, 4093};
-
-bool matches(const CaseParams& p, const CaseFilter& f) {
-  return (!f.dtype || *f.dtype == p.dtype) && (!f.layout || *f.layout == p.layout) &&
-         (!f.distribution || *f.distribution == p.distribution);
-}
+constexpr std::array<std::int64_t, 16> kPrimes = {2,  3,   5,   7,   13,  17,   31,   61,
+                                                  97, 127, 193, 251, 509, 1021, 2039, 4093};
 
 Expected<std::int64_t> resolve_dim(const DimRef& ref, const std::map<std::string, std::int64_t>& dims,
                                    const config::OpConfig& op, const std::string& input) {
@@ -32,9 +29,10 @@ Expected<std::int64_t> resolve_dim(const DimRef& ref, const std::map<std::string
   const auto& name = std::get<std::string>(ref);
   auto it = dims.find(name);
   if (it == dims.end()) {
-    return fail(ErrorKind::config, fmt::format("op '{}': input '{}' uses dim '{}', which [ops.schema] dims does "
-                                               "not declare; add it, e.g. {} = [1, 128]",
-                                               op.name, input, name, name));
+    return fail(ErrorKind::config,
+                fmt::format("op '{}': input '{}' uses dim '{}', which [ops.schema] dims does "
+                            "not declare; add it, e.g. {} = [1, 128]",
+                            op.name, input, name, name));
   }
   return it->second;
 }
@@ -43,6 +41,11 @@ Expected<std::int64_t> resolve_dim(const DimRef& ref, const std::map<std::string
 const tensor::Shape kDefaultShape = {4, 64};
 
 }  // namespace
+
+bool case_matches(const CaseParams& p, const CaseFilter& f) {
+  return (!f.dtype || *f.dtype == p.dtype) && (!f.layout || *f.layout == p.layout) &&
+         (!f.distribution || *f.distribution == p.distribution);
+}
 
 std::map<std::string, tensor::Shape> Case::shapes() const {
   std::map<std::string, tensor::Shape> out;
@@ -69,7 +72,8 @@ std::uint64_t case_seed(const config::OpConfig& op, std::uint64_t master_seed, s
   std::uint64_t seed = 0;
   for (std::uint64_t attempt = 0; attempt < 100000; ++attempt) {
     seed = rng::derive_seed(master_seed, fmt::format("{}/{}/{}/{}", stream, family, index, attempt));
-    if (matches(case_params(op, seed), filter)) break;
+    // A seed that looks like a corner's (1 in 2^24) would replay as that corner: draw again.
+    if (!is_corner_seed(seed) && case_matches(case_params(op, seed), filter)) break;
   }
   return seed;
 }
@@ -101,7 +105,19 @@ Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t seed, con
   c.seed = seed;
   c.params = case_params(op, seed);
 
-  if (op.schema) {
+  if (const auto k = corner_index(seed)) {
+    // A corner's seed names its shape (corners.hpp); only its values come from the seed.
+    const auto all = corners(op);
+    const Corner* corner = corner_of(all, seed);
+    if (corner == nullptr) {
+      return fail(ErrorKind::config,
+                  fmt::format("case seed {} names corner case {} of op '{}', which has {} corner cases: the "
+                              "op's [ops.schema] dims changed since the seed was made; rerun test or fuzz",
+                              seed, *k, op.name, all.size()));
+    }
+    c.dims = corner->dims;
+    c.corner = corner->name;
+  } else if (op.schema) {
     rng::SeededRng dim_rng(rng::derive_seed(seed, "dims"));
     for (const auto& dim : op.schema->dims) {
       c.dims[dim.name] = dim.candidates.empty() ? choose_dim(dim_rng, dim.min, dim.max)

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "rng/values.hpp"
 #include "rng/seeded_rng.hpp"
+#include "rng/values.hpp"
 #include "tensor/tensor.hpp"
 #include "util/error.hpp"
 
@@ -38,13 +38,16 @@ struct Case {
   std::map<std::string, std::int64_t> dims;  // resolved schema dims
   tensor::NamedTensors inputs;               // in the case's memory layout (what the op gets)
   std::vector<std::string> input_order;
+  std::string corner;  // the corner's name (corners.hpp) when the seed names one, else ""
   std::map<std::string, tensor::Shape> shapes() const;
 };
 
 CaseParams case_params(const config::OpConfig& op, std::uint64_t case_seed);
+bool case_matches(const CaseParams& params, const CaseFilter& filter);
 
-// The index-th case seed of a stream ("test" or "fuzz") under a master seed that satisfies
-// the filter. Deterministic: same arguments, same seed.
+// The index-th random case seed of a stream ("test" or "fuzz") under a master seed that satisfies
+// the filter; never a corner's seed. Deterministic: same arguments, same seed. Runs take their
+// seeds from run_case_seed (corners.hpp), which puts the op's corners first.
 std::uint64_t case_seed(const config::OpConfig& op, std::uint64_t master_seed, std::string_view stream,
                         std::uint64_t index, const CaseFilter& filter);
 
@@ -54,7 +57,8 @@ std::uint64_t case_seed(const config::OpConfig& op, std::uint64_t master_seed, s
 using InputPlacer =
     std::function<std::optional<std::vector<tensor::PlacedStorage>>(const std::vector<std::size_t>& sizes)>;
 
-// Errors (ErrorKind::config) only for ops whose declared shapes cannot be resolved. With `place`,
+// Errors (ErrorKind::config) only for ops whose declared shapes cannot be resolved, or a corner's
+// seed naming a corner the op no longer has. With `place`,
 // a case in the contiguous layout gets its inputs where `place` says (same bytes either way).
 Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t case_seed,
                              const InputPlacer& place = {});

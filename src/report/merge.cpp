@@ -119,6 +119,13 @@ Expected<void> merge_op(result::OpEntry& into, const result::OpEntry& from, cons
   add_timing(into.timing, from.timing);
   const bool has_runtime = into.runtime && !into.runtime->is_null();
   if (from.runtime && !from.runtime->is_null() && !has_runtime) into.runtime = from.runtime;
+  // Each shard ran some of the op's corners; every shard names the same dropped ones.
+  into.corners.insert(into.corners.end(), from.corners.begin(), from.corners.end());
+  std::ranges::stable_sort(into.corners, {}, &result::CornerCase::index);
+  for (const auto& name : from.corners_dropped) {
+    if (std::ranges::find(into.corners_dropped, name) == into.corners_dropped.end())
+      into.corners_dropped.push_back(name);
+  }
   return {};
 }
 

@@ -61,6 +61,7 @@ struct FailureEntry {
   std::vector<WorstElement> worst;
   std::string stderr_text;  // "stderr"
   std::string replay;
+  std::optional<std::string> corner;  // the corner case's name; absent for a random case
 };
 
 // An ops[].dtypes[] entry: one (op, dtype)'s totals and worst errors; a baseline entry without "op".
@@ -89,7 +90,9 @@ struct OpEntry {
   std::vector<DtypeEntry> dtypes;
   std::vector<FailureEntry> failures;
   std::optional<Timing> timing;
-  std::optional<nlohmann::json> runtime;  // null when nothing ran the op here; absent in old documents
+  std::optional<nlohmann::json> runtime;     // null when nothing ran the op here; absent in old documents
+  std::vector<CornerCase> corners;           // "corners"; absent when empty
+  std::vector<std::string> corners_dropped;  // "corners_dropped"; absent when empty
 
   // The written status, or what the counts say: no case ran is not_run, never a pass.
   OpStatus status() const;

@@ -50,6 +50,29 @@ void read_worst(FieldReader& r, const Json& list, const std::string& where, std:
   }
 }
 
+// The optional "corners" and "corners_dropped" of an op entry.
+void read_corners(FieldReader& r, const Json& op, const std::string& where, OpEntry& out) {
+  if (const Json* corners = r.field(op, where, "corners", FieldType::array, false)) {
+    for (std::size_t i = 0; i < corners->size() && r.ok(); ++i) {
+      const Json& c = (*corners)[i];
+      const std::string here = at(where, "corners", i);
+      if (!c.is_object()) return r.problem(here, "should be an object");
+      CornerCase corner;
+      if (const Json* index = r.field(c, here, "case", FieldType::count))
+        corner.index = index->get<std::uint64_t>();
+      corner.seed = r.seed(c, here, "seed");
+      corner.name = r.text(c, here, "name");
+      out.corners.push_back(std::move(corner));
+    }
+  }
+  if (const Json* dropped = r.field(op, where, "corners_dropped", FieldType::array, false)) {
+    for (std::size_t i = 0; i < dropped->size() && r.ok(); ++i) {
+      if (!(*dropped)[i].is_string()) return r.problem(at(where, "corners_dropped", i), "should be a string");
+      out.corners_dropped.push_back((*dropped)[i].get<std::string>());
+    }
+  }
+}
+
 // A failures[] entry; a case record (`passing` allowed) may also have passed, kind "none".
 FailureEntry read_failure(FieldReader& r, const Json& f, const std::string& where, bool passing = false) {
   FailureEntry out;
@@ -85,6 +108,8 @@ FailureEntry read_failure(FieldReader& r, const Json& f, const std::string& wher
     out.case_index = index->get<std::uint64_t>();
   if (const Json* worst = r.field(f, where, "worst", FieldType::array, false))
     read_worst(r, *worst, where, out.worst);
+  if (const Json* corner = r.field(f, where, "corner", FieldType::string, false))
+    out.corner = corner->get<std::string>();
   // Checked after the fields the reader always checked, so their messages come first.
   static const Json kNone = Json::object();
   for (const auto& [name, shape] : (shapes ? *shapes : kNone).items()) {
@@ -157,6 +182,7 @@ OpEntry read_op(FieldReader& r, const Json& op, const std::string& where) {
   if (!r.ok()) return out;
   out.timing = read_timing(r, op, where);
   if (auto it = op.find("runtime"); it != op.end()) out.runtime = *it;
+  read_corners(r, op, where, out);
   return out;
 }
 

@@ -41,6 +41,13 @@ nlohmann::json op_json(const OpEntry& op) {
   if (op.runtime) entry["runtime"] = *op.runtime;
   if (op.spec) entry["spec"] = *op.spec;
   if (op.implementation) entry["implementation"] = *op.implementation;
+  if (!op.corners.empty()) {
+    nlohmann::json corners = nlohmann::json::array();
+    for (const auto& c : op.corners)
+      corners.push_back({{"case", c.index}, {"seed", std::to_string(c.seed)}, {"name", c.name}});
+    entry["corners"] = std::move(corners);
+  }
+  if (!op.corners_dropped.empty()) entry["corners_dropped"] = op.corners_dropped;
   return entry;
 }
 
@@ -78,6 +85,7 @@ FailureEntry make_failure(const CaseRecord& r) {
     f.worst.push_back({w.output, w.index, w.actual, w.expected, w.abs_err, w.rel_err});
   f.stderr_text = r.stderr_tail;
   f.replay = replay_command(r);
+  if (!r.corner.empty()) f.corner = r.corner;
   return f;
 }
 
@@ -125,6 +133,8 @@ ResultDocument make_document(const RunResult& result) {
     for (const auto& f : op->failures) entry.failures.push_back(make_failure(f));
     entry.timing = op->timing;
     entry.runtime = op->runtime;
+    entry.corners = op->corners;
+    entry.corners_dropped = op->corners_dropped;
     total += op->timing;
     doc.ops.push_back(std::move(entry));
   }
@@ -163,6 +173,7 @@ nlohmann::json to_json(const FailureEntry& f) {
                         {"replay", f.replay}};
   put_figures(out, f.figures);
   if (f.case_index) out["case"] = *f.case_index;
+  if (f.corner) out["corner"] = *f.corner;
   return out;
 }
 

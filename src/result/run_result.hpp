@@ -42,6 +42,7 @@ struct CaseRecord {
   std::map<std::string, tensor::Shape> shapes;
   check::ToleranceSpec tolerance;
   check::Verdict verdict;
+  std::string corner;       // the corner's name when the case is one of the op's corner cases
   std::string stderr_tail;  // of the script that failed, for op_error / reference_error
   // The case's inputs (as the op received them) for the store's snapshot; may be null.
   std::shared_ptr<const tensor::NamedTensors> inputs;
@@ -65,6 +66,14 @@ struct DtypeSummary {
   check::ToleranceSpec tolerance;
 };
 
+// A corner case of an op's plan (fuzz/corners.hpp): where it is and which corner it is.
+struct CornerCase {
+  std::uint64_t index = 0;  // position in its op's unsharded plan, as CaseRecord::index
+  std::uint64_t seed = 0;
+  std::string name;
+  bool operator==(const CornerCase&) const = default;
+};
+
 struct OpResult {
   std::string op;              // the op's unique name: "softmax", or "softmax/v2" for an implementation
   std::string spec;            // "softmax" for an implementation, else ""
@@ -80,6 +89,8 @@ struct OpResult {
   // What ran the op (framework, version, device, Triton/Pallas interpreter or GPU), from its
   // cases; null when no case reported it (client-side runs, an op that never ran).
   nlohmann::json runtime;
+  std::vector<CornerCase> corners;           // the corner cases of the op's plan, in plan order
+  std::vector<std::string> corners_dropped;  // corners the plan had no room for (OpPlan)
 };
 
 // A case that was still running when the run's time budget ran out, and was killed.

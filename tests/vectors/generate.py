@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-# Regenerates tests/vectors/rng.json and tensors.json from the Python implementation (gpuemu._internal.core.rng,
+# Regenerates tests/vectors/rng.json, tensors.json and corners.json from the Python implementation (gpuemu._internal.core.rng,
 # gpuemu._internal.core.values); the C++ and Python suites both check against them. See docs/rng.md "Vectors".
-"""Usage: python3 tests/vectors/generate.py  (after `pip install -e python`). Rewrites both files.
+"""Usage: python3 tests/vectors/generate.py  (after `pip install -e python`). Rewrites all three files
+(corners.json: the corner cases of a few op schemas and the case seeds that start a run).
 
 Only regenerate on purpose, after changing docs/rng.md: the vectors are what makes a replay seed
 from an older gpuemu regenerate the same inputs, so a diff here is a compatibility break.
@@ -196,8 +197,38 @@ def tensor_vectors() -> dict:
     return {"spec": "docs/rng.md", "generated_by": "tests/vectors/generate.py", "cases": cases, "large": large, "invalid_domains": invalid}
 
 
+def corner_vectors() -> dict:
+    """Corner cases (docs/configuration.md "Corner cases"): per op schema the corners, and the first
+    case seeds of a test and a fuzz stream (corners first) under two master seeds, with each case's dims."""
+    from gpuemu._internal.core.cases import DimSpec, OpSpec, case_params, case_shapes, corners, run_case_seed
+
+    schemas = [
+        ("mm", [("M", 1, 70, []), ("K", 1, 127, [1, 3, 127]), ("N", 1, 300, [])], {"a": ["M", "K"], "b": ["K", "N"]},
+         ["float32", "float16"]),
+        ("rows", [("R", 0, 8, []), ("C", 2, 4096, [])], {"x": ["R", "C"]}, ["float32"]),
+        ("wide", [("B", 4, 64, []), ("L", 1, 1, []), ("H", 16, 16, [16, 64])], {"x": ["B", "L", "H"]}, ["bfloat16"]),
+    ]
+    ops = []
+    for name, dims, inputs, dtypes in schemas:
+        op = OpSpec(name=name, dtypes=dtypes, input_names=list(inputs), has_schema=True, schema_inputs=inputs,
+                    dims=[DimSpec(n, lo, hi, list(c)) for n, lo, hi, c in dims])
+        streams = []
+        for master in (1, 12345678901234567890):
+            for stream, dtype in (("fuzz", None), (f"test/{dtypes[0]}", dtypes[0])):
+                seeds = [run_case_seed(op, master, stream, i, dtype) for i in range(len(corners(op)) + 2)]
+                streams.append({"master": str(master), "stream": stream, "dtype": dtype,
+                                "cases": [{"seed": str(s), "params": list(case_params(op, s)),
+                                           "shapes": {k: list(v) for k, v in case_shapes(op, s).items()}}
+                                          for s in seeds]})
+        ops.append({"name": name, "dtypes": dtypes, "inputs": inputs,
+                    "dims": [{"name": n, "min": lo, "max": hi, "candidates": list(c)} for n, lo, hi, c in dims],
+                    "corners": [{"name": n, "dims": d} for n, d in corners(op)], "streams": streams})
+    return {"spec": "docs/configuration.md", "generated_by": "tests/vectors/generate.py", "ops": ops}
+
+
 def main() -> None:
-    for name, data in (("rng.json", rng_vectors()), ("tensors.json", tensor_vectors())):
+    for name, data in (("rng.json", rng_vectors()), ("tensors.json", tensor_vectors()),
+                       ("corners.json", corner_vectors())):
         path = HERE / name
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {path} ({path.stat().st_size} bytes)")

@@ -12,7 +12,7 @@ import numpy as np
 
 from gpuemu._internal.client.guard import run_guarded
 from gpuemu._internal.client.minimize import shrink
-from gpuemu._internal.core.cases import case_params, case_shapes, case_seed, generate_case
+from gpuemu._internal.core.cases import case_params, case_shapes, generate_case, run_case_seed
 from gpuemu._internal.core.compare import Verdict, compare_output
 from gpuemu._internal.core.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
 from gpuemu.frameworks import AdapterSettings, Converter, framework_of
@@ -51,7 +51,7 @@ def plan_cases(op: ResolvedOp, master_seed: int, iterations: int, dtype: str | N
     MASTER --iterations N [--dtype D]` runs, so every case seed also replays in the CLI."""
     refs = []
     for index in range(iterations):
-        seed = case_seed(op.spec, master_seed, "fuzz", index, dtype)
+        seed = run_case_seed(op.spec, master_seed, "fuzz", index, dtype)
         case_dtype, layout, distribution = case_params(op.spec, seed)
         refs.append(CaseRef(op, index, seed, master_seed, case_dtype, layout, distribution,
                             case_shapes(op.spec, seed)))

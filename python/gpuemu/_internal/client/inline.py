@@ -22,7 +22,7 @@ from gpuemu._internal import loading
 from gpuemu._config_keys import DEFAULTS
 from gpuemu.frameworks import triton_hook
 from gpuemu._internal.client.repro import input_snapshot
-from gpuemu._internal.core.cases import OpSpec, case_seed, declared_output, generate_case
+from gpuemu._internal.core.cases import OpSpec, declared_output, generate_case, run_case_seed
 from gpuemu._internal.core.compare import compare_outputs, named_outputs
 from gpuemu._internal.core.dtypes import canonical_dtype
 from gpuemu._internal.core.tolerance import ToleranceConfig, tolerance_from_tables
@@ -260,7 +260,7 @@ class InlineProject:
     def test_case(self, op_name: str, master_seed: int, index: int = 0, stream: str = "fuzz",
                   dtype: str | None = None) -> TestCase:
         op = self.op(op_name)
-        return generate_case(op, case_seed(op, master_seed, stream, index, dtype))
+        return generate_case(op, run_case_seed(op, master_seed, stream, index, dtype))
 
 
 def _infer_dtype(inputs: dict, output: Any, op: OpSpec) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 
 from gpuemu._internal.client.guard import run_guarded
 from gpuemu._internal.client.repro import fuzz_config_for, repro_for_case
-from gpuemu._internal.core.cases import DimSpec, OpSpec, case_seed, generate_case
+from gpuemu._internal.core.cases import DimSpec, OpSpec, generate_case, run_case_seed
 from gpuemu.errors import ClientError
 from gpuemu.frameworks import AdapterSettings, Converter
 from gpuemu.frameworks._foreign import arrays_of, case_storage
@@ -53,7 +53,7 @@ def inline_batch(project, op_name: str, count: int, seed: int, op_schema: dict |
         op = schema_op(op, op_schema)
     if dtypes:
         op = dataclasses.replace(op, dtypes=list(dtypes))
-    return [_case_dict(generate_case(op, case_seed(op, seed, "fuzz", i, distribution=values)), op_name)
+    return [_case_dict(generate_case(op, run_case_seed(op, seed, "fuzz", i, distribution=values)), op_name)
             for i in range(start, start + count)]
 
 

@@ -16,7 +16,8 @@ from gpuemu._internal.core.rng import SeededRng, derive_seed
 from gpuemu._internal.core.values import generate_tensor
 from gpuemu.results import TestCase
 
-__all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "generate_case"]
+__all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "corner_seed", "corners",
+           "generate_case", "is_corner_seed", "run_case_seed"]
 
 _DISTRIBUTIONS = ("regular", "boundary", "adversarial")
 DEFAULT_SHAPE = (4, 64)  # config::kDefaultInputShape
@@ -128,10 +129,77 @@ def case_seed(op: OpSpec, master_seed: int, stream: str, index: int, dtype: str 
     seed = 0
     for attempt in range(100000):
         seed = derive_seed(master_seed, f"{stream}/{op.name}/{index}/{attempt}")
+        if is_corner_seed(seed):  # would replay as a corner case: draw again, as C++ does
+            continue
         params = case_params(op, seed)
         if (dtype is None or params[0] == canonical_dtype(dtype)) and (distribution is None or params[2] == distribution):
             break
     return seed
+
+
+# fuzz/corners.hpp: a corner's seed is CORNER_TAG << 40 | index << 32 | 32 seeded bits.
+CORNER_TAG = 0xC0E4E5
+CORNER_OTHER_SIZE = 33
+MAX_CORNERS = 256
+
+
+def _dim_min(d: DimSpec) -> int:
+    return min(d.candidates) if d.candidates else d.lo
+
+
+def _other_size(d: DimSpec) -> int:
+    if not d.candidates:
+        return min(max(CORNER_OTHER_SIZE, d.lo), d.hi)
+    below = [c for c in d.candidates if c <= CORNER_OTHER_SIZE]
+    return max(below) if below else min(d.candidates)
+
+
+def corners(op: OpSpec) -> list[tuple[str, dict[str, int]]]:
+    """The op's corner cases in run order, (name, dims): fuzz::corners, name for name."""
+    out: list[tuple[str, dict[str, int]]] = []
+    if not op.has_schema or not op.dims:
+        return out
+
+    def add(what: str, sizes: dict[str, int]) -> None:
+        if len(out) < MAX_CORNERS and all(sizes != dims for _, dims in out):
+            out.append((f"{what}: " + ", ".join(f"{d.name}={sizes[d.name]}" for d in op.dims), sizes))
+
+    minimum = {d.name: _dim_min(d) for d in op.dims}
+    others = {d.name: _other_size(d) for d in op.dims}
+    add("every dim at its minimum", dict(minimum))
+    for d in op.dims:
+        add(f"{d.name} alone at its minimum", {**others, d.name: minimum[d.name]})
+        allows_one = 1 in d.candidates if d.candidates else d.lo <= 1 <= d.hi
+        if minimum[d.name] != 1 and allows_one:
+            add(f"{d.name} alone at 1", {**others, d.name: 1})
+    return out
+
+
+def is_corner_seed(seed: int) -> bool:
+    return seed >> 40 == CORNER_TAG
+
+
+def corner_seed(op: OpSpec, master_seed: int, stream: str, corner: int, dtype: str | None = None,
+                distribution: str | None = None) -> int:
+    """The seed of corner `corner` in a stream: fuzz::corner_seed."""
+    head = CORNER_TAG << 40 | (corner & 0xFF) << 32
+    seed = head
+    for attempt in range(100000):
+        seed = head | (derive_seed(master_seed, f"corner/{stream}/{op.name}/{corner}/{attempt}") & 0xFFFFFFFF)
+        params = case_params(op, seed)
+        if (dtype is None or params[0] == canonical_dtype(dtype)) and (distribution is None or params[2] == distribution):
+            break
+    return seed
+
+
+def run_case_seed(op: OpSpec, master_seed: int, stream: str, index: int, dtype: str | None = None,
+                  distribution: str | None = None) -> int:
+    """The index-th case of a test or fuzz run, corners first: fuzz::run_case_seed."""
+    if distribution == "mixed":
+        distribution = None
+    if index < len(corners(op)):
+        return corner_seed(op, master_seed, stream, index, dtype, distribution)
+    return case_seed(op, master_seed, stream, index, dtype, distribution)
 
 
 def _resolve(ref, dims: dict, op: OpSpec, name: str) -> int:
@@ -146,7 +214,15 @@ def _resolve(ref, dims: dict, op: OpSpec, name: str) -> int:
 def case_shapes(op: OpSpec, seed: int) -> dict[str, tuple[int, ...]]:
     """The input shapes of the case of `seed` (its dims draw only; no values are generated)."""
     dims: dict[str, int] = {}
-    if op.has_schema:
+    if is_corner_seed(seed):
+        all_corners = corners(op)
+        k = seed >> 32 & 0xFF
+        if k >= len(all_corners):
+            raise ValueError(f"case seed {seed} names corner case {k} of op '{op.name}', which has "
+                             f"{len(all_corners)} corner cases: the op's [ops.schema] dims changed since the seed "
+                             "was made; rerun test or fuzz")
+        dims = dict(all_corners[k][1])
+    elif op.has_schema:
         r = SeededRng(derive_seed(seed, "dims"))
         for d in op.dims:
             dims[d.name] = choose_dim(r, d.lo, d.hi) if not d.candidates else d.candidates[r.gen_range(0, len(d.candidates))]
