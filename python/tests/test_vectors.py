@@ -108,8 +108,8 @@ def test_corner_cases_and_the_seeds_that_start_a_run(vectors_dir):
     assert len(vectors["ops"]) == 3
     for v in vectors["ops"]:
         op = OpSpec(name=v["name"], dtypes=v["dtypes"], input_names=list(v["inputs"]), has_schema=True,
-                    schema_inputs=v["inputs"], dims=[DimSpec(d["name"], d["min"], d["max"], d["candidates"])
-                                                     for d in v["dims"]])
+                    schema_inputs=v["inputs"], dims=[DimSpec(d["name"], d["min"], d["max"], d["candidates"],
+                                                             d["tiles"]) for d in v["dims"]])
         assert [{"name": n, "dims": d} for n, d in corners(op)] == v["corners"]
         for stream in v["streams"]:
             for i, case in enumerate(stream["cases"]):

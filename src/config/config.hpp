@@ -83,6 +83,9 @@ struct DimSpec {
   std::int64_t min = 1;
   std::int64_t max = 1;
   std::vector<std::int64_t> candidates;  // non-empty means candidates, not a range
+  // [ops.schema] tiles: the block sizes a kernel cuts this dim into; the corner cases put the dim at
+  // each tile's boundary and its neighbours (fuzz/corners.hpp). Empty: none declared.
+  std::vector<std::int64_t> tiles;
 };
 
 // A dimension reference in an input's shape: a schema dim name or a literal size.

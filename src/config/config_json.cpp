@@ -64,6 +64,7 @@ json schema_json(const OpSchema& schema) {
     } else {
       dim["candidates"] = d.candidates;
     }
+    if (!d.tiles.empty()) dim["tiles"] = d.tiles;  // only when declared: digests stay
     dims.push_back(dim);
   }
   json inputs = json::array();

@@ -136,6 +136,8 @@ const std::array kRows = {
 
     // [ops.schema] and its dims (parse_inputs.cpp)
     KeyRow{"ops.schema", "dims", "table", "", "parse_dim", "NAME = [min, max] or { candidates = [...] }"},
+    KeyRow{"ops.schema", "tiles", "table", "", "parse_tiles",
+           "NAME = size or [sizes]: the dim's tile sizes; corner cases put it at each boundary ± 1"},
     KeyRow{"ops.schema", "inputs", "table", "", "parse_shape", "NAME = [dim, ...] for each input"},
     KeyRow{"ops.schema", "output", "array", "", "parse_shape", "the declared output shape"},
     KeyRow{"ops.schema.dims.NAME", "candidates", "array of positive integers", "", "parse_dim",

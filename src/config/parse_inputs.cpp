@@ -80,6 +80,27 @@ Expected<DimSpec> parse_dim(const Diagnostics& diag, const Entry& e) {
                  example);
 }
 
+// One entry of [ops.schema] tiles: NAME = size or [sizes], positive, for a dim declared in `dims`.
+Expected<void> parse_tiles(const Diagnostics& diag, const Entry& e, std::vector<DimSpec>& dims) {
+  const auto dim = std::find_if(dims.begin(), dims.end(), [&](const DimSpec& d) { return d.name == e.name; });
+  if (dim == dims.end()) {
+    return diag.at(*e.key, "tiles names dim '" + e.name + "', which [ops.schema] dims does not declare",
+                   "declare it in dims, or remove it from tiles");
+  }
+  const std::string what = "a tile of dim '" + e.name + "'";
+  if (e.value->is_integer()) {
+    dim->tiles.push_back(TRY(positive_integer(diag, *e.value, what)));
+    return {};
+  }
+  const auto* sizes = e.value->as_array();
+  if (sizes == nullptr || sizes->empty() || !sizes->is_homogeneous(toml::node_type::integer)) {
+    return diag.at(*e.value, "tiles of dim '" + e.name + "' must be a positive integer or an array of them",
+                   "write " + e.name + " = 128 or " + e.name + " = [64, 128]");
+  }
+  for (const toml::node& size : *sizes) dim->tiles.push_back(TRY(positive_integer(diag, size, what)));
+  return {};
+}
+
 // A shape: dim names declared in `dims` (when a schema exists) or positive literal sizes.
 // `user` says who uses it in messages: "input 'b'" or "the output".
 Expected<std::vector<DimRef>> parse_shape(const Diagnostics& diag, const toml::node& node,
@@ -135,6 +156,9 @@ Expected<OpSchema> parse_schema(const Diagnostics& diag, const toml::table& tabl
   }
   if (const toml::node* output = r.node("output")) {
     schema.output = TRY(parse_shape(diag, *output, "output", "the output", &schema.dims));
+  }
+  if (const toml::table* tiles = TRY(r.subtable("tiles"))) {
+    for (const Entry& e : entries_in_file_order(*tiles)) TRY(parse_tiles(diag, e, schema.dims));
   }
   return schema;
 }

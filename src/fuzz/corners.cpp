@@ -62,6 +62,18 @@ std::vector<Corner> corners(const config::OpConfig& op) {
       add(fmt::format("{} alone at 1", dim.name), alone);
     }
   }
+  for (const auto& dim : dims) {
+    for (const std::int64_t tile : dim.tiles) {
+      for (const std::int64_t offset : {-1, 0, 1}) {
+        if (!allows(dim, tile + offset)) continue;
+        auto edge = others;
+        edge[dim.name] = tile + offset;
+        add(offset == 0 ? fmt::format("{} at its tile {}", dim.name, tile)
+                        : fmt::format("{} at its tile {} {} 1", dim.name, tile, offset < 0 ? "-" : "+"),
+            edge);
+      }
+    }
+  }
   return out;
 }
 

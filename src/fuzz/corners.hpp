@@ -16,7 +16,7 @@ namespace gpuemu::fuzz {
 struct CaseFilter;
 
 // One corner: its dims (every schema dim) and a name for reports ("every dim at its minimum:
-// M=1, N=1", "N alone at 1: M=33, N=1").
+// M=1, N=1", "N alone at 1: M=33, N=1", "N at its tile 128 + 1: M=33, N=129").
 struct Corner {
   std::string name;
   std::map<std::string, std::int64_t> dims;
@@ -26,8 +26,10 @@ struct Corner {
 // clamped to a range; for candidates, the largest one up to 33, else the smallest.
 inline constexpr std::int64_t kCornerOtherSize = 33;
 
-// The op's corners in run order (docs/configuration.md, "Corner cases"); empty for an op without a
-// schema (its shapes are fixed). At most kMaxCorners; identical dim sets appear once.
+// The op's corners in run order (docs/configuration.md, "Corner cases"): every dim at its minimum,
+// each dim alone at its minimum and at 1, then each dim at each of its [ops.schema] tiles - 1, the tile
+// and + 1. Empty for an op without a schema (its shapes are fixed). At most kMaxCorners; identical dim
+// sets appear once.
 std::vector<Corner> corners(const config::OpConfig& op);
 inline constexpr std::size_t kMaxCorners = 256;
 

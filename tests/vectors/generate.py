@@ -203,15 +203,16 @@ def corner_vectors() -> dict:
     from gpuemu._internal.core.cases import DimSpec, OpSpec, case_params, case_shapes, corners, run_case_seed
 
     schemas = [
-        ("mm", [("M", 1, 70, []), ("K", 1, 127, [1, 3, 127]), ("N", 1, 300, [])], {"a": ["M", "K"], "b": ["K", "N"]},
-         ["float32", "float16"]),
-        ("rows", [("R", 0, 8, []), ("C", 2, 4096, [])], {"x": ["R", "C"]}, ["float32"]),
-        ("wide", [("B", 4, 64, []), ("L", 1, 1, []), ("H", 16, 16, [16, 64])], {"x": ["B", "L", "H"]}, ["bfloat16"]),
+        ("mm", [("M", 1, 70, [], []), ("K", 1, 127, [1, 3, 127], [2]), ("N", 1, 300, [], [])],
+         {"a": ["M", "K"], "b": ["K", "N"]}, ["float32", "float16"]),
+        ("rows", [("R", 0, 8, [], []), ("C", 2, 4096, [], [64, 4096])], {"x": ["R", "C"]}, ["float32"]),
+        ("wide", [("B", 4, 64, [], [8]), ("L", 1, 1, [], []), ("H", 16, 16, [16, 64], [])], {"x": ["B", "L", "H"]},
+         ["bfloat16"]),
     ]
     ops = []
     for name, dims, inputs, dtypes in schemas:
         op = OpSpec(name=name, dtypes=dtypes, input_names=list(inputs), has_schema=True, schema_inputs=inputs,
-                    dims=[DimSpec(n, lo, hi, list(c)) for n, lo, hi, c in dims])
+                    dims=[DimSpec(n, lo, hi, list(c), list(t)) for n, lo, hi, c, t in dims])
         streams = []
         for master in (1, 12345678901234567890):
             for stream, dtype in (("fuzz", None), (f"test/{dtypes[0]}", dtypes[0])):
@@ -221,7 +222,8 @@ def corner_vectors() -> dict:
                                            "shapes": {k: list(v) for k, v in case_shapes(op, s).items()}}
                                           for s in seeds]})
         ops.append({"name": name, "dtypes": dtypes, "inputs": inputs,
-                    "dims": [{"name": n, "min": lo, "max": hi, "candidates": list(c)} for n, lo, hi, c in dims],
+                    "dims": [{"name": n, "min": lo, "max": hi, "candidates": list(c), "tiles": list(t)}
+                             for n, lo, hi, c, t in dims],
                     "corners": [{"name": n, "dims": d} for n, d in corners(op)], "streams": streams})
     return {"spec": "docs/configuration.md", "generated_by": "tests/vectors/generate.py", "ops": ops}
 

@@ -151,6 +151,26 @@ TEST(ConfigDiagnostics, BadRange) {
                 "                                ^");
 }
 
+TEST(ConfigDiagnostics, SchemaTilesNameADeclaredDimAndArePositive) {
+  const std::string schema = "[ops.schema]\ndims = { M = [1, 300] }\ninputs = { a = [\"M\"] }\n";
+  EXPECT_EQ(load_ok(kOp + schema + "tiles = { M = [64, 128] }\n").ops.at(0).schema->dims.at(0).tiles,
+            (std::vector<std::int64_t>{64, 128}));
+  EXPECT_EQ(load_ok(kOp + schema + "tiles = { M = 32 }\n").ops.at(0).schema->dims.at(0).tiles,
+            (std::vector<std::int64_t>{32}));
+  EXPECT_NE(load_ok(kOp + schema).digest, load_ok(kOp + schema + "tiles = { M = 32 }\n").digest);
+  EXPECT_EQ(error_of(kOp + schema + "tiles = { N = 32 }\n"),
+            kPath +
+                ":10:11: error: tiles names dim 'N', which [ops.schema] dims does not declare\n"
+                "tiles = { N = 32 }\n"
+                "          ^\n"
+                "hint: declare it in dims, or remove it from tiles");
+  EXPECT_EQ(error_of(kOp + schema + "tiles = { M = [64, 0] }\n"),
+            kPath +
+                ":10:20: error: a tile of dim 'M' must be a positive integer, got 0\n"
+                "tiles = { M = [64, 0] }\n"
+                "                   ^");
+}
+
 TEST(ConfigDiagnostics, MissingScript) {
   EXPECT_EQ(error_of(kHead + "[[ops]]\nname = \"mm\"\nreference = \"scripts/missing_ref.py\"\n"),
             kPath + ":5:13: error: script not found: 'scripts/missing_ref.py' (looked for " +

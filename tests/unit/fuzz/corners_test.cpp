@@ -28,7 +28,8 @@ config::OpConfig op_of(const json& v) {
   config::OpSchema schema;
   for (const auto& d : v["dims"]) {
     schema.dims.push_back({d["name"].get<std::string>(), d["min"].get<std::int64_t>(),
-                           d["max"].get<std::int64_t>(), d["candidates"].get<std::vector<std::int64_t>>()});
+                           d["max"].get<std::int64_t>(), d["candidates"].get<std::vector<std::int64_t>>(),
+                           d["tiles"].get<std::vector<std::int64_t>>()});
   }
   for (const auto& [input, dims] : v["inputs"].items()) {
     std::vector<config::DimRef> refs;
@@ -106,7 +107,7 @@ TEST(Corners, ASeedNamingACornerTheOpNoLongerHasIsAConfigErrorNamingTheOp) {
   const auto c = generate_case(op, seed);
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().kind, ErrorKind::config);
-  EXPECT_NE(c.error().message.find("names corner case 200 of op 'mm', which has 4 corner cases"),
+  EXPECT_NE(c.error().message.find("names corner case 200 of op 'mm', which has 5 corner cases"),
             std::string::npos)
       << c.error().message;
 }

@@ -29,6 +29,7 @@ class DimSpec:
     lo: int = 1
     hi: int = 1
     candidates: list[int] = field(default_factory=list)
+    tiles: list[int] = field(default_factory=list)  # [ops.schema] tiles
 
 
 @dataclass
@@ -73,6 +74,9 @@ class OpSpec:
                     op.dims.append(DimSpec(name, min(cands), max(cands), cands))
                 else:
                     op.dims.append(DimSpec(name, int(value[0]), int(value[1])))
+            for d in op.dims:
+                tiles = schema.get("tiles", {}).get(d.name, [])
+                d.tiles = [int(t) for t in (tiles if isinstance(tiles, list) else [tiles])]
             op.schema_inputs = {k: list(v) for k, v in schema.get("inputs", {}).items()}
             op.schema_output = list(schema.get("output", []))
         op.invariants = [str(i) for i in table.get("invariants", DEFAULTS["ops", "invariants"])]
@@ -172,6 +176,13 @@ def corners(op: OpSpec) -> list[tuple[str, dict[str, int]]]:
         allows_one = 1 in d.candidates if d.candidates else d.lo <= 1 <= d.hi
         if minimum[d.name] != 1 and allows_one:
             add(f"{d.name} alone at 1", {**others, d.name: 1})
+    for d in op.dims:
+        for tile in d.tiles:
+            for offset in (-1, 0, 1):
+                size = tile + offset
+                if (size in d.candidates) if d.candidates else d.lo <= size <= d.hi:
+                    what = f"{d.name} at its tile {tile}" + ("" if offset == 0 else f" {'-' if offset < 0 else '+'} 1")
+                    add(what, {**others, d.name: size})
     return out
 
 
