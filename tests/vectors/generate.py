@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-# Regenerates tests/vectors/rng.json, tensors.json and corners.json from the Python implementation (gpuemu._internal.core.rng,
-# gpuemu._internal.core.values); the C++ and Python suites both check against them. See docs/rng.md "Vectors".
+# Regenerates tests/vectors/rng.json, tensors.json and corners.json from the Python implementation
+# (gpuemu._internal.core.rng, values, cases); the C++ and Python suites both check against them. See docs/rng.md
+# "Vectors" and docs/configuration.md "Corner cases".
 """Usage: python3 tests/vectors/generate.py  (after `pip install -e python`). Rewrites all three files
 (corners.json: the corner cases of a few op schemas and the case seeds that start a run).
 

@@ -14,6 +14,7 @@
 #include "daemon_test_support.hpp"
 #include "engine/replay.hpp"
 #include "fuzz/case.hpp"
+#include "fuzz/corners.hpp"
 
 namespace gpuemu::daemon {
 namespace {
@@ -178,7 +179,7 @@ TEST_F(DispatchTest, TestBatchMatchesTheFuzzCaseStream) {
   ASSERT_TRUE(config);
   const auto& op = *(*config)->find_op("relu");
   for (std::uint64_t i = 0; i < 3; ++i) {
-    const auto seed = fuzz::case_seed(op, 42, "fuzz", 2 + i, {});
+    const auto seed = fuzz::run_case_seed(op, 42, "fuzz", 2 + i, {});  // case 2 is a corner, 3 and 4 random
     const auto expected = fuzz::generate_case(op, seed);
     ASSERT_TRUE(expected);
     EXPECT_EQ(reply.header["cases"][i]["seed"], std::to_string(seed));

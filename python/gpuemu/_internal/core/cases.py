@@ -197,8 +197,8 @@ def corner_seed(op: OpSpec, master_seed: int, stream: str, corner: int, dtype: s
     seed = head
     for attempt in range(100000):
         seed = head | (derive_seed(master_seed, f"corner/{stream}/{op.name}/{corner}/{attempt}") & 0xFFFFFFFF)
-        params = case_params(op, seed)
-        if (dtype is None or params[0] == canonical_dtype(dtype)) and (distribution is None or params[2] == distribution):
+        dtype_of, _, distribution_of = case_params(op, seed)
+        if (dtype is None or dtype_of == canonical_dtype(dtype)) and distribution in (None, distribution_of):
             break
     return seed
 
