@@ -58,6 +58,7 @@ DEFAULTS = {
     ("ops.implementations", "op_script"): None,
     ("ops.implementations", "source"): None,
     ("ops.schema", "dims"): None,
+    ("ops.schema", "tiles"): None,
     ("ops.schema", "inputs"): None,
     ("ops.schema", "output"): None,
     ("ops.schema.dims.NAME", "candidates"): None,
