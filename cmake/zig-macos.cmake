@@ -22,7 +22,3 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(CMAKE_PREFIX_PATH /)
-# zig 0.17's libc++ and clang headers: a first <float.h> included for INFINITY alone (libc++'s
-# <__math/...>) sets libc++'s include guard, so a later <cfloat> defines no FLT_MAX. The stage's
-# prelude (scripts/cross-macos.sh) includes the whole of <float.h> and INFINITY/NAN before anything.
-set(CMAKE_CXX_FLAGS_INIT "-include ${GPUEMU_CROSS_STAGE}/include/gpuemu-zig-prelude.h")

@@ -28,7 +28,8 @@ stage_headers() {
   cp -r "/usr/include/$MULTIARCH/curl" "$inc/"
   cp /usr/include/sqlite3.h /usr/include/sqlite3ext.h /usr/include/blake2.h /usr/include/zlib.h \
     /usr/include/zconf.h /usr/include/pugixml.hpp /usr/include/pugiconfig.hpp "$inc/"
-  # What cmake/zig-macos.cmake has every C++ file include first (zig 0.17's <float.h> guard).
+  # Included first by every C++ file (CMAKE_CXX_FLAGS below): in zig 0.17's headers a first <float.h>
+  # for INFINITY alone (libc++'s <__math/...>) sets libc++'s guard, so a later <cfloat> has no FLT_MAX.
   printf '#include <float.h>\n#include <__float_infinity_nan.h>\n' >"$inc/gpuemu-zig-prelude.h"
 }
 
@@ -98,6 +99,7 @@ for target in $TARGETS; do
   if ! PKG_CONFIG_LIBDIR=$stage/lib/pkgconfig PKG_CONFIG_PATH='' cmake -S . -B "$dir/build" -G Ninja \
     -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/zig-macos.cmake" -DGPUEMU_ZIG_TARGET="$target" \
     -DGPUEMU_ZIG_BIN="$ROOT/$dir/bin" -DGPUEMU_CROSS_STAGE="$stage" -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS="-include $stage/include/gpuemu-zig-prelude.h" \
     -DCMAKE_C_FLAGS_DEBUG=-O0 -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DGPUEMU_BUILD_TESTS=OFF -DGPUEMU_UNITY=ON \
     -DGPUEMU_WERROR=ON "${launcher[@]}" >"$dir/configure.log" 2>&1; then
     cat "$dir/configure.log" >&2
