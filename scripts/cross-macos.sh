@@ -107,8 +107,9 @@ for target in $TARGETS; do
     status=1
     continue
   fi
-  # Every library first; then the link, whose undefined third-party symbols become the stubs'.
-  if ! cmake --build "$dir/build" -j "$JOBS" --target gpuemu_cli >"$dir/compile.log" 2>&1; then
+  # Every library first (-k 0: every file that fails, not only the first); then the link, whose
+  # undefined third-party symbols become the stubs'.
+  if ! cmake --build "$dir/build" -j "$JOBS" --target gpuemu_cli -- -k 0 >"$dir/compile.log" 2>&1; then
     grep -E "error|FAILED" "$dir/compile.log" | head -40 >&2
     summary+=("$target: compile FAILED (see $dir/compile.log)")
     status=1
