@@ -153,7 +153,8 @@ const std::array kRows = {
     // [[kernels]] (parse_kernels.cpp)
     KeyRow{"kernels", "name", "string", "", "required_string", "unique kernel name"},
     KeyRow{"kernels", "source", "string", "", "required_string", "a .ptx, .cu or .cubin file"},
-    KeyRow{"kernels", "reference", "string", "\"\"", "string", "informational"},
+    KeyRow{"kernels", "reference", "string", "\"\"", "string_item",
+           "informational: a script that exists, or module:function"},
     KeyRow{"kernels", "arch", "string", "\"sm_80\"", "string", "target for ptxas"},
     KeyRow{"kernels", "artifact_checks", "table", "", "parse_artifact_checks", "limits the lint enforces"},
     KeyRow{"kernels.artifact_checks", "max_registers", "integer ≥ 1", "128", "int_at_least",

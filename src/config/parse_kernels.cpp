@@ -50,7 +50,21 @@ Expected<KernelConfig> parse_kernel(const Diagnostics& diag, const toml::table& 
         "kernel source not found: '" + source.value + "' (looked for " + kernel.source.string() + ")",
         "paths are relative to " + base.string() + "; give a .ptx, .cu or .cubin file");
   }
-  if (auto ref = TRY(r.string("reference"))) kernel.reference = *ref;
+  if (auto ref = TRY(r.string_item("reference")); ref && !ref->value.empty()) {
+    // A script path must name a file (a typo was accepted silently); module:function is kept as written.
+    static const std::regex callable(R"(^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$)");
+    const fs::path script(ref->value);
+    const fs::path ref_base = diag.base_dir(ref->node->source());
+    const fs::path resolved = (script.is_absolute() ? script : ref_base / script).lexically_normal();
+    if (!std::regex_match(ref->value, callable) && !fs::is_regular_file(resolved, ec)) {
+      return diag.at(
+          *ref->node,
+          "kernel reference not found: '" + ref->value + "' (looked for " + resolved.string() + ")",
+          "paths are relative to " + ref_base.string() +
+              "; name the reference script, or a Python callable as module:function");
+    }
+    kernel.reference = ref->value;
+  }
   if (auto arch = TRY(r.string_item("arch"))) {
     static const std::regex arch_pattern(R"((sm|compute)_[0-9]{2,3}[af]?)");
     if (!std::regex_match(arch->value, arch_pattern)) {

@@ -301,6 +301,21 @@ TEST(ConfigDiagnostics, KernelSourceMustExist) {
                 kProject.string() + "; give a .ptx, .cu or .cubin file");
 }
 
+TEST(ConfigDiagnostics, KernelReferenceMustExist) {
+  const std::string kernel = kHead + "[[kernels]]\nname = \"k\"\nsource = \"kernels/matmul.ptx\"\n";
+  EXPECT_EQ(error_of(kernel + "reference = \"does_not_exist.py\"\n"),
+            kPath + ":6:13: error: kernel reference not found: 'does_not_exist.py' (looked for " +
+                (kProject / "does_not_exist.py").string() + ")\n" +
+                "reference = \"does_not_exist.py\"\n"
+                "            ^\n"
+                "hint: paths are relative to " +
+                kProject.string() + "; name the reference script, or a Python callable as module:function");
+  EXPECT_EQ(load_ok(kernel + "reference = \"scripts/matmul_ref.py\"\n").kernels.at(0).reference,
+            "scripts/matmul_ref.py");
+  EXPECT_EQ(load_ok(kernel + "reference = \"my_project.refs:matmul\"\n").kernels.at(0).reference,
+            "my_project.refs:matmul");
+}
+
 TEST(FormatDiagnostic, CaretFollowsTabsAndUtf8) {
   EXPECT_EQ(format_diagnostic("f.toml", 2, 3, "\tx = 1", "bad", ""), "f.toml:2:3: error: bad\n\tx = 1\n\t ^");
   // "é" is two bytes but one column.
