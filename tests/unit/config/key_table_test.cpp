@@ -39,7 +39,7 @@ std::string doc_region(std::string section) {
   const std::string& doc = configuration_md();
   while (!section.empty()) {
     for (const std::string& title : {"[" + section + "]", "[[" + section + "]]"}) {
-      for (const std::string& level : {"\n## ", "\n### "}) {
+      for (const std::string level : {"\n## ", "\n### "}) {
         const std::size_t at = doc.find(level + title + "\n");
         if (at == std::string::npos) continue;
         std::size_t end = doc.find("\n## ", at + 1);
