@@ -201,9 +201,8 @@ Expected<void> run_daemon(const DaemonPaths& paths, const RunOptions& options) {
                      worker_count(options), ::getpid(), paths.db.string(),
                      options.config ? options.config->string() : "none"));
 
-  const timespec poll{0, 200 * 1000 * 1000};
   while (!(*state)->stopping) {
-    const int sig = sigtimedwait(&signals, nullptr, &poll);
+    const int sig = platform::wait_for_signal(signals, std::chrono::milliseconds(200));
     if (sig > 0) {
       logger(fmt::format("received signal {} ({}): finishing in-flight requests", sig, strsignal(sig)));
       (*state)->stopping = true;

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <system_error>
@@ -144,6 +146,37 @@ int usable_cpus() {
   if (::sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
 #endif
   return std::max(1, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+const char* signal_description(int signal) {
+#if defined(GPUEMU_HAVE_SIGDESCR_NP)
+  return ::sigdescr_np(signal);
+#else
+  return ::strsignal(signal);
+#endif
+}
+
+int wait_for_signal(const sigset_t& set, std::chrono::milliseconds timeout) {
+#if defined(GPUEMU_HAVE_SIGTIMEDWAIT)
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+  const timespec wait{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  return ::sigtimedwait(&set, nullptr, &wait);
+#else
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    sigset_t pending;
+    sigemptyset(&pending);
+    ::sigpending(&pending);
+    for (int signal = 1; signal < NSIG; ++signal) {
+      if (sigismember(&set, signal) == 1 && sigismember(&pending, signal) == 1) {
+        int taken = -1;
+        return ::sigwait(&set, &taken) == 0 ? taken : -1;
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return -1;
+    ::usleep(10 * 1000);
+  }
+#endif
 }
 
 bool process_running(pid_t pid) {

@@ -2,8 +2,10 @@
 // which implementation this build has of each, and the small ones (pipes, paths, memory, CPUs).
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <string_view>
@@ -43,6 +45,15 @@ void* map_prefaulted(std::size_t nbytes);
 
 // The CPUs this process may run on (its affinity mask where the system has one), at least 1.
 int usable_cpus();
+
+// "Segmentation fault" for SIGSEGV: sigdescr_np where it exists (thread-safe, glibc 2.32), else
+// strsignal; nullptr for a number no signal has.
+const char* signal_description(int signal);
+
+// Waits up to `timeout` for one of the signals of `set` (blocked in every thread) and takes it:
+// sigtimedwait where it exists; elsewhere (macOS) sigpending every 10 ms, then sigwait. The signal,
+// or -1 when none came.
+int wait_for_signal(const sigset_t& set, std::chrono::milliseconds timeout);
 
 // Whether process `pid` still runs: false once it has ended, a zombie (ended, not yet reaped by its
 // parent) included. Linux reads /proc/<pid>/stat, macOS asks sysctl; elsewhere a zombie that is not

@@ -141,8 +141,8 @@ std::string format_seconds(std::chrono::milliseconds duration) {
 }
 
 std::string describe_signal(int signal) {
-  // sigdescr_np, unlike strsignal, is thread-safe (runners run on several job threads).
-  const char* name = ::sigdescr_np(signal);
+  // Thread-safe where the system has sigdescr_np (runners run on several job threads).
+  const char* name = platform::signal_description(signal);
   return name != nullptr ? fmt::format("killed by signal {} ({})", signal, name)
                          : fmt::format("killed by signal {}", signal);
 }

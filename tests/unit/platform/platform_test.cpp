@@ -3,6 +3,7 @@
 // does.
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -228,6 +229,21 @@ TEST(Platform, PrefaultedMemoryIsZeroedAndWritable) {
   bytes[kBytes / 2] = 42;
   EXPECT_EQ(bytes[kBytes / 2], 42);
   ::munmap(bytes, kBytes);
+}
+
+TEST(Platform, WaitForSignalTakesAPendingOneOrTimesOut) {
+  sigset_t set, old;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR2);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &set, &old), 0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(wait_for_signal(set, std::chrono::milliseconds(50)), -1);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(40));
+  ASSERT_EQ(::raise(SIGUSR2), 0);  // stays pending: blocked in this thread
+  EXPECT_EQ(wait_for_signal(set, std::chrono::milliseconds(1000)), SIGUSR2);
+  EXPECT_EQ(wait_for_signal(set, std::chrono::milliseconds(0)), -1);  // taken, not pending any more
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  EXPECT_STREQ(signal_description(SIGSEGV), "Segmentation fault");
 }
 
 TEST(Platform, UsableCpusIsAtLeastOne) {
