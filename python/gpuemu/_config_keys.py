@@ -54,6 +54,7 @@ DEFAULTS = {
     ("ops", "pallas_interpret"): None,
     ("ops", "interpreter_cuda_shim"): False,
     ("ops", "sanitize"): None,
+    ("ops", "require_launch"): True,
     ("ops.implementations", "name"): None,
     ("ops.implementations", "op_script"): None,
     ("ops.implementations", "source"): None,

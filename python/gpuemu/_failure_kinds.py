@@ -16,6 +16,7 @@ CASE_KINDS = (
     "output_aliased",
     "out_of_bounds",
     "interpreter_unsupported",
+    "kernel_not_launched",
 )
 
 # Kinds only the reports flag: a baseline regression, a kernel lint violation, an op not run.
@@ -42,4 +43,5 @@ RULE_IDS = {
     "not_run": "GPUEMU-NOT-RUN",
     "out_of_bounds": "GPUEMU-OUT-OF-BOUNDS",
     "interpreter_unsupported": "GPUEMU-INTERPRETER-UNSUPPORTED",
+    "kernel_not_launched": "GPUEMU-KERNEL-NOT-LAUNCHED",
 }

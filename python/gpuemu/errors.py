@@ -19,7 +19,8 @@
         ├── InputMutatedError     the op wrote into an input
         ├── OutOfBoundsError      a kernel load or store reached past its tensors' storage (sanitizer)
         ├── InterpreterUnsupportedError  the kernel needs what Triton's CPU interpreter cannot run
-        └── MalformedLaunchError  (also a TypeError) a kernel launch with a grid Triton does not accept (op_error)
+        ├── MalformedLaunchError  (also a TypeError) a kernel launch with a grid Triton does not accept (op_error)
+        └── KernelNotLaunchedError  the op's call returned without launching a @triton.jit kernel
 
 Standard library only: the worker's frame layer imports it before it knows numpy is installed.
 """
@@ -47,6 +48,7 @@ __all__ = [
     "OutOfBoundsError",
     "InterpreterUnsupportedError",
     "MalformedLaunchError",
+    "KernelNotLaunchedError",
 ]
 
 
@@ -168,3 +170,10 @@ class MalformedLaunchError(CaseFailure, TypeError):
     expects, never an exception out of the interpreter's loop."""
 
     kind = "op_error"
+
+
+class KernelNotLaunchedError(CaseFailure):
+    """Under the Triton interpreter the op's call returned without launching a @triton.jit kernel (a torch
+    fallback when not x.is_cuda, another dispatch path): the case tested other code than the kernel."""
+
+    kind = "kernel_not_launched"

@@ -206,6 +206,8 @@ def run_once(fn: Fn, role: str = "op", stdin: IO[str] | None = None, stdout: IO[
     reply["elapsed_ns"] = elapsed
     reply["called_ns"] = called_ns
     reply["runtime"] = {**converter.describe(), **runtime.kernels()}
+    if (launches := converter.launches()) is not None:
+        reply["launches"] = launches  # the @triton.jit launches of this call, per kernel
     stream.write(json.dumps(reply, separators=(",", ":")))
     stream.write("\n")
     stream.flush()

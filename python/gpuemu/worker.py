@@ -264,6 +264,8 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
                      "called_ns": called_ns}
             if (changed := _runtime_changed(converter, announced)) is not None:
                 reply["runtime"] = changed
+            if (launches := converter.launches()) is not None:
+                reply["launches"] = launches
             if isinstance(exc, CaseFailure):
                 # The worker judged the call itself: gpuemu records the case under this kind, not op_error.
                 reply["failure"] = exc.kind
@@ -278,6 +280,8 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
                  "convert_ns": convert}
         if (changed := _runtime_changed(converter, announced)) is not None:
             reply["runtime"] = changed  # e.g. Triton imported inside the call: gpuemu labels the op from here on
+        if (launches := converter.launches()) is not None:
+            reply["launches"] = launches  # the @triton.jit launches of this call, per kernel
         frames.write_frame(frames_out, reply, buffers)
 
 

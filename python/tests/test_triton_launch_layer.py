@@ -1,5 +1,5 @@
 # The launch layer (gpuemu/frameworks/_triton_launches.py) on a real @triton.jit kernel under Triton's CPU
-# interpreter: launches counted per call, malformed grids as the op's error.
+# interpreter: launches counted per call, kernel_not_launched when a launch is required, malformed grids.
 """No mocks: the kernel runs under TRITON_INTERPRET=1 through frameworks.Converter.call, the call the
 worker makes; the layer is installed for this module and removed after (tests/e2e/test_triton_launches.py
 runs the same through the gpuemu binary)."""
@@ -16,7 +16,7 @@ triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
 
 from gpuemu import frameworks  # noqa: E402
-from gpuemu.errors import MalformedLaunchError  # noqa: E402
+from gpuemu.errors import KernelNotLaunchedError, MalformedLaunchError  # noqa: E402
 from gpuemu.frameworks import _triton_launches as triton_launches  # noqa: E402
 
 
@@ -47,9 +47,10 @@ def torch_only(inputs):
 
 
 @pytest.fixture(autouse=True)
-def layer():
+def layer(monkeypatch):
     triton_launches.uninstall()  # a fresh layer: no kernel seen by an earlier test
     assert triton_launches.install()
+    monkeypatch.setenv(triton_launches.ENV, "1")
     yield
     triton_launches.uninstall()
 
@@ -70,10 +71,16 @@ def test_each_call_counts_its_launches_per_kernel():
     assert conv.launches() == {"double_kernel": 1}  # per call, not per worker
 
 
-def test_a_call_that_launches_nothing_counts_none_and_a_reference_counts_nothing():
+def test_a_call_that_launches_nothing_fails_naming_the_kernel_unless_not_required(monkeypatch):
     conv = converter()
-    assert torch.equal(conv.call(torch_only, X, {}, "float32", 1), X["x"] * 2)
+    conv.call(launch((2,)), X, {}, "float32", 1)  # this kernel is then the one expected
+    with pytest.raises(KernelNotLaunchedError, match="returned without launching the kernel 'double_kernel'"):
+        conv.call(torch_only, X, {}, "float32", 1)
     assert conv.launches() == {}
+    monkeypatch.setenv(triton_launches.ENV, "0")  # require_launch = false
+    assert torch.equal(conv.call(torch_only, X, {}, "float32", 1), X["x"] * 2)
+    monkeypatch.setenv(triton_launches.ENV, "1")
+    assert converter("reference").call(torch_only, X, {}, "float32", 1) is not None  # a reference launches nothing
     assert converter("reference").launches() is None
 
 

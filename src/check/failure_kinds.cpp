@@ -81,6 +81,13 @@ constexpr std::array kRows{
                     "with the kernel's file:line). This is a limit of the interpreter, not a bug of the "
                     "kernel, but nothing was checked: run the op on a GPU runner or avoid the construct.",
                     Tier::setup, false},
+    FailureKindInfo{FailureKind::kernel_not_launched, "kernel_not_launched", "GPUEMU-KERNEL-NOT-LAUNCHED",
+                    "kernel not launched",
+                    "Under the Triton interpreter the op's call returned without launching a @triton.jit "
+                    "kernel (the message names the one expected): its output came from other code, such as "
+                    "a torch fallback taken when not x.is_cuda, so the kernel was never checked. Launch it "
+                    "on CPU tensors under the interpreter, or set require_launch = false on the op.",
+                    Tier::setup, false},
 };
 
 // Every case kind 1..kLastFailureKind and every report-only kind has exactly one row, and no row

@@ -25,6 +25,7 @@ enum class FailureKind : int {
   output_aliased = 11,           // client-side: an output aliases an input buffer
   out_of_bounds = 12,            // a kernel load or store reached past the storage of its tensors (sanitizer)
   interpreter_unsupported = 13,  // the kernel needs what the CPU interpreter cannot run: a limit, not a bug
+  kernel_not_launched = 14,      // under the Triton interpreter the op's call launched no @triton.jit kernel
   // New case kinds go here, numbered on: then move kLastFailureKind and add a row to failure_kinds.cpp.
 
   // Report-only kinds: what a report flags besides a failing case. Never a case's verdict, never
@@ -34,7 +35,7 @@ enum class FailureKind : int {
   not_run = 103,         // an op no case of which ran before the time budget
 };
 // The highest case kind: a stored kind above it comes from a newer gpuemu (store/queries.cpp).
-inline constexpr FailureKind kLastFailureKind = FailureKind::interpreter_unsupported;
+inline constexpr FailureKind kLastFailureKind = FailureKind::kernel_not_launched;
 inline constexpr int kReportOnlyKinds = 3;
 // The result.json name of a kind ("none" for a pass); every kind has one (failure_kinds.cpp).
 std::string_view failure_kind_name(FailureKind kind);

@@ -142,6 +142,9 @@ struct OpConfig {
   // The Triton sanitizer in the op's worker when its kernels run under the interpreter
   // (docs/frameworks.md, "The sanitizer"); defaults to [validation]'s.
   bool sanitize = true;
+  // Under the Triton interpreter, a call of the op that launches no @triton.jit kernel fails as
+  // kernel_not_launched; false accepts it with a note (docs/frameworks.md, "Launches").
+  bool require_launch = true;
   SourceLocation location;  // of the [[ops]] table
 };
 

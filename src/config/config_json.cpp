@@ -106,6 +106,7 @@ json op_json(const OpConfig& op, const fs::path& root) {
               {"pallas_interpret", std::string(interpret_mode_name(op.pallas_interpret))}};
   if (op.interpreter_cuda_shim) out["interpreter_cuda_shim"] = true;  // only when set: digests stay
   if (!op.sanitize) out["sanitize"] = false;                          // only when off: digests stay
+  if (!op.require_launch) out["require_launch"] = false;              // only when off: digests stay
   // Only ops written with `implementations` carry these, so the digest of a config in the one-op-
   // per-table form stays what it was before implementations existed.
   if (!op.implementation.empty()) {

@@ -127,6 +127,9 @@ const std::array kRows = {
     KeyRow{"ops", "interpreter_cuda_shim", "bool", "false", "boolean",
            "torch.cuda device queries answer as one CPU device under the interpreter"},
     KeyRow{"ops", "sanitize", "bool", "", "boolean", "the Triton sanitizer in this op's worker"},
+    KeyRow{"ops", "require_launch", "bool", "true", "boolean",
+           "under the Triton interpreter, a call that launches no @triton.jit kernel fails "
+           "(kernel_not_launched)"},
 
     // One table of an op's `implementations` (parse_ops.cpp)
     KeyRow{"ops.implementations", "name", "string", "", "string_item",

@@ -153,6 +153,7 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table,
   if (auto m = TRY(parse_interpret_key(r, "pallas_interpret"))) op.pallas_interpret = *m;
   if (auto b = TRY(r.boolean("interpreter_cuda_shim"))) op.interpreter_cuda_shim = *b;
   if (auto b = TRY(r.boolean("sanitize"))) op.sanitize = *b;
+  if (auto b = TRY(r.boolean("require_launch"))) op.require_launch = *b;
   if (op.name.find('/') != std::string::npos) {
     return diag.at(*table.get("name"), "op name '" + op.name + "' contains '/'",
                    "'/' separates an op from its implementation in results (softmax/v2); rename the op");

@@ -78,6 +78,12 @@ result::OpResult summarize_op(const config::Config& config, const config::OpConf
   for (const auto& r : records) {
     result.timing += r.timing;
     if (result.runtime.is_null() && !r.runtime.is_null()) result.runtime = r.runtime;
+    if (r.launches) {
+      if (!result.launches) result.launches.emplace();
+      ++result.launches->calls;
+      if (r.launches->empty()) ++result.launches->without_launch;
+      for (const auto& [kernel, n] : *r.launches) result.launches->kernels[kernel] += n;
+    }
     auto& d = by_dtype[r.params.dtype];
     d.dtype = r.params.dtype;
     d.tolerance = r.tolerance;
@@ -336,6 +342,13 @@ class RunExecutor {
         result.warnings.push_back(std::move(warning));
       result.ops.push_back(summarize_op(config_, *plan_.ops[i].op, per_op[i]));
       list_corners(plan_.ops[i], result.ops.back());
+      if (const auto& launches = result.ops.back().launches;
+          launches && launches->without_launch > 0 && !plan_.ops[i].op->require_launch) {
+        result.warnings.push_back(fmt::format(
+            "op '{}' launched no @triton.jit kernel in {} of {} calls (require_launch = false): those cases "
+            "checked the code it ran instead, not a kernel",
+            plan_.ops[i].op->name, launches->without_launch, launches->calls));
+      }
       if (!plan_.ops[i].corners_dropped.empty()) {
         result.warnings.push_back(fmt::format(
             "op '{}': the run has fewer cases than the op's {} corner cases and left out {}: {}; raise "

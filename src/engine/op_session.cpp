@@ -37,6 +37,7 @@ check::FailureKind error_kind(const std::string& role, const proc::RunOutcome& o
       case FailureKind::output_aliased:
       case FailureKind::out_of_bounds:
       case FailureKind::interpreter_unsupported:
+      case FailureKind::kernel_not_launched:
         return *named;
       default:
         break;
@@ -129,6 +130,7 @@ proc::RunnerSettings runner_settings(const config::Config& config, const config:
   s.pallas_interpret = proc::runs_interpreted(op.pallas_interpret, proc::KernelLanguage::pallas, s.python);
   s.triton_cuda_shim = op.interpreter_cuda_shim;
   s.sanitize = role == "op" && op.sanitize;  // the op's kernels are checked, never the reference's
+  s.require_launch = role == "op" && op.require_launch;
   // The op's and the reference's workers compute at the same time: each gets half of the CPUs for
   // its BLAS and OpenMP threads, which would otherwise each take them all and spin against the other
   // (docs/worker-protocol.md "The op and the reference at the same time").
@@ -461,6 +463,7 @@ result::CaseRecord OpSession::judged(const fuzz::Case& c, RawOutputs raw, Clock:
   record.timing.reference_secs = std::chrono::duration<double>(raw.reference.inside).count();
   record.timing.overlap_secs = overlap_secs(raw.op, raw.reference);
   record.runtime = std::move(raw.op.runtime);
+  record.launches = std::move(raw.op.launches);
   if (!record.runtime.is_object()) record.runtime = nlohmann::json::object();
   // A script that reports nothing still ran with the framework its config names.
   if (!record.runtime.contains("framework"))

@@ -85,6 +85,7 @@ RunOutcome ColdScriptRunner::run(const RunRequest& request) {
     extras.inside = outcome.inside;
     outcome.spans = {wire::call_span(extras, std::chrono::steady_clock::now())};
     outcome.runtime = std::move(extras.runtime);
+    outcome.launches = std::move(extras.launches);
   } else {
     outcome.failure = RunFailure::bad_output;
     outcome.message = outputs.error().message;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,9 @@ struct RunOutcome {
   // docs/worker-protocol.md): input_mutated, output_aliased, out_of_bounds, interpreter_unsupported.
   // Empty: a plain error (op_error / reference_error).
   std::string failure_kind;
+  // The op's @triton.jit launches in this call, per kernel, as its worker or script counted them under
+  // the Triton interpreter ("launches", docs/worker-protocol.md); unset when it counted none.
+  std::optional<std::map<std::string, std::int64_t>> launches;
   bool ok() const { return failure == RunFailure::none; }
 };
 
@@ -114,6 +118,9 @@ struct RunnerSettings {
   // GPUEMU_SANITIZE=1 in this runner's processes when triton_interpret is too: the Triton sanitizer
   // for an op whose kernels run under the interpreter (docs/frameworks.md, "The sanitizer").
   bool sanitize = false;
+  // GPUEMU_REQUIRE_LAUNCH=1 in this runner's processes when triton_interpret is too: a call that
+  // launches no @triton.jit kernel fails as kernel_not_launched (docs/frameworks.md, "Launches").
+  bool require_launch = false;
   // Threads for the thread pools of this runner's processes (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
   // MKL_NUM_THREADS), given only when gpuemu's environment sets none of them; 0 gives nothing.
   int pool_threads = 0;

@@ -100,6 +100,7 @@ std::vector<std::pair<std::string, std::string>> python_env(const RunnerSettings
   env.emplace_back("GPUEMU_PALLAS_INTERPRET", settings.pallas_interpret ? "1" : "0");
   env.emplace_back("GPUEMU_TRITON_CUDA_SHIM", settings.triton_cuda_shim ? "1" : "0");
   env.emplace_back("GPUEMU_SANITIZE", settings.sanitize && settings.triton_interpret ? "1" : "0");
+  env.emplace_back("GPUEMU_REQUIRE_LAUNCH", settings.require_launch && settings.triton_interpret ? "1" : "0");
   if (!settings.autotune_pin.empty()) env.emplace_back("GPUEMU_AUTOTUNE_PIN", settings.autotune_pin);
   // A user who sized any thread pool (OpenBLAS also reads GOTO_ and OMP_) keeps all of them as set;
   // gpuemu sets the first three.

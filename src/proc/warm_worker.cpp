@@ -232,6 +232,7 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
         pending_load_ = std::chrono::nanoseconds(0);
         if (!extras.runtime.is_null()) runtime_ = std::move(extras.runtime);
         outcome.runtime = runtime_;
+        outcome.launches = std::move(extras.launches);
       }
       if (type == "result") {
         auto outputs = wire::decode_result_frame(reply, what_, releases_, output_file);

@@ -119,6 +119,12 @@ Expected<void> merge_op(result::OpEntry& into, const result::OpEntry& from, cons
   add_timing(into.timing, from.timing);
   const bool has_runtime = into.runtime && !into.runtime->is_null();
   if (from.runtime && !from.runtime->is_null() && !has_runtime) into.runtime = from.runtime;
+  if (from.launches) {
+    if (!into.launches) into.launches.emplace();
+    into.launches->calls += from.launches->calls;
+    into.launches->without_launch += from.launches->without_launch;
+    for (const auto& [kernel, n] : from.launches->kernels) into.launches->kernels[kernel] += n;
+  }
   // Each shard ran some of the op's corners; every shard names the same dropped ones.
   into.corners.insert(into.corners.end(), from.corners.begin(), from.corners.end());
   std::ranges::stable_sort(into.corners, {}, &result::CornerCase::index);

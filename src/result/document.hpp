@@ -93,6 +93,7 @@ struct OpEntry {
   std::optional<nlohmann::json> runtime;     // null when nothing ran the op here; absent in old documents
   std::vector<CornerCase> corners;           // "corners"; absent when empty
   std::vector<std::string> corners_dropped;  // "corners_dropped"; absent when empty
+  std::optional<LaunchCounts> launches;      // "launches"; absent when no case counted any
 
   // The written status, or what the counts say: no case ran is not_run, never a pass.
   OpStatus status() const;

@@ -183,6 +183,16 @@ OpEntry read_op(FieldReader& r, const Json& op, const std::string& where) {
   out.timing = read_timing(r, op, where);
   if (auto it = op.find("runtime"); it != op.end()) out.runtime = *it;
   read_corners(r, op, where, out);
+  if (const Json* launches = r.field(op, where, "launches", FieldType::object, false)) {
+    const std::string here = where + ".launches";
+    LaunchCounts counts{.calls = r.count(*launches, here, "calls"),
+                        .without_launch = r.count(*launches, here, "without_launch")};
+    if (const Json* kernels = r.field(*launches, here, "kernels", FieldType::object)) {
+      for (const auto& [kernel, n] : kernels->items())
+        counts.kernels[kernel] = r.count(*kernels, here + ".kernels", kernel);
+    }
+    out.launches = std::move(counts);
+  }
   return out;
 }
 

@@ -48,6 +48,11 @@ nlohmann::json op_json(const OpEntry& op) {
     entry["corners"] = std::move(corners);
   }
   if (!op.corners_dropped.empty()) entry["corners_dropped"] = op.corners_dropped;
+  if (op.launches) {
+    entry["launches"] = {{"calls", op.launches->calls},
+                         {"without_launch", op.launches->without_launch},
+                         {"kernels", op.launches->kernels}};
+  }
   return entry;
 }
 
@@ -135,6 +140,7 @@ ResultDocument make_document(const RunResult& result) {
     entry.runtime = op->runtime;
     entry.corners = op->corners;
     entry.corners_dropped = op->corners_dropped;
+    entry.launches = op->launches;
     total += op->timing;
     doc.ops.push_back(std::move(entry));
   }

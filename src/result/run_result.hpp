@@ -50,6 +50,9 @@ struct CaseRecord {
   bool cut = false;
   Timing timing;
   nlohmann::json runtime;  // what ran the op, as its worker reported it; null when unknown
+  // The op's @triton.jit launches in this case's call, per kernel, under the Triton interpreter;
+  // unset when its worker counted none (no Triton, a GPU run, a client-side result).
+  std::optional<std::map<std::string, std::int64_t>> launches;
 };
 
 // Totals and worst errors of one (op, dtype).
@@ -64,6 +67,15 @@ struct DtypeSummary {
   double max_ulp = 0;
   double tolerance_used = 0;  // worst fraction of the tolerance used by a passing case
   check::ToleranceSpec tolerance;
+};
+
+// An op's @triton.jit launches under the Triton interpreter, summed over its cases ("launches" in
+// result.json): a green case means the kernel ran, and which kernels did.
+struct LaunchCounts {
+  std::int64_t calls = 0;                       // calls of the op that counted their launches
+  std::int64_t without_launch = 0;              // of those, the calls that launched no kernel
+  std::map<std::string, std::int64_t> kernels;  // launches per kernel name
+  bool operator==(const LaunchCounts&) const = default;
 };
 
 // A corner case of an op's plan (fuzz/corners.hpp): where it is and which corner it is.
@@ -91,6 +103,7 @@ struct OpResult {
   nlohmann::json runtime;
   std::vector<CornerCase> corners;           // the corner cases of the op's plan, in plan order
   std::vector<std::string> corners_dropped;  // corners the plan had no room for (OpPlan)
+  std::optional<LaunchCounts> launches;      // unset when no case counted launches
 };
 
 // A case that was still running when the run's time budget ran out, and was killed.

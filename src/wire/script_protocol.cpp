@@ -163,6 +163,13 @@ ReplyExtras reply_extras(const json& reply) {
     extras.called_at = util::monotonic_time(it->get<std::uint64_t>());
   }
   if (auto it = reply.find("runtime"); it != reply.end() && it->is_object()) extras.runtime = runtime_of(*it);
+  if (auto it = reply.find("launches"); it != reply.end() && it->is_object()) {
+    std::map<std::string, std::int64_t> launches;
+    for (const auto& [kernel, count] : it->items()) {
+      if (count.is_number_unsigned()) launches[kernel] = count.get<std::int64_t>();
+    }
+    extras.launches = std::move(launches);
+  }
   return extras;
 }
 

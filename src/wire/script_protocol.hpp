@@ -36,6 +36,8 @@ struct ReplyExtras {
   // "called_ns": when the call began, on the steady clock; unset when the reply does not say.
   std::optional<std::chrono::steady_clock::time_point> called_at;
   nlohmann::json runtime;  // null when absent
+  // "launches": {kernel: count} of the call under the Triton interpreter; unset when absent.
+  std::optional<std::map<std::string, std::int64_t>> launches;
 };
 
 // Parses a script's stdout. A single tensor is named "out". `what` names the script in errors

@@ -1,6 +1,9 @@
-"""Kernel launches under the Triton interpreter (docs/frameworks.md, "Launches"): a CUDA-style
-kernel[grid, block] launch, or a grid function returning floats, is the op's op_error naming its line and
-what Triton expects, with and without the sanitizer, never an exception out of gpuemu's own code."""
+"""Kernel launches under the Triton interpreter (docs/frameworks.md, "Launches"): result.json counts each
+op's @triton.jit launches per kernel; an op whose wrapper falls back to torch on a CPU (not x.is_cuda)
+fails as kernel_not_launched naming the kernel it should have launched, unless it opts out with
+require_launch = false (then it passes with a note); a CUDA-style kernel[grid, block] launch, or a grid
+function returning floats, is the op's op_error naming its line and what Triton expects, with and without
+the sanitizer, never an exception out of gpuemu's own code."""
 import importlib.util
 import json
 import os
@@ -27,6 +30,17 @@ python_path = ["."]
 name = "launched"
 module = "launch_ops:launched"
 reference = "launch_ops:reference"
+
+[[ops]]
+name = "falls_back"
+module = "launch_ops:falls_back"
+reference = "launch_ops:reference"
+
+[[ops]]
+name = "falls_back_opted_out"
+module = "launch_ops:falls_back"
+reference = "launch_ops:reference"
+require_launch = false
 
 [[ops]]
 name = "cuda_style"
@@ -109,12 +123,33 @@ def result(tmp_path_factory, gpuemu_bin):
     proc = subprocess.run([str(gpuemu_bin), "--no-store", "--format", "json", "test", "--seed", "3"], cwd=root,
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stderr
-    return {op["op"]: op for op in json.loads(proc.stdout)["ops"]}
+    doc = json.loads(proc.stdout)
+    return {op["op"]: op for op in doc["ops"]} | {"warnings": doc.get("warnings", [])}
 
 
-def test_an_op_that_launches_its_kernel_passes(result):
+def test_an_op_that_launches_its_kernel_passes_and_reports_the_launches(result):
     op = result["launched"]
     assert op["status"] == "passed" and op["runtime"]["triton"] == "interpreter"
+    assert op["launches"] == {"calls": 2, "without_launch": 0, "kernels": {"add_one_kernel": 2}}
+
+
+def test_a_wrapper_that_falls_back_to_torch_fails_as_kernel_not_launched(result):
+    op = result["falls_back"]
+    assert op["status"] == "failed" and op["failed"] == 2
+    assert op["launches"] == {"calls": 2, "without_launch": 2, "kernels": {}}
+    assert {f["kind"] for f in op["failures"]} == {"kernel_not_launched"}
+    assert op["failures"][0]["message"] == (
+        "KernelNotLaunchedError: the call returned without launching the kernel 'add_one_kernel': its output came "
+        "from other code (a torch fallback when not x.is_cuda?), not the kernel; launch it on CPU tensors under the "
+        "interpreter, or set require_launch = false on the op")
+
+
+def test_an_op_that_opts_out_passes_with_a_note(result):
+    op = result["falls_back_opted_out"]
+    assert op["status"] == "passed" and op["passed"] == 2
+    assert op["launches"] == {"calls": 2, "without_launch": 2, "kernels": {}}
+    assert ("op 'falls_back_opted_out' launched no @triton.jit kernel in 2 of 2 calls (require_launch = false): "
+            "those cases checked the code it ran instead, not a kernel") in result["warnings"]
 
 
 @pytest.mark.parametrize("name", ["cuda_style", "cuda_style_bare"])

@@ -36,4 +36,5 @@ export const KINDS: readonly FailureKind[] = [
   { name: 'not_run', ruleId: 'GPUEMU-NOT-RUN', title: 'op not run', tier: Tier.Regression, caseKind: false },
   { name: 'out_of_bounds', ruleId: 'GPUEMU-OUT-OF-BOUNDS', title: 'kernel memory access out of bounds', tier: Tier.WrongResult, caseKind: true },
   { name: 'interpreter_unsupported', ruleId: 'GPUEMU-INTERPRETER-UNSUPPORTED', title: 'not runnable under the interpreter', tier: Tier.Setup, caseKind: true },
+  { name: 'kernel_not_launched', ruleId: 'GPUEMU-KERNEL-NOT-LAUNCHED', title: 'kernel not launched', tier: Tier.Setup, caseKind: true },
 ];

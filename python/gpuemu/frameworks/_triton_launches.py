@@ -7,7 +7,8 @@ Installed from :mod:`gpuemu.frameworks.triton_hook` once ``triton`` is imported 
 (``kernel[grid](...)``, autotuned and heuristics kernels, the library bridge's JITFunctions):
 
 - each launch while gpuemu calls an op (a CaseRun is set) is counted per kernel name in the run's
-  state; :func:`launches` reads them (``Converter.launches``);
+  state; :func:`launches` reads them and :func:`judge` fails a call that launched none with
+  ``kernel_not_launched`` when gpuemu asks for a launch (``GPUEMU_REQUIRE_LAUNCH=1``);
 - the grid is read before the interpreter sees it: anything but 1 to 3 non-negative integers (a
   CUDA-style ``kernel[grid, block]``, a float, a grid function returning ``None``) raises
   :class:`gpuemu.errors.MalformedLaunchError`, an op_error naming the launch line and what Triton
@@ -21,11 +22,12 @@ import os
 import sys
 from typing import Any
 
-from gpuemu.errors import MalformedLaunchError
+from gpuemu.errors import KernelNotLaunchedError, MalformedLaunchError
 from gpuemu.frameworks.convert import CaseRun, case_run
 
-__all__ = ["install", "installed", "launches", "uninstall"]
+__all__ = ["ENV", "install", "installed", "judge", "launches", "uninstall"]
 
+ENV = "GPUEMU_REQUIRE_LAUNCH"  # "1" in an op's worker whose calls must launch a @triton.jit kernel
 _KEY = "triton_launches"  # CaseRun.state entry: {kernel name: launches}
 _state: dict[str, Any] = {"run": None, "interp": None, "seen": {}}  # seen: kernel names launched, in order
 
@@ -136,3 +138,36 @@ def launches(run: CaseRun | None) -> dict[str, int] | None:
     if run is None or not installed():
         return None
     return dict(run.state.get(_KEY, {}))
+
+
+def _expected_kernels(fn: Any) -> list[str]:
+    """What a call should have launched: the kernels earlier calls launched, else the @triton.jit
+    kernels the op's module holds."""
+    if _state["seen"]:
+        return list(_state["seen"])
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    interp = _state["interp"]
+    names = []
+    for value in vars(module).values() if module is not None else ():
+        target = getattr(value, "fn", None)  # an Autotuner or Heuristics wraps the jit'd function
+        for candidate in (value, target, getattr(target, "fn", None)):
+            if interp is not None and isinstance(candidate, interp.InterpretedFunction):
+                names.append(_kernel_name(candidate))
+                break
+    return list(dict.fromkeys(names))
+
+
+def judge(run: CaseRun, fn: Any, role: str) -> None:
+    """Fails the op's call with kernel_not_launched when gpuemu requires a launch and it made none."""
+    if role != "op" or os.environ.get(ENV, "0").strip() != "1" or "triton" not in sys.modules:
+        return
+    counted = launches(run)
+    if counted is None or counted:
+        return
+    expected = _expected_kernels(fn)
+    which = (f"the kernel {expected[0]!r}" if len(expected) == 1 else
+             f"one of the kernels {', '.join(map(repr, expected))}" if expected else "a @triton.jit kernel")
+    raise KernelNotLaunchedError(
+        f"the call returned without launching {which}: its output came from other code (a torch fallback when not "
+        "x.is_cuda?), not the kernel; launch it on CPU tensors under the interpreter, or set require_launch = false "
+        "on the op")

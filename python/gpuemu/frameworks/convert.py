@@ -142,7 +142,12 @@ class Converter:
         run_token = _CASE_RUN.set(run)
         try:
             with self.adapter.calling(self.settings):
-                return fn(inputs, **kwargs)
+                out = fn(inputs, **kwargs)
+            # The launch layer is loaded only once Triton is imported under the interpreter (triton_hook).
+            launches = sys.modules.get("gpuemu.frameworks._triton_launches")
+            if launches is not None:
+                launches.judge(run, fn, self.settings.role)  # kernel_not_launched when a launch is required
+            return out
         except Exception as exc:
             refused = cuda_refusal.refusal(exc)  # a library's CUDA-only check under the Triton interpreter
             if refused is None:

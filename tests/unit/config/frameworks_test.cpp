@@ -135,5 +135,15 @@ TEST(ConfigFrameworks, MisspelledKeySuggestsTheFrameworkKey) {
                 "hint: did you mean 'framework'?");
 }
 
+TEST(ConfigFrameworks, RequireLaunchIsOnUnlessTheOpOptsOutAndOffChangesTheDigest) {
+  EXPECT_TRUE(load_ok(kOp).find_op("mm")->require_launch);
+  const Config c = load_ok(kOp + "require_launch = false\n" + kSecondOp);
+  EXPECT_FALSE(c.find_op("mm")->require_launch);
+  EXPECT_TRUE(c.find_op("sm")->require_launch);
+  EXPECT_NE(load_ok(kOp).digest, load_ok(kOp + "require_launch = false\n").digest);
+  EXPECT_EQ(load_ok(kOp).digest,
+            load_ok(kOp + "require_launch = true\n").digest);  // the default writes nothing
+}
+
 }  // namespace
 }  // namespace gpuemu::config

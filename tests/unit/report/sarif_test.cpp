@@ -60,7 +60,8 @@ TEST(Sarif, DriverListsARulePerKind) {
                                            "GPUEMU-LINT",
                                            "GPUEMU-NOT-RUN",
                                            "GPUEMU-OUT-OF-BOUNDS",
-                                           "GPUEMU-INTERPRETER-UNSUPPORTED"};
+                                           "GPUEMU-INTERPRETER-UNSUPPORTED",
+                                           "GPUEMU-KERNEL-NOT-LAUNCHED"};
   std::vector<std::string> ids;
   for (const auto& rule : rules) ids.push_back(rule["id"]);
   EXPECT_EQ(ids, published);
