@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/failure_kinds.hpp"
+#include "report/kind_table.hpp"
 #include "report/result_document.hpp"
 #include "result/document.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "report/failure_kinds.hpp"
+#include "report/kind_table.hpp"
 #include "report/line_hash.hpp"
 #include "report/writer.hpp"
 #include "test_support.hpp"
