@@ -124,7 +124,10 @@ TEST(Corners, EachDimAloneAtItsMinimumAndAt1AndDuplicatesOnce) {
   for (const auto& c : all) names.push_back(c.name);
   EXPECT_EQ(names, (std::vector<std::string>{
                        "every dim at its minimum: R=0, C=2, F=7", "R alone at its minimum: R=0, C=33, F=7",
-                       "R alone at 1: R=1, C=33, F=7", "C alone at its minimum: R=8, C=2, F=7"}));
+                       "R alone at 1: R=1, C=33, F=7", "C alone at its minimum: R=8, C=2, F=7",
+                       // F has one size: "alone at its minimum" is the others' shape, still a case
+                       // of its own (the Python mirror and tests/vectors/corners.json agree).
+                       "F alone at its minimum: R=8, C=33, F=7"}));
 }
 
 }  // namespace
