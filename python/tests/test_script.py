@@ -147,7 +147,8 @@ def test_dict_of_outputs_becomes_the_outputs_form_and_is_contiguous():
     m = np.arange(6, dtype=np.float32).reshape(2, 3)
     before = time.monotonic_ns()
     reply = reply_of(lambda inputs: {"y": m.T, "idx": np.array([3, 1], np.int32)}, req)
-    assert set(reply) == {"outputs", "elapsed_ns", "called_ns", "runtime"}
+    # "launches" joins once Triton is imported in the process (the launch layer counts them).
+    assert set(reply) - {"launches"} == {"outputs", "elapsed_ns", "called_ns", "runtime"}
     # When the call began, on CLOCK_MONOTONIC (gpuemu's steady clock): how gpuemu tells the op's
     # time and the reference's apart when they run at the same time.
     assert before <= reply["called_ns"] <= time.monotonic_ns()

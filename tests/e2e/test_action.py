@@ -524,7 +524,8 @@ def test_comment_on_pr_posts_one_review_on_the_diff_line(runner, pr_server):
     assert (comment["path"], comment["line"]) == ("op_off_by_tail.py", 7) and "gpuemu reproduce" in comment["body"]
     assert review["commit_id"] == PR_HEAD
     assert PR_TOKEN not in proc.stdout + proc.stderr
-    assert "::warning" not in proc.stdout
+    # The only warning is the note that the quick run left out some of the op's corner cases.
+    assert [w for w in proc.stdout.splitlines() if w.startswith("::warning") and "corner cases" not in w] == []
     # A re-run of the same commit edits nothing and adds nothing.
     pr_server.reset_log()
     again = runner.run({"iterations": "6", "seed": "2", "comment-on-pr": "true", "github-token": PR_TOKEN}, env=env)
