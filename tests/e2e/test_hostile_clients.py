@@ -324,8 +324,10 @@ def test_forty_concurrent_fuzzes_are_bounded(hostile):
     assert all(r["error"]["kind"] == "busy" and "max_long_requests" in r["error"]["message"] for r in busy), busy
     ran = [r for r in replies if r["ok"]]
     assert ran and all(r["total"] == 4 for r in ran)
-    # 4 long requests at a time (the default), each with an op and a reference worker.
-    assert peak["workers"] <= 4 * 2 + 2, peak
+    # 4 long requests at a time (the default). Each runs at most three processes at once: its op and
+    # reference workers start while its load check imports the op's code (engine/executor.cpp,
+    # docs/performance.md (j)); 2 more for workers of a finished request not yet seen to exit.
+    assert peak["workers"] <= 4 * 3 + 2, peak
     assert peak["threads"] <= 40, peak
     assert_healthy(hostile)
 
