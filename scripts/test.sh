@@ -56,10 +56,12 @@ suites=()
 set +e
 # The end-to-end suites judge the binary by its exit code; a leak report would turn a pass into
 # exit 23 with no failing assertion, so leak checking stays with the unit tests (ctest above).
+# --durations: the slowest tests, so CI's log shows where its time goes (the budget is 25 minutes).
 # --dist loadgroup: tests marked xdist_group("...") share a worker (module fixtures that make whole
 # ci runs run once, not once per worker); the rest are balanced as with the default --dist load.
 ASAN_OPTIONS="${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0}" \
-  python3 -m pytest -q -p no:cacheprovider -n "$JOBS" --dist loadgroup "${suites[@]}" 2>&1 | tee "$LOGS/pytest.log"
+  python3 -m pytest -q -p no:cacheprovider -n "$JOBS" --dist loadgroup --durations=25 "${suites[@]}" 2>&1 |
+  tee "$LOGS/pytest.log"
 rc=${PIPESTATUS[0]}
 set -e
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.

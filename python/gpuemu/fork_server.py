@@ -164,8 +164,8 @@ def _preload() -> None:
             importlib.import_module(name)
         except ImportError:
             pass  # not installed: the worker that needs it says so, as before
-    # What the user asks for besides (GPUEMU_FORK_SERVER_PRELOAD=torch): a framework every op of the
-    # project imports, once here instead of in each of its workers (docs/worker-protocol.md).
+    # What gpuemu asks for besides: torch for the workers of a pytorch op, and the modules the user
+    # names in GPUEMU_FORK_SERVER_PRELOAD; once here instead of in each worker (docs/worker-protocol.md).
     for name in filter(None, (n.strip() for n in os.environ.get(PRELOAD_ENV, "").split(","))):
         if name.split(".")[0] in _NEVER_PRELOADED:
             print(f"gpuemu fork server: {PRELOAD_ENV} names {name}, which reads TRITON_INTERPRET (or its Pallas "

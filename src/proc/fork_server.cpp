@@ -18,6 +18,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -33,6 +34,7 @@ namespace {
 using Env = std::vector<std::pair<std::string, std::string>>;
 
 constexpr std::string_view kWorkerModule = "gpuemu.worker";
+constexpr std::string_view kPreloadVariable = "GPUEMU_FORK_SERVER_PRELOAD";
 constexpr std::size_t kMaxReply = 64 * 1024;
 // A spawn is a fork: milliseconds. A reap follows a SIGKILL. Longer means the server is stuck.
 constexpr std::chrono::milliseconds kReplyTimeout{30000};
@@ -62,13 +64,35 @@ std::map<std::string, std::string> child_environment(const Env& extra) {
 // loads numpy and its BLAS (OPENBLAS_NUM_THREADS, OMP_*, MKL_*, LD_*): a server started with other
 // values cannot give a worker these, so they pick the server.
 std::string startup_variables(const std::map<std::string, std::string>& env) {
-  constexpr std::array<std::string_view, 6> kPrefixes = {"PYTHON", "OPENBLAS", "OMP_",
-                                                         "MKL_",   "LD_",      "NUMPY"};
+  // TORCH and PYTORCH: read by torch's import, which a server may do for its workers (preload_list).
+  constexpr std::array<std::string_view, 8> kPrefixes = {"PYTHON", "OPENBLAS", "OMP_",  "MKL_",
+                                                         "LD_",    "NUMPY",    "TORCH", "PYTORCH"};
   std::string joined;
   for (const auto& [name, value] : env) {
     if (std::ranges::any_of(kPrefixes, [&](std::string_view p) { return name.starts_with(p); }))
       joined += name + "=" + value + '\n';
   }
+  return joined;
+}
+
+// The server's GPUEMU_FORK_SERVER_PRELOAD, comma-separated: the modules the user names in it and the
+// worker's own (SpawnSpec::preload), or none when the user's value is "none" (docs/worker-protocol.md).
+std::string preload_list(const SpawnSpec& spec, const std::map<std::string, std::string>& environment) {
+  std::set<std::string> modules(spec.preload.begin(), spec.preload.end());
+  if (auto it = environment.find(std::string(kPreloadVariable)); it != environment.end()) {
+    if (it->second == "none") return "";
+    std::string_view rest = it->second;
+    while (!rest.empty()) {
+      const std::size_t comma = std::min(rest.find(','), rest.size());
+      std::string_view name = rest.substr(0, comma);
+      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+      while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+      if (!name.empty()) modules.emplace(name);
+      rest.remove_prefix(std::min(comma + 1, rest.size()));
+    }
+  }
+  std::string joined;
+  for (const auto& name : modules) joined += (joined.empty() ? "" : ",") + name;
   return joined;
 }
 
@@ -271,10 +295,15 @@ std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
   {
     ServerRegistry& known = registry();
     std::lock_guard lock(known.mutex);
-    ServerKey key{spec.argv[0], startup_variables(environment)};
+    // Workers that need other preloaded modules get a server of their own: a numpy op's workers never
+    // carry torch because a pytorch op of the same run asked for it.
+    const std::string preload = preload_list(spec, environment);
+    ServerKey key{spec.argv[0], startup_variables(environment) + "\npreload=" + preload};
     auto it = known.servers.find(key);
     if (it == known.servers.end()) {
-      it = known.servers.emplace(key, ForkServer::start(key.first, spec.extra_env, start_timeout)).first;
+      Env server_env = spec.extra_env;
+      server_env.emplace_back(kPreloadVariable, preload);
+      it = known.servers.emplace(key, ForkServer::start(key.first, server_env, start_timeout)).first;
     }
     server = it->second;
   }

@@ -72,6 +72,9 @@ struct SpawnSpec {
   // The child's stdin is this descriptor instead of a pipe (child.stdin_w stays invalid), and
   // its stdout and stderr /dev/null: for a fork server, which talks over a socket.
   int stdin_fd = -1;
+  // Modules a fork server started for this worker imports once for all of its workers (torch for a
+  // pytorch op's: fork_server.hpp); spawn_child ignores them.
+  std::vector<std::string> preload;
 };
 
 // Gives `child` our ends of its stdio pipes, made non-blocking (spawn_child and the fork server

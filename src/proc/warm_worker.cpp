@@ -84,6 +84,8 @@ bool WarmWorkerRunner::spawn_worker(RunOutcome& outcome) {
   for (auto& a : worker_args()) spec.argv.push_back(std::move(a));
   spec.cwd = settings_.cwd;
   spec.extra_env = python_env(settings_);
+  // Importing torch was most of a pytorch op's worker start (~2 s of CPU each; docs/worker-protocol.md).
+  if (settings_.framework == config::Framework::pytorch) spec.preload = {"torch"};
   auto channel = WorkerChannel::start(spec, settings_.stderr_tail, what_ + " worker");
   if (!channel) {
     outcome.failure = RunFailure::start_failed;

@@ -90,3 +90,50 @@ def test_workers_come_from_the_fork_server_unless_it_is_turned_off(project, tmp_
             assert "-m gpuemu.fork_server" in command, command
         else:
             assert command.split()[0] == str(gpuemu_bin) and "fuzz" in command, command
+
+
+PARENT_PROBE = textwrap.dedent('''
+    import os
+
+    def record(role):
+        # Whether the process that started this worker has torch loaded: a server that imported it once.
+        with open(f"/proc/{os.getppid()}/maps") as maps:
+            loaded = "libtorch" in maps.read()
+        with open(os.environ["GPUEMU_TEST_PRELOAD_FILE"], "a") as f:
+            f.write(f"{role} {loaded}\\n")
+    ''')
+TORCH_OP = textwrap.dedent('''
+    from parent_probe import record
+
+    def scale(inputs):
+        record("op")
+        return inputs["x"] * 2
+    ''')
+NUMPY_REF = textwrap.dedent('''
+    from parent_probe import record
+
+    def scale(inputs):
+        record("reference")
+        return inputs["x"].astype("float64") * 2
+    ''')
+
+
+@pytest.mark.parametrize("preload, op_has_torch", [(None, True), ("none", False)])
+def test_a_pytorch_ops_workers_fork_from_a_server_that_imported_torch(project, tmp_path, preload, op_has_torch):
+    """The op's workers start with torch imported (a server of their own did it once); the numpy
+    reference's workers never carry it; GPUEMU_FORK_SERVER_PRELOAD=none turns it off. Same verdict."""
+    pytest.importorskip("torch")
+    project.write('[project]\nname = "preload"\n\n[validation]\ndtypes = ["float32"]\nseed = 5\n\n'
+                  '[[ops]]\nname = "scale"\nframework = "pytorch"\nmodule = "ops_torch:scale"\n'
+                  f'reference = "refs_numpy:scale"\n{SCHEMA}')
+    (project.root / "ops_torch.py").write_text(TORCH_OP)
+    (project.root / "refs_numpy.py").write_text(NUMPY_REF)
+    (project.root / "parent_probe.py").write_text(PARENT_PROBE)
+    seen = tmp_path / "preloaded"
+    env = {"GPUEMU_TEST_PRELOAD_FILE": str(seen)}
+    if preload is not None:
+        env["GPUEMU_FORK_SERVER_PRELOAD"] = preload
+    proc = project.run("test", "--cases", "3", env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = set(seen.read_text().splitlines())
+    assert lines == {f"op {op_has_torch}", "reference False"}, lines
