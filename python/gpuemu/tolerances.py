@@ -6,17 +6,25 @@ tolerance classes of gpuemu._internal.core.tolerance (docs/python-api.md, "Toler
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gpuemu._internal.core.calibrate import calibrate_tolerance as _fit_functions
 from gpuemu._internal.core.tolerance import ToleranceConfig, ToleranceProfile, get_recommended_tolerance
 from gpuemu.errors import CalibrationError, ClientError
 
+# The function form's default seed, as _fit_functions declares it.
+_DEFAULT_FIT_SEED = inspect.signature(_fit_functions).parameters["seed"].default
+
 __all__ = ["calibrate_tolerance", "ToleranceConfig", "ToleranceProfile", "get_recommended_tolerance"]
 
 
-def calibrate_tolerance(*args: Any, **kwargs: Any) -> Any:
-    """Two call forms, told apart by the second argument (an op name) or its keyword:
+def calibrate_tolerance(op_fn: Any, ref_fn: Callable | str,
+                        shapes: Sequence[tuple[int, ...]] | None = None, dtype: str | None = None,
+                        n_samples: int = 100, seed: int | None = None, *, iterations: int = 100,
+                        against: str | None = None) -> ToleranceConfig | dict[str, float]:
+    """Two call forms, told apart by ``ref_fn``: an op name (str) or a function.
 
     - ``calibrate_tolerance(client, "my_op", dtype="float32", iterations=100)`` (faq.txt): the
       daemon runs the op's trusted implementation against its reference on ``iterations`` cases
@@ -24,11 +32,22 @@ def calibrate_tolerance(*args: Any, **kwargs: Any) -> Any:
       ``{"atol": ..., "rtol": ...}``. ``dtype=None`` takes the op's first dtype; ``seed=`` and
       ``against=`` are passed on.
     - ``calibrate_tolerance(op_fn, ref_fn, shapes, dtype="float32", n_samples=100)``
-      (python-api.txt): both functions run here on random inputs, a ToleranceConfig comes back.
+      (python-api.txt): both functions run here on ``n_samples`` random inputs, a ToleranceConfig
+      comes back. ``dtype=None`` is float32, ``seed=None`` gpuemu's fixed calibration seed.
     """
-    if (len(args) >= 2 and isinstance(args[1], str)) or "client" in kwargs or "op_name" in kwargs:
-        return _calibrate_op(*args, **kwargs)
-    return _fit_functions(*args, **kwargs)
+    if isinstance(ref_fn, str):
+        # The parameters of the other form would be silently ignored: name the one to use instead.
+        if shapes is not None or n_samples != 100:
+            raise TypeError(f"calibrate_tolerance({op_fn!r}, {ref_fn!r}, ...): shapes and n_samples belong to the "
+                            "function form (op_fn, ref_fn, shapes); with an op name, pass dtype= by keyword and count cases "
+                            "with iterations=")
+        return _calibrate_op(op_fn, ref_fn, dtype=dtype, iterations=iterations, seed=seed, against=against)
+    if shapes is None or iterations != 100 or against is not None:
+        raise TypeError("calibrate_tolerance(op_fn, ref_fn, shapes, dtype=..., n_samples=...): the function form "
+                        "needs shapes (one input shape per argument) and counts samples with n_samples=; "
+                        "iterations= and against= belong to the op form (client, \"op_name\")")
+    fit_seed = _DEFAULT_FIT_SEED if seed is None else seed
+    return _fit_functions(op_fn, ref_fn, shapes, dtype or "float32", n_samples, fit_seed)
 
 
 def _calibrate_op(client: Any, op_name: str, dtype: str | None = None, iterations: int = 100,

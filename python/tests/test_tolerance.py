@@ -1,5 +1,6 @@
 # Tests of the Python tolerance helpers: defaults equal the C++ ones (read from the source so a
 # change on one side fails here), profiles, recommendations, calibration and the pass rule.
+import inspect
 import re
 
 import numpy as np
@@ -146,3 +147,29 @@ def test_client_form_raises_when_the_fit_fails_its_recheck():
     assert caught.value.row["check"]["failed"] == 6
     assert calibrate_tolerance(_CalibratingClient(_row(True)), "matmul", dtype="float32") == {
         "atol": 5.97e-08, "rtol": 5.97e-08}
+
+
+@pytest.mark.parametrize("module", ["gpuemu", "gpuemu.tolerances"])
+def test_calibrate_tolerance_has_its_real_signature(module):
+    # help() and IDEs read inspect.signature: both call forms' parameters, not (*args, **kwargs).
+    import importlib  # lazy: only this test imports the public paths by name
+
+    function = importlib.import_module(module).calibrate_tolerance
+    parameters = inspect.signature(function).parameters
+    assert list(parameters) == ["op_fn", "ref_fn", "shapes", "dtype", "n_samples", "seed", "iterations", "against"]
+    assert not any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters.values())
+    assert parameters["n_samples"].default == 100 and parameters["iterations"].default == 100
+    assert parameters["iterations"].kind is inspect.Parameter.KEYWORD_ONLY
+    # The signature is the one that runs: the function form by keyword, the op form as faq.txt writes it.
+    def ref(a):
+        return a.astype(np.float64) * 2.0
+
+    by_keyword = calibrate_tolerance(op_fn=lambda a: a * 2, ref_fn=ref, shapes=[(4, 4)], dtype="float32", n_samples=3)
+    assert by_keyword == calibrate_tolerance(lambda a: a * 2, ref, [(4, 4)], "float32", 3)
+    assert function(_CalibratingClient(_row(True)), "matmul", dtype="float32", iterations=6) == {
+        "atol": 5.97e-08, "rtol": 5.97e-08}
+    # A parameter of the other form is refused, naming the one to use, never silently ignored.
+    with pytest.raises(TypeError, match="iterations="):
+        function(_CalibratingClient(_row(True)), "matmul", n_samples=6)
+    with pytest.raises(TypeError, match="n_samples="):
+        function(lambda a: a, ref, [(4, 4)], iterations=6)
