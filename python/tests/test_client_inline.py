@@ -1,6 +1,7 @@
 # The client with no daemon: clear errors for daemon-only requests (fast, not a timeout), and
 # client-side validation and fuzzing evaluated inline from gpuemu.toml (DESIGN section 2).
 import os
+import re
 import textwrap
 import time
 
@@ -239,6 +240,38 @@ def test_client_side_fuzz_with_a_value_distribution(project, values):
     assert len(batch) == 6
     with pytest.raises(Exception, match="not regular, boundary, adversarial or mixed"):
         client.fuzz_op_client_side("relu", run_op=relu, iterations=1, seed=1, value_distribution="spicy")
+
+
+def test_the_documented_default_value_distribution_is_the_one_that_runs(project):
+    # The seed README called "adversarial" the recommended default; DESIGN's default mixes all three.
+    # README.md and docs/python-api.md must state the default the signature has and the run uses.
+    import inspect  # lazy: only this test reads a signature
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    [stated] = re.findall(r'`value_distribution="(\w+)"` \(the default', readme)
+    api = (REPO_ROOT / "docs" / "python-api.md").read_text()
+    [row] = [line for line in api.splitlines() if line.startswith("| `fuzz_op_client_side(")]
+    default = inspect.signature(Client.fuzz_op_client_side).parameters["value_distribution"].default
+    assert stated == default == "mixed" and f'value_distribution="{default}"' in row
+    assert f"`\"{default}\"` (the default" in row
+    client = Client()
+    runs = {}
+    for values in ("default", "mixed", "adversarial"):
+        seen = []
+
+        def record(inputs):
+            seen.append(inputs["x"].copy())
+            return relu(inputs)
+
+        extra = {} if values == "default" else {"value_distribution": values}
+        assert client.fuzz_op_client_side("relu", run_op=record, iterations=9, seed=3, **extra).passed == 9
+        runs[values] = seen
+    same = lambda a, b: all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b))  # noqa: E731
+    assert same(runs["default"], runs["mixed"]) and not same(runs["default"], runs["adversarial"])
+    from gpuemu._internal.client.run_cases import inline_batch  # lazy: the cases the default drew
+
+    drawn = {c["distribution"] for c in inline_batch(client._project(), "relu", 9, 3, None, None, values=default)}
+    assert drawn == {"regular", "boundary", "adversarial"}
 
 
 def test_client_side_failures_carry_truthful_repro_info(project):

@@ -351,7 +351,7 @@ class Client:
                             seed: int | None = None, fail_fast: bool = False, op_schema: dict[str, Any] | None = None,
                             dtypes: list[str] | None = None, *, op_fn: Callable | None = None,
                             batch_size: int = 16, framework: str | None = None,
-                            value_distribution: str | None = None, timeout: float | None = None) -> FuzzResults:
+                            value_distribution: str | None = "mixed", timeout: float | None = None) -> FuzzResults:
         """The daemon makes cases, run_op(inputs_dict) runs them here, the daemon validates and stores.
 
         Inputs are hashed before and after run_op: an op that writes into them fails with kind
@@ -361,7 +361,7 @@ class Client:
         framework's tensors and run_op's result back, through gpuemu.frameworks; with none of
         them, run_op gets the cases' numpy arrays as they are (bfloat16 as float32).
         value_distribution: "regular", "boundary", "adversarial" (every case drawn that way) or
-        "mixed"/None (the three in turn, the default).
+        "mixed" (the default; None too: the three in turn, as README.md and docs/python-api.md say).
         timeout: seconds per run_op call (default: the op's `timeout`, else [validation] timeout). A
         call still running then is an op_error case ("timed out"), the run stops there, and the call
         is abandoned in a daemon thread (Python cannot kill it; docs/python-api.md).
