@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import signal
 import sys
 import time
 import traceback
@@ -285,6 +286,37 @@ def _serve(fn: Fn, frames_in, frames_out: int, converters: _Converters, lent: An
         frames.write_frame(frames_out, reply, buffers)
 
 
+# The line gpuemu reads from a worker's stderr when a case runs out of time (docs/worker-protocol.md,
+# "Timeouts"): where the user's code was, so the failure names the kernel line that did not end.
+STOPPED_AT = "gpuemu: stopped at "
+
+
+def _user_frame(frame: Any) -> str:
+    """file:line in function of the innermost frame outside gpuemu, the frameworks and the standard
+    library: the kernel's own line under the Triton interpreter, the op's line otherwise."""
+    skipped = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
+    for name in ("triton", "torch", "numpy", "jax", "tensorflow"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            skipped.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)
+    stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep  # its site-packages holds user libraries
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        in_stdlib = path.startswith(stdlib) and not ("site-packages" in path or "dist-packages" in path)
+        if not frame.f_code.co_filename.startswith("<") and not in_stdlib and not path.startswith(tuple(skipped)):
+            shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
+            return f"{shown}:{frame.f_lineno} in {frame.f_code.co_name}"
+        frame = frame.f_back
+    return ""
+
+
+def _say_where_stopped(signum: int, frame: Any) -> None:
+    where = _user_frame(frame)
+    if where:
+        sys.stderr.write(f"{STOPPED_AT}{where}\n")
+        sys.stderr.flush()
+
+
 def _claim_stdio() -> tuple[Any, int]:
     """Private descriptors for the frame stream; fd 0 becomes /dev/null and fd 1 becomes stderr."""
     frames_in = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -323,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
         frames.write_frame(frames_out, _check(args.callable, args.script))
         return 0
     role = args.role
+    # gpuemu sends SIGUSR1 when a case runs out of time, just before it kills the worker.
+    signal.signal(signal.SIGUSR1, _say_where_stopped)
     # Before anything imports triton: its interpreter gets gpuemu's compatibility layer when it loads
     # (docs/frameworks.md, "What the interpreter gets wrong"); a no-op unless TRITON_INTERPRET=1.
     triton_hook.arm()

@@ -15,6 +15,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxControlFrame = 16u << 20;  // ready / fatal frames
+// How long a worker that ran out of time gets to say where it is (WorkerChannel::where_stopped): a
+// Python loop answers within a bytecode; a call in C code answers when it returns, or not at all.
+constexpr std::chrono::milliseconds kWhereStoppedGrace{500};
 
 std::string string_field(const nlohmann::json& header, const char* key) {
   auto it = header.find(key);
@@ -278,7 +281,11 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
       }
       break;
     }
-    case WorkerChannel::Status::timed_out:
+    case WorkerChannel::Status::timed_out: {
+      // The whole case was the op's (or the reference's) time, not gpuemu's.
+      outcome.inside = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - case_start);
+      const std::string where =
+          deadline.by_budget ? std::string() : worker_->where_stopped(kWhereStoppedGrace);
       worker_->stop();
       outcome.stderr_tail = stderr_text();
       if (deadline.by_budget) {
@@ -290,11 +297,12 @@ RunOutcome WarmWorkerRunner::run(const RunRequest& request) {
       }
       outcome.failure = RunFailure::timed_out;
       outcome.message = fmt::format(
-          "{} timed out after {}; the worker's whole process group was killed "
+          "{} timed out after {}{}; the worker's whole process group was killed "
           "and a new worker starts for the next case",
-          what_, format_seconds(settings_.timeout));
+          what_, format_seconds(settings_.timeout), where.empty() ? std::string() : ", stopped at " + where);
       stop_worker();
       break;
+    }
     case WorkerChannel::Status::exited:
       fail_with_exit(outcome, "during the case");
       outcome.stderr_tail = stderr_text();

@@ -6,11 +6,13 @@
 #include "proc/fork_server.hpp"
 
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace gpuemu::proc {
 
@@ -22,6 +24,17 @@ constexpr std::size_t kIoChunk = 1 << 20;
 // How long a fork server may take to import the worker before we give up on it (and start
 // workers as processes of our own).
 constexpr std::chrono::milliseconds kForkServerStart{60000};
+
+// The worker's answer to SIGUSR1 (gpuemu/worker.py STOPPED_AT): the last whole line that starts so.
+constexpr std::string_view kStoppedAt = "gpuemu: stopped at ";
+
+std::string stopped_at_line(const std::string& text) {
+  const std::size_t at = text.rfind(kStoppedAt);
+  if (at == std::string::npos) return {};
+  const std::size_t from = at + kStoppedAt.size();
+  const std::size_t end = text.find('\n', from);
+  return end == std::string::npos ? std::string() : text.substr(from, end - from);
+}
 
 }  // namespace
 
@@ -52,6 +65,19 @@ ExitStatus WorkerChannel::stop() {
   child_.stderr_r.close();
   child_.exit_watch.close();
   return exit_;
+}
+
+std::string WorkerChannel::where_stopped(std::chrono::milliseconds grace) {
+  if (stopped_ || child_.pid <= 0 || !child_.stderr_r.valid() || ::kill(child_.pid, SIGUSR1) != 0) return {};
+  const auto until = Clock::now() + grace;
+  while (true) {
+    if (std::string where = stopped_at_line(stderr_.str()); !where.empty()) return where;
+    if (!child_.stderr_r.valid() || Clock::now() >= until) return {};
+    pollfd p{child_.stderr_r.get(), POLLIN, 0};
+    const int ready = ::poll(&p, 1, poll_timeout_ms(until, static_cast<int>(grace.count())));
+    if (ready < 0 && errno != EINTR) return {};
+    if (ready > 0) drain_stderr();
+  }
 }
 
 void WorkerChannel::drain_stderr() {

@@ -37,6 +37,11 @@ class WorkerChannel {
   // Kills the group (if still running), reaps, and reports how the worker ended. Idempotent.
   ExitStatus stop();
 
+  // Asks a worker that ran out of time where the user's code is (SIGUSR1; the worker answers one
+  // stderr line, docs/worker-protocol.md "Timeouts") and waits up to `grace` for it: "file:line in
+  // function", or empty when it did not say (busy in C code, or not a gpuemu worker). Call before stop().
+  std::string where_stopped(std::chrono::milliseconds grace);
+
   TailBuffer& stderr_tail() { return stderr_; }
   const std::string& error() const { return error_; }
   pid_t pid() const { return child_.pid; }
