@@ -59,6 +59,7 @@ class RunCommand : public Command {
     auto plan = TRY(make_plan(config, selection, master));
     plan.jobs = jobs_ > 0 ? jobs_ : config.ci.parallel_jobs;
     plan.fail_fast = fail_fast_;
+    if (bounded_by_thorough_timeout()) engine::bound_by_thorough_timeout(plan, config);
 
     context.log(fmt::format("gpuemu {}: {} op(s), master seed {}", plan.command, plan.ops.size(), master));
     std::optional<store::Store> store;
@@ -78,9 +79,15 @@ class RunCommand : public Command {
       context.log(fmt::format("gpuemu: stored run {} ({} failures) in {}", recorder->run_id(),
                               recorder->stored_failures(), store->file().string()));
     }
-    TRY(write_result(context, result::make_document(*result)));
+    const auto stopped = engine::thorough_timeout_stop(config, plan, *result);
+    if (stopped) result->warnings.push_back(*stopped);
+    auto document = result::make_document(*result);
+    if (stopped) document.passed = false;  // it checked less than planned (docs/configuration.md "[ci]")
+    TRY(write_result(context, document));
     log_warnings(context, result->warnings);
-    return result->passed() ? ExitCode::ok : ExitCode::check_failed;
+    if (stopped && context.globals.format == "text")
+      context.log(fmt::format("gpuemu {}: {}", name(), *stopped));
+    return document.passed ? ExitCode::ok : ExitCode::check_failed;
   }
 
  protected:
@@ -106,6 +113,8 @@ class RunCommand : public Command {
     for (const auto& warning : warnings) context.log(fmt::format("gpuemu {}: warning: {}", name(), warning));
   }
   virtual std::string_view name() const = 0;  // "test" or "fuzz", for messages
+  // Whether [ci] thorough_timeout stops this run (test: yes; fuzz is bounded by its iterations).
+  virtual bool bounded_by_thorough_timeout() const { return false; }
   virtual Expected<void> check_daemon_options() const { return {}; }
   // `test --seed S` with S a stored failure's case seed replays that case (faq.txt); nullopt = no.
   virtual Expected<std::optional<ExitCode>> run_stored_case(Context&, const engine::Selection&) {
@@ -127,6 +136,7 @@ class RunCommand : public Command {
 
 class TestCommand final : public RunCommand {
   std::string_view name() const override { return "test"; }
+  bool bounded_by_thorough_timeout() const override { return true; }
   void add_daemon_fields(nlohmann::json& request) override {
     request["type"] = "test";
     if (cases_ > 0) request["cases"] = cases_;

@@ -10,6 +10,7 @@
 #include "engine/autotune_variants.hpp"
 #include "engine/plans.hpp"
 #include "engine/store_recorder.hpp"
+#include "result/document.hpp"
 #include "util/hash.hpp"
 
 namespace gpuemu::daemon {
@@ -54,7 +55,7 @@ struct RecordedRun {
 };
 
 Result<RecordedRun> execute_and_store(DaemonState& state, const config::Config& config,
-                                      engine::RunPlan plan) {
+                                      const engine::RunPlan& plan) {
   auto recorder = TRY(engine::RunRecorder::start(
       state.store(), {plan.command, plan.master_seed, config.digest, config.project.name}));
   recorder.set_after_store([&state]() -> Expected<void> {
@@ -112,7 +113,7 @@ Result<Reply> handle_fuzz(DaemonState& state, Message& message, const Fields& fi
   plan.jobs = TRY(jobs(fields, *config));
   plan.fail_fast = TRY(fields.flag("fail_fast", false));
   state.log(fmt::format("fuzz {} x{} seed {}", op_name.empty() ? "(all ops)" : op_name, iterations, master));
-  const auto outcome = TRY(execute_and_store(state, *config, std::move(plan)));
+  const auto outcome = TRY(execute_and_store(state, *config, plan));
 
   Reply reply;
   const auto& r = outcome.result;
@@ -150,9 +151,14 @@ Result<Reply> handle_test(DaemonState& state, Message& message, const Fields& fi
   auto plan = TRY(engine::plan_test(*config, selection, master, static_cast<int>(cases)));
   plan.jobs = TRY(jobs(fields, *config));
   plan.fail_fast = TRY(fields.flag("fail_fast", false));
-  const auto outcome = TRY(execute_and_store(state, *config, std::move(plan)));
+  engine::bound_by_thorough_timeout(plan, *config);  // as `gpuemu test` (docs/configuration.md "[ci]")
+  auto outcome = TRY(execute_and_store(state, *config, plan));
+  const auto stopped = engine::thorough_timeout_stop(*config, plan, outcome.result);
+  if (stopped) outcome.result.warnings.push_back(*stopped);
+  auto document = result::make_document(outcome.result);
+  if (stopped) document.passed = false;
   Reply reply;
-  reply.header = {{"result", result::to_json(outcome.result)}, {"run_id", outcome.run_id}};
+  reply.header = {{"result", result::to_json(document)}, {"run_id", outcome.run_id}};
   return reply;
 }
 

@@ -187,4 +187,24 @@ Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selec
   return plan;
 }
 
+void bound_by_thorough_timeout(RunPlan& plan, const config::Config& config) {
+  plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(config.ci.thorough_timeout);
+}
+
+std::optional<std::string> thorough_timeout_stop(const config::Config& config, const RunPlan& plan,
+                                                 const result::RunResult& result) {
+  // A partial run ended by --fail-fast stopped before its deadline; only the budget's stop is this one.
+  if (!result.partial || !plan.deadline || std::chrono::steady_clock::now() < *plan.deadline)
+    return std::nullopt;
+  std::size_t planned = 0;
+  for (const auto& op : plan.ops) planned += op.seeds.size();
+  int ran = 0;
+  for (const auto& op : result.ops) ran += op.total;
+  return fmt::format(
+      "stopped at [ci] thorough_timeout ({} s) after {} of {} planned cases: the results are partial, so "
+      "the run fails; raise thorough_timeout under [ci] in gpuemu.toml, or run fewer cases (--cases, "
+      "--op, --dtype)",
+      config.ci.thorough_timeout, ran, planned);
+}
+
 }  // namespace gpuemu::engine

@@ -38,6 +38,15 @@ enum class CornerCases { first, skip };
 
 Expected<RunPlan> plan_test(const config::Config& config, const Selection& selection,
                             std::uint64_t master_seed, int cases_per_dtype);
+// [ci] thorough_timeout bounds a `gpuemu test` run (CLI and daemon), as it bounds `ci run`
+// (configuration.txt: "a thorough test run"; docs/configuration.md "[ci]"): sets the plan's
+// deadline that many seconds from now.
+void bound_by_thorough_timeout(RunPlan& plan, const config::Config& config);
+// A run that stopped at that deadline checked less than planned: the message that says so, how many
+// cases ran, and what to change; nullopt for a run that was not stopped by it. Such a run fails.
+std::optional<std::string> thorough_timeout_stop(const config::Config& config, const RunPlan& plan,
+                                                 const result::RunResult& result);
+
 Expected<RunPlan> plan_fuzz(const config::Config& config, const Selection& selection,
                             std::uint64_t master_seed, int iterations,
                             CornerCases corner_cases = CornerCases::first);

@@ -1,9 +1,12 @@
 """`gpuemu ci run` under its time budget ([ci] thorough_timeout): a running case is cut within seconds
 and reported, an op of which no case ran is NOT RUN in every report, and a partial run fails the gate
-unless --allow-partial accepts it (docs/ci.md, "When the gate passes").
+unless --allow-partial accepts it (docs/ci.md, "When the gate passes"). `gpuemu test` has the same
+budget, in-process and through the daemon (docs/commands.md, "Time budget").
 """
 import json
 import pathlib
+import shutil
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 
@@ -176,3 +179,37 @@ def test_merged_shards_keep_cut_cases_and_not_run_ops(project):
     assert {op["op"]: op["status"] for op in result["ops"]} == {"fast": "passed", "slow": "not_run"}
     assert [c["op"] for c in result["cut"]] == ["slow", "slow"]
     assert result["passed"] is False and result["partial"] is True
+
+
+def test_gpuemu_test_stops_at_thorough_timeout_in_the_cli_and_the_daemon(project):
+    # configuration.txt: thorough_timeout bounds "a thorough (non-quick) test run", not only ci run.
+    # A 2 s budget: "slow" sleeps 600 s, so only the budget ends the run (CLI, then the daemon).
+    partial_project(project)
+    toml = project.root / "gpuemu.toml"
+    toml.write_text(toml.read_text().replace(f"thorough_timeout = {BUDGET}", "thorough_timeout = 2"))
+    started = time.monotonic()
+    proc = project.run("test", "--op", "slow", "--cases", "1", "--format", "json")
+    assert time.monotonic() - started < 30 and proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, load(SCHEMAS / "result-v1.schema.json"))
+    assert doc["partial"] is True and doc["passed"] is False and doc["ops"][0]["total"] == 0
+    message = "stopped at [ci] thorough_timeout (2 s) after 0 of 1 planned cases"
+    assert any(w.startswith(message) and "raise thorough_timeout under [ci]" in w for w in doc["warnings"]), doc
+    assert f"gpuemu test: warning: {message}" in proc.stderr
+
+    home = pathlib.Path(tempfile.mkdtemp(prefix="gtt", dir="/tmp")) / "h"  # socket paths are short
+    env = {"GPUEMU_HOME": str(home)}
+    try:
+        assert project.run("daemon", "start", "--background", env=env, timeout=120).returncode == 0
+        via_daemon = project.run("--daemon", "test", "--op", "slow", "--cases", "1", "--format", "json", env=env)
+        assert via_daemon.returncode == 1, via_daemon.stderr
+        daemon_doc = json.loads(via_daemon.stdout)
+        assert daemon_doc["partial"] is True and daemon_doc["passed"] is False
+        assert any(w.startswith(message) for w in daemon_doc["warnings"]), daemon_doc
+        # The other direction: within its budget a test run passes, through the daemon as in-process.
+        toml.write_text(toml.read_text().replace("thorough_timeout = 2", "thorough_timeout = 60"))
+        fast = project.run("--daemon", "test", "--op", "fast", "--cases", "1", "--format", "json", env=env)
+        assert fast.returncode == 0 and json.loads(fast.stdout)["partial"] is False, fast.stderr
+    finally:
+        project.run("daemon", "stop", env=env, timeout=120)
+        shutil.rmtree(home.parent, ignore_errors=True)
