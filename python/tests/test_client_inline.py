@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuemu import Client, DaemonNotRunningError, ValidationError, validate_op
+from gpuemu import Client, ClientError, DaemonNotRunningError, ValidationError, validate_op
 from gpuemu.validate import validate_op as validate_op_alias
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -322,6 +322,35 @@ def test_inline_holds_reference_and_op_to_the_declared_output_shape(project):
         assert source in result.failures[0]["message"] and "[12]" in result.failures[0]["message"]
     # An op of the right shape against that reference fails too (the reference cannot judge).
     assert client.validate_op("flat", {"x": x}, x.copy()).kind == "reference_error"
+def test_inline_names_the_schema_to_declare_for_default_shapes_and_reductions(project):
+    # Issue 41: two inputs with no shapes would both be [4, 64] (a matmul's cannot agree): no case is
+    # made, and the error names [ops.schema] with the lines to write. A row reduction under
+    # shape_preserved is told which `output = [...]` to declare.
+    (project / "src" / "rowrefs.py").write_text(
+        "import numpy as np\n\ndef row_sum(inputs, **kwargs):\n"
+        "    return np.asarray(inputs['x'], dtype=np.float64).sum(-1)\n")
+    with open(project / "gpuemu.toml", "a") as f:
+        f.write('\n[[ops]]\nname = "mm"\nreference = "myrefs.ops:relu_reference"\ninput_names = ["a", "b"]\n'
+                'execution_mode = "daemon_orchestrated"\n\n[[ops]]\nname = "add"\n'
+                'reference = "myrefs.ops:relu_reference"\ninput_names = ["a", "b"]\nexecution_mode = "client_side"\n'
+                '\n[ops.inputs.a]\nshape = [4, 64]\n\n[[ops]]\nname = "rowsum"\nreference = "rowrefs:row_sum"\n'
+                'execution_mode = "client_side"\ninvariants = ["shape_preserved"]\n\n[ops.schema]\n'
+                'dims = { M = [1, 8], N = [9, 16] }\ninputs = { x = ["M", "N"] }\n')
+    client = Client()
+    for call in (lambda: client.get_test_case("mm", seed=1),
+                 lambda: client.fuzz_op_client_side("mm", run_op=lambda i: i["a"] @ i["b"], iterations=1)):
+        with pytest.raises(ClientError, match=r"op 'mm' has no \[ops.schema\], so each of its inputs \(a, b\)") as err:
+            call()
+        assert 'inputs = { a = ["M", "K"], b = ["K", "N"] }\noutput = ["M", "N"]' in str(err.value)
+    assert client.get_test_case("add", seed=1)["inputs"]["b"].shape == (4, 64)  # a declared shape: cases made
+    x = np.ones((3, 10), np.float32)
+    reduced = client.validate_op("rowsum", {"x": x}, x.sum(-1))
+    assert reduced.kind == "reference_error", reduced.failures
+    message = reduced.failures[0]["message"]
+    assert "reference output 'out' has shape [3]" in message and "op 'rowsum'" in message
+    assert 'add output = ["M"] under the op\'s [ops.schema]' in message, message
+
+
 def test_inline_ops_inherit_through_extends(tmp_path):
     from gpuemu._internal.client.inline import InlineProject
 

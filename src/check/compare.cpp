@@ -138,11 +138,13 @@ Verdict compare_outputs(const Outputs& given, const Outputs& reference, const Co
       continue;
     }
     if (options.declared_output && ref.shape != *options.declared_output) {
+      const std::string hint =
+          options.declare_output_hint ? "; " + options.declare_output_hint(ref.shape) : std::string();
       problems.note(FailureKind::reference_error,
                     fmt::format("reference output '{}' has shape {}, but {} is {}: fix the reference (or the "
-                                "declaration); a reference of the wrong shape cannot judge the op",
+                                "declaration); a reference of the wrong shape cannot judge the op{}",
                                 name, tensor::shape_to_string(ref.shape), options.declared_output_source,
-                                tensor::shape_to_string(*options.declared_output)));
+                                tensor::shape_to_string(*options.declared_output), hint));
       continue;
     }
     const auto it = actual.find(name);

@@ -2,6 +2,7 @@
 // and invariants of DESIGN section 4, all in double after exact decoding of each dtype.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,9 @@ struct CompareOptions {
   // wrong shape cannot pass by matching an equally wrong reference.
   std::optional<tensor::Shape> declared_output;
   std::string declared_output_source;  // for messages: "[ops.schema] output", ...
+  // When set (shape_preserved without a declared output): given a reference output's other shape,
+  // what to declare if that shape is right, appended to the reference_error's message.
+  std::function<std::string(const tensor::Shape&)> declare_output_hint;
 };
 
 using Outputs = tensor::NamedTensors;

@@ -104,6 +104,7 @@ struct InputSpec {
   rng::Domain domain;                  // default [-1, 1]
   std::optional<tensor::DType> dtype;  // fixed dtype, e.g. int64 indices
   std::vector<DimRef> shape;           // for ops without a schema; empty = default shape
+  bool shape_defaulted = false;        // `shape` is kDefaultInputShape: none was declared
 };
 
 // One [[ops]] table, or one implementation of it (docs/configuration.md, "One op, many

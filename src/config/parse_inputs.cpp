@@ -286,7 +286,10 @@ Expected<void> parse_op_inputs(const TableReader& r, OpConfig& op) {
   }
   if (!op.schema) {
     for (auto& [name, spec] : op.inputs) {
-      if (spec.shape.empty()) spec.shape.assign(kDefaultInputShape.begin(), kDefaultInputShape.end());
+      if (spec.shape.empty()) {
+        spec.shape.assign(kDefaultInputShape.begin(), kDefaultInputShape.end());
+        spec.shape_defaulted = true;
+      }
     }
   }
   return {};

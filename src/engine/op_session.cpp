@@ -12,6 +12,7 @@
 
 #include "check/compare.hpp"
 #include "engine/autotune_variants.hpp"
+#include "engine/output_hint.hpp"
 #include "proc/cancel.hpp"
 #include "proc/interpret.hpp"
 #include "proc/runner_common.hpp"
@@ -110,6 +111,10 @@ void OpSession::declare_output_shape(check::CompareOptions& options, const fuzz:
       options.declared_output = it->second.shape;
       options.declared_output_source =
           fmt::format("the shape of the first input '{}' (shape_preserved)", it->first);
+      // A reduction's reference answers another shape: say which output to declare.
+      options.declare_output_hint = [this, &c](const tensor::Shape& seen) {
+        return declare_output_hint(op_, c, seen);
+      };
     }
   }
 }

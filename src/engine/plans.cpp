@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "config/default_shapes.hpp"
 #include "engine/autotune_variants.hpp"
 #include "fuzz/corners.hpp"
 #include "util/suggest.hpp"
@@ -64,6 +65,16 @@ void note_dropped(OpPlan& plan, const config::OpConfig& op, int count, const std
     plan.corners_dropped.push_back(prefix + all[k].name);
 }
 
+// Every selected op can have its cases made: one whose inputs would all take the default shape is
+// a configuration error before any case runs (config/default_shapes.hpp).
+Expected<std::vector<const config::OpConfig*>> with_declared_shapes(
+    std::vector<const config::OpConfig*> ops) {
+  for (const auto* op : ops) {
+    if (auto problem = config::undeclared_input_shapes(*op)) return fail(ErrorKind::config, *problem);
+  }
+  return ops;
+}
+
 }  // namespace
 
 Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& config,
@@ -81,7 +92,7 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
                               "add one (see docs/configuration.md)",
                               config.project_file.string(), left_out));
     }
-    return ops;
+    return with_declared_shapes(std::move(ops));
   }
   std::vector<std::string> known;
   for (const auto& op : config.ops) {
@@ -112,7 +123,7 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
       if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
     }
   }
-  return ops;
+  return with_declared_shapes(std::move(ops));
 }
 
 std::vector<std::string> ops_not_run_here(const config::Config& config) {

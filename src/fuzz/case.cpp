@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "config/default_shapes.hpp"
 #include "fuzz/corners.hpp"
 #include "rng/seeded_rng.hpp"
 
@@ -100,6 +101,9 @@ std::int64_t choose_dim(rng::SeededRng& r, std::int64_t lo, std::int64_t hi) {
 }
 
 Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t seed, const InputPlacer& place) {
+  // Inputs that can only be of one default shape: no case of them is worth making (a matmul's
+  // would fail in the user's own code before gpuemu could say why).
+  if (auto problem = config::undeclared_input_shapes(op)) return fail(ErrorKind::config, *problem);
   Case c;
   c.op = op.name;
   c.seed = seed;

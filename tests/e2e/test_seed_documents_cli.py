@@ -76,7 +76,8 @@ def test_only_client_run_ops_is_an_error_that_lists_them(project):
 
 
 # Item 3, the Python side: the daemon serves the daemon-orchestrated op it has no op under test
-# for; execution-modes.txt's single-case example runs against it (its text, with our shapes).
+# for; execution-modes.txt's single-case example runs against it: as written, the daemon refuses
+# the op's default shapes with the schema to declare (issue 41); with that schema, it passes.
 SINGLE = '''
 from gpuemu import Client
 
@@ -109,7 +110,6 @@ print(f"Passed: {result.passed}, max_diff: {result.max_diff:.2e}")
 def test_daemon_orchestrated_example_runs_against_the_documents_config(project):
     seed_project(project, "execution_modes.toml")
     toml = project.root / "gpuemu.toml"
-    toml.write_text(toml.read_text().replace('execution_mode = "daemon_orchestrated"\n', MATMUL_SCHEMA))
     home = pathlib.Path(tempfile.mkdtemp(prefix="gsd", dir="/tmp")) / "h"  # socket paths are short
     env = {"GPUEMU_HOME": str(home)}
     try:
@@ -117,6 +117,15 @@ def test_daemon_orchestrated_example_runs_against_the_documents_config(project):
         assert start.returncode == 0, start.stderr
         run_env = dict(os.environ, GPUEMU_HOME=str(home), HOME=str(project.root),
                        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "python"), os.environ.get("PYTHONPATH")])))
+        # As the document writes it (no shapes): the daemon refuses the case, naming [ops.schema] and the
+        # lines to write, instead of handing out two [4, 64] inputs that `a @ b` fails on.
+        bare = subprocess.run([sys.executable, "-c", SINGLE], cwd=project.root, env=run_env, capture_output=True,
+                              text=True, timeout=300)
+        assert bare.returncode != 0 and "DaemonError" in bare.stderr, bare.stdout + bare.stderr
+        assert "op 'my_matmul' has no [ops.schema], so each of its inputs (a, b) takes the default shape" in bare.stderr
+        assert 'inputs = { a = ["M", "K"], b = ["K", "N"] }' in bare.stderr and "matmul" in bare.stderr
+        assert "Shape:" not in bare.stdout  # no case was handed out
+        toml.write_text(toml.read_text().replace('execution_mode = "daemon_orchestrated"\n', MATMUL_SCHEMA))
         proc = subprocess.run([sys.executable, "-c", SINGLE], cwd=project.root, env=run_env, capture_output=True,
                               text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr

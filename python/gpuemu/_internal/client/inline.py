@@ -22,7 +22,7 @@ from gpuemu._internal import loading
 from gpuemu._config_keys import DEFAULTS
 from gpuemu.frameworks import triton_hook
 from gpuemu._internal.client.repro import input_snapshot
-from gpuemu._internal.core.cases import OpSpec, declared_output, generate_case, run_case_seed
+from gpuemu._internal.core.cases import OpSpec, declare_output_hint, declared_output, generate_case, run_case_seed
 from gpuemu._internal.core.compare import compare_outputs, named_outputs
 from gpuemu._internal.core.dtypes import canonical_dtype
 from gpuemu._internal.core.tolerance import ToleranceConfig, tolerance_from_tables
@@ -229,10 +229,11 @@ class InlineProject:
         if wrong is not None:
             # As the C++ side: a reference of the wrong shape cannot judge the op.
             (shape, source), (name, ref) = declared, wrong
+            hint = "" if op.schema_output else "; " + declare_output_hint(op, inputs, tuple(np.shape(ref)))
             result.kind = "reference_error"
             result.failures = [Failure(f"reference output '{name}' has shape {list(np.shape(ref))}, but {source} is "
                                        f"{list(shape)}: fix the reference (or the declaration); a reference of the "
-                                       "wrong shape cannot judge the op", "reference_error")]
+                                       f"wrong shape cannot judge the op{hint}", "reference_error")]
             result.duration_ms = int((time.perf_counter() - start) * 1000)
             return result
         verdict = compare_outputs(output, expected, self.tolerance(op_name, dtype), self.check_nan, self.check_inf)

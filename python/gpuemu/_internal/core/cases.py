@@ -14,10 +14,11 @@ from gpuemu._internal.core.fuzzing import choose_dim
 from gpuemu._internal.core.layouts import with_layout
 from gpuemu._internal.core.rng import SeededRng, derive_seed
 from gpuemu._internal.core.values import generate_tensor
+from gpuemu.errors import ClientError
 from gpuemu.results import TestCase
 
 __all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "corner_seed", "corners",
-           "generate_case", "is_corner_seed", "run_case_seed"]
+           "declare_output_hint", "generate_case", "is_corner_seed", "run_case_seed", "undeclared_input_shapes"]
 
 _DISTRIBUTIONS = ("regular", "boundary", "adversarial")
 DEFAULT_SHAPE = (4, 64)  # config::kDefaultInputShape
@@ -112,6 +113,40 @@ def declared_output(op: OpSpec, inputs: dict) -> tuple[tuple[int, ...], str] | N
         if order:
             return tuple(np.shape(inputs[order[0]])), f"the shape of the first input '{order[0]}' (shape_preserved)"
     return None
+
+
+def declare_output_hint(op: OpSpec, inputs: dict, seen: tuple[int, ...]) -> str:
+    """engine::declare_output_hint: under shape_preserved without a schema output, what to declare if the
+    reference's shape `seen` is right: `output = [...]` with the inputs' dim names (an op without a
+    schema gets the whole [ops.schema] pinning its inputs' present shapes)."""
+    shape = "[" + ", ".join(map(str, seen)) + "]"
+    dims: list[tuple[str, int]] = []
+
+    def line() -> str:
+        items = [next((f'"{n}"' for n, size in dims if size == s), str(s)) for s in seen]
+        return "output = [" + ", ".join(items) + "]"
+
+    if op.has_schema:
+        for name, refs in op.schema_inputs.items():
+            given = np.shape(inputs[name]) if name in inputs else ()
+            for k, ref in enumerate(refs):
+                if isinstance(ref, str) and k < len(given) and all(n != ref for n, _ in dims):
+                    dims.append((ref, int(given[k])))
+        return (f"if {shape} is the right shape (op '{op.name}' reduces or reshapes), declare it: add {line()} "
+                "under the op's [ops.schema] in gpuemu.toml")
+    written = []
+    for name in [n for n in op.input_names if n in inputs] or list(inputs):
+        refs = []
+        for size in np.shape(inputs[name]):
+            found = next((n for n, s in dims if s == size), None)
+            if found is None:
+                found = f"D{len(dims)}"
+                dims.append((found, int(size)))
+            refs.append(f'"{found}"')
+        written.append(f"{name} = [{', '.join(refs)}]")
+    pinned = ", ".join(f"{n} = {{ candidates = [{s}] }}" for n, s in dims)
+    return (f"if {shape} is the right shape (op '{op.name}' reduces or reshapes), declare it in gpuemu.toml after "
+            f"the op's [[ops]] lines:\n[ops.schema]\ndims = {{ {pinned} }}\ninputs = {{ {', '.join(written)} }}\n{line()}")
 
 
 def case_params(op: OpSpec, seed: int) -> tuple[str, str, str]:
@@ -247,8 +282,33 @@ def case_shapes(op: OpSpec, seed: int) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def undeclared_input_shapes(op: OpSpec) -> str | None:
+    """config::undeclared_input_shapes: for an op without [ops.schema] whose two or more inputs declare
+    no shape (all would be DEFAULT_SHAPE, which a matmul's inputs cannot both be), the error naming
+    [ops.schema] and the lines to write; None for every other op."""
+    if op.has_schema or len(op.input_names) < 2:
+        return None
+    if any(op.inputs.get(n) is not None and op.inputs[n].shape for n in op.input_names):
+        return None
+    names = ["M", "K", "N"] if len(op.input_names) == 2 else [f"D{k}" for k in range(len(op.input_names) + 1)]
+    largest = DEFAULT_SHAPE[-1]
+    shape = "[" + ", ".join(map(str, DEFAULT_SHAPE)) + "]"
+    dims = ", ".join(f"{d} = [1, {largest}]" for d in names)
+    inputs = ", ".join(f'{n} = ["{names[k]}", "{names[k + 1]}"]' for k, n in enumerate(op.input_names))
+    schema = f'[ops.schema]\ndims = {{ {dims} }}\ninputs = {{ {inputs} }}\noutput = ["{names[0]}", "{names[-1]}"]'
+    return (f"op '{op.name}' has no [ops.schema], so each of its inputs ({', '.join(op.input_names)}) takes the "
+            f"default shape {shape}; inputs whose shapes must agree, such as a matmul's, cannot run on them\n"
+            f"hint: declare the shapes in gpuemu.toml after the op's [[ops]] lines; for a matmul:\n{schema}\n"
+            f"(a dim named in two inputs has one size in both). If the inputs do share one shape, declare it for "
+            f"each instead ([ops.inputs.{op.input_names[0]}] shape = {shape}); a client may also send its own "
+            'op_schema. See docs/configuration.md, "Default input shape".')
+
+
 def generate_case(op: OpSpec, seed: int) -> TestCase:
     """The case of `seed`: same dims, dtype, layout and input bits as fuzz::generate_case."""
+    problem = undeclared_input_shapes(op)
+    if problem is not None:
+        raise ClientError(problem)
     dtype, layout, distribution = case_params(op, seed)
     shapes = case_shapes(op, seed)
     inputs: dict[str, np.ndarray] = {}
