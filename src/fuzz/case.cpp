@@ -101,8 +101,8 @@ std::int64_t choose_dim(rng::SeededRng& r, std::int64_t lo, std::int64_t hi) {
 }
 
 Expected<Case> generate_case(const config::OpConfig& op, std::uint64_t seed, const InputPlacer& place) {
-  // Inputs that can only be of one default shape: no case of them is worth making (a matmul's
-  // would fail in the user's own code before gpuemu could say why).
+  // Two or more inputs that all took the default shape: no case of them is worth making (a matmul's
+  // would fail in the user's own code, before gpuemu could say why).
   if (auto problem = config::undeclared_input_shapes(op)) return fail(ErrorKind::config, *problem);
   Case c;
   c.op = op.name;
