@@ -10,6 +10,7 @@
 
 #include "engine/op_session.hpp"
 #include "proc/load_check.hpp"
+#include "proc/runner.hpp"
 #include "proc/runner_common.hpp"
 
 namespace gpuemu::engine {
@@ -124,12 +125,24 @@ Expected<std::vector<proc::LoadCheck>> checks_of(const std::string& key, const p
   return out;
 }
 
+// The fork servers the ops' warm workers will come from start now, beside the check: their imports
+// (torch and Triton for a Triton op, seconds) no longer wait for the check's own.
+void start_fork_servers_ahead(const config::Config& config, const std::vector<const config::OpConfig*>& ops) {
+  for (const auto* op : ops) {
+    for (const auto& [runnable, role] :
+         {std::pair{&op->op_script, "op"}, std::pair{&op->reference, "reference"}}) {
+      if (!runnable->empty()) proc::start_fork_server_ahead(*runnable, runner_settings(config, *op, role));
+    }
+  }
+}
+
 }  // namespace
 
 Expected<std::map<std::string, std::vector<proc::AutotunedKernel>>> preload_op_checks(
     const config::Config& config, const std::vector<const config::OpConfig*>& ops) {
   std::map<std::string, std::vector<proc::AutotunedKernel>> autotuned;
   std::map<std::pair<std::string, std::string>, proc::LoadCheck> answers;
+  start_fork_servers_ahead(config, ops);
   for (auto& [key, group] : group_uses(config, ops)) {
     auto& [settings, uses] = group;
     std::vector<config::Runnable> runnables;
@@ -149,6 +162,7 @@ Expected<std::map<std::string, std::string>> check_op_loads(const config::Config
                                                             const std::vector<const config::OpConfig*>& ops) {
   std::map<std::string, std::string> inferred;
   std::vector<std::string> problems;
+  start_fork_servers_ahead(config, ops);
   for (auto& [key, group] : group_uses(config, ops)) {
     auto& [settings, uses] = group;
     const auto checks = TRY(checks_of(key, settings, uses));

@@ -20,6 +20,11 @@ namespace gpuemu::proc {
 std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
                                                    std::chrono::milliseconds start_timeout);
 
+// Starts the server spawn_from_fork_server would use for `spec` on a thread of its own and returns at
+// once; a later spawn waits for that start. Nothing when the server exists or is starting, or when
+// `spec` is not a worker command.
+void start_fork_server_ahead(const SpawnSpec& spec);
+
 // False when GPUEMU_FORK_SERVER=0 or the system cannot watch a process that is not its child end
 // (platform::watches_process_exit): every worker is then an interpreter of its own.
 bool fork_server_enabled();

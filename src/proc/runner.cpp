@@ -27,4 +27,11 @@ std::unique_ptr<Runner> make_runner(const config::Runnable& runnable, const Runn
   return nullptr;
 }
 
+void start_fork_server_ahead(const config::Runnable& runnable, const RunnerSettings& settings) {
+  const bool warm = runnable.kind == config::Runnable::Kind::callable ||
+                    (runnable.kind == config::Runnable::Kind::script && runnable.persistent);
+  if (warm && fork_server_enabled())
+    start_fork_server_ahead(WarmWorkerRunner(runnable, settings).spawn_spec());
+}
+
 }  // namespace gpuemu::proc

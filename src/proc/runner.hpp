@@ -137,6 +137,11 @@ std::filesystem::path python_package_dir();
 // Makes the runner for a Runnable: a script runs cold unless persistent; callables run warm.
 std::unique_ptr<Runner> make_runner(const config::Runnable& runnable, const RunnerSettings& settings);
 
+// Starts, on a thread of its own, the fork server that make_runner's warm worker for `runnable` will be
+// forked from, so the server's imports (torch, Triton: seconds) overlap the load check instead of
+// following it. Nothing for a cold script, or when fork servers are off or that server exists.
+void start_fork_server_ahead(const config::Runnable& runnable, const RunnerSettings& settings);
+
 // How the engine gets its runners: make_runner, unless a test injects fakes that answer from
 // canned functions (the one seam between the engine and real processes; settings.role says
 // whether the op or the reference is wanted). Empty means make_runner.

@@ -81,14 +81,21 @@ void WarmWorkerRunner::fail_with_exit(RunOutcome& outcome, const std::string& wh
   outcome.message = fmt::format("{} worker {} {}; a new worker starts for the next case", what_, how, when);
 }
 
-bool WarmWorkerRunner::spawn_worker(RunOutcome& outcome) {
+SpawnSpec WarmWorkerRunner::spawn_spec() const {
   SpawnSpec spec;
   spec.argv = {settings_.python};
   for (auto& a : worker_args()) spec.argv.push_back(std::move(a));
   spec.cwd = settings_.cwd;
   spec.extra_env = python_env(settings_);
-  // Importing torch was most of a pytorch op's worker start (~2 s of CPU each; docs/worker-protocol.md).
+  // Importing torch was most of a pytorch op's worker start (~2 s of CPU each; docs/worker-protocol.md,
+  // "Preloading a framework"). Not Triton: whether a worker imported it says whether the op's code uses
+  // it (launch counting, frameworks/_triton_launches.py).
   if (settings_.framework == config::Framework::pytorch) spec.preload = {"torch"};
+  return spec;
+}
+
+bool WarmWorkerRunner::spawn_worker(RunOutcome& outcome) {
+  const SpawnSpec spec = spawn_spec();
   auto channel = WorkerChannel::start(spec, settings_.stderr_tail, what_ + " worker");
   if (!channel) {
     outcome.failure = RunFailure::start_failed;

@@ -33,6 +33,8 @@ class WarmWorkerRunner final : public Runner {
 
   // The worker's command line (after the interpreter), e.g. {"-m", "gpuemu.worker", "--callable", ...}.
   std::vector<std::string> worker_args() const;
+  // How a worker is started: the interpreter and worker_args(), its directory, environment and preloads.
+  SpawnSpec spawn_spec() const;
 
  private:
   // Starts a worker (spawn_worker) and waits for its "ready" frame (await_ready, which counts only

@@ -40,14 +40,12 @@ OPS = textwrap.dedent('''
 
     @triton.jit
     def waiting_kernel(x_ptr, out_ptr, flag_ptr, n, BLOCK: tl.constexpr):
-        # Program 0 waits for program 1's flag: it ends on a GPU only if both run at once.
+        # Each program waits for the other's flag before it sets its own: a deadlock in any order.
         pid = tl.program_id(0)
         offs = pid * BLOCK + tl.arange(0, BLOCK)
-        if pid == 0:
-            while tl.load(flag_ptr) == 0:  # WAITING
-                pass
-        else:
-            tl.store(flag_ptr, 1)
+        while tl.load(flag_ptr + 1 - pid) == 0:  # WAITING
+            pass
+        tl.store(flag_ptr + pid, 1)
         tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
 
@@ -61,7 +59,7 @@ OPS = textwrap.dedent('''
     def waiting(inputs):
         x = inputs["x"]
         out = torch.empty_like(x)
-        waiting_kernel[(2,)](x, out, torch.zeros(1, dtype=torch.int32), x.numel(), BLOCK=32)
+        waiting_kernel[(2,)](x, out, torch.zeros(2, dtype=torch.int32), x.numel(), BLOCK=32)
         return out
 
 
@@ -74,11 +72,9 @@ OPS = textwrap.dedent('''
 
     def copy(inputs):
         return inputs["x"].clone()
-
-
-    def reference(inputs):
-        return inputs["x"].astype("float64")
     ''')
+# The reference imports numpy only, as examples/triton's: its workers start in milliseconds.
+REFS = "def reference(inputs):\n    return inputs['x'].astype('float64')\n"
 
 
 def line_of(marker):
@@ -87,15 +83,16 @@ def line_of(marker):
 
 def test_a_case_that_runs_out_of_time_names_the_line_it_was_stuck_on(project):
     # looping and copy launch no kernel: require_launch = false (docs/frameworks.md, "Launches").
-    ops = "".join(f'\n[[ops]]\nname = "{name}"\nmodule = "stuck_ops:{name}"\nreference = "stuck_ops:reference"\n'
+    ops = "".join(f'\n[[ops]]\nname = "{name}"\nmodule = "stuck_ops:{name}"\nreference = "stuck_refs:reference"\n'
                   f'require_launch = {str(name in ("endless", "waiting")).lower()}\n{SCHEMA}'
                   for name in ("endless", "waiting", "looping", "copy"))
     project.write(TOML + ops)
     (project.root / "stuck_ops.py").write_text(OPS)
+    (project.root / "stuck_refs.py").write_text(REFS)
     proc = project.run("test", "--jobs", "2", "--format", "json", timeout=240)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     found = {op["op"]: op for op in json.loads(proc.stdout)["ops"]}
-    assert found["copy"]["passed"] == found["copy"]["total"] > 0, found["copy"]  # the run went on
+    assert found["copy"]["passed"] == found["copy"]["total"] > 0, [f["message"] for f in found["copy"]["failures"]]  # the run went on
     for name, marker, function in (("endless", "ENDLESS", "endless_kernel"), ("waiting", "WAITING", "waiting_kernel"),
                                    ("looping", "LOOPING", "looping")):
         failures = found[name]["failures"]
