@@ -140,9 +140,12 @@ build_curl() {
 # counts this build's warnings and fails only if it does not build (docs/static-build.md).
 build_gpuemu() {
   log "gpuemu: building $BUILD/gpuemu (Release, GPUEMU_STATIC=ON)"
-  nice -n 10 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUEMU_WERROR=OFF \
-    -DGPUEMU_STATIC=ON -DGPUEMU_UNITY=ON \
-    -DGPUEMU_BUILD_TESTS=OFF -DGPUEMU_STATIC_PREFIX="$PREFIX" >/dev/null
+  local launcher=()  # ccache when installed: a rerun compiles little; warnings are replayed from it
+  command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(pwd)}
+  nice -n 10 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DGPUEMU_WERROR=OFF -DGPUEMU_STATIC=ON -DGPUEMU_UNITY=ON \
+    -DGPUEMU_BUILD_TESTS=OFF -DGPUEMU_STATIC_PREFIX="$PREFIX" "${launcher[@]}" >/dev/null
   nice -n 10 cmake --build "$BUILD" -j "$JOBS" --target gpuemu
 }
 

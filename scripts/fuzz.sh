@@ -16,8 +16,12 @@ if [ $# -gt 0 ]; then HARNESSES=("$@"); fi
 scripts/install-deps.sh --clang
 
 echo "fuzz: building ${HARNESSES[*]} in $BUILD (clang-19, libFuzzer, ASan/UBSan)" >&2
+launcher=()  # ccache when installed (install-deps.sh --clang): a rerun compiles little
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \
-  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_FUZZ=ON -DGPUEMU_UNITY=ON -DGPUEMU_BUILD_TESTS=OFF -DGPUEMU_WERROR=ON >/dev/null
+  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_FUZZ=ON -DGPUEMU_UNITY=ON -DGPUEMU_BUILD_TESTS=OFF -DGPUEMU_WERROR=ON \
+  "${launcher[@]}" >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target "${HARNESSES[@]}"
 
 # Seeds: copied from the repo on every run into the harness's working corpus, which keeps what

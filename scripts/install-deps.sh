@@ -20,8 +20,9 @@ install_debian_packages() {
 
 if [ "${1:-}" = "--clang" ]; then
   # Debian 12's clang-14 cannot compile the project's std::expected against libstdc++ 12; clang-19
-  # (bookworm main) can. libclang-rt-19-dev holds ASan, UBSan and libFuzzer.
-  install_debian_packages clang-19 libclang-rt-19-dev
+  # (bookworm main) can. libclang-rt-19-dev holds ASan, UBSan and libFuzzer. ccache: the test builds
+  # (scripts/test.sh) compile mostly what the last run compiled.
+  install_debian_packages clang-19 libclang-rt-19-dev ccache
   exit 0
 elif [ $# -gt 0 ]; then
   echo "install-deps: unknown argument '$1' (the only one is --clang)" >&2

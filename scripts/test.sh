@@ -11,6 +11,13 @@ ROOT=$(pwd)
 scripts/install-deps.sh
 scripts/install-deps.sh --clang
 
+# ccache (install-deps.sh --clang) for every build below: a CI run compiles mostly what the last one
+# did, and a clean build is most of its time. CCACHE_BASEDIR makes a clone in another folder hit the
+# same entries; compiler warnings are replayed from the cache, so counting them below still works.
+export CCACHE_BASEDIR="$ROOT"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
 BUILD=${GPUEMU_TEST_BUILD_DIR:-build-asan}
 JOBS=${GPUEMU_JOBS:-$(nproc)}
 echo "test: building $BUILD with ASan/UBSan (clang-19)" >&2
@@ -21,7 +28,7 @@ echo "test: building $BUILD with ASan/UBSan (clang-19)" >&2
 # build, in scripts/test-static.sh, whose warnings are checked below.
 # GPUEMU_WERROR: the tests hold the code to warning-free (a user's build only warns).
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \
-  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_SANITIZE=ON -DGPUEMU_UNITY=ON -DGPUEMU_WERROR=ON >/dev/null
+  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_SANITIZE=ON -DGPUEMU_UNITY=ON -DGPUEMU_WERROR=ON "${launcher[@]}" >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
@@ -77,8 +84,6 @@ PORTABLE_PYTEST=(python/tests/test_input_files.py python/tests/test_worker.py py
   tests/e2e/test_input_mutation.py tests/e2e/test_worker_lifetime.py tests/e2e/test_script_failures.py
   tests/e2e/test_cases_started_ahead.py tests/e2e/test_daemon.py tests/e2e/test_attest_cli.py)
 echo "test: portable platform paths ($PORTABLE: -DGPUEMU_PORTABLE_PLATFORM=ON; ctest -R 'unit_(platform|wire|proc|daemon)', pytest ${#PORTABLE_PYTEST[@]} files)" >&2
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 set +e
 {
   cmake -S . -B "$PORTABLE" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-O1 -DCMAKE_CXX_FLAGS_DEBUG=-O1 \
