@@ -320,6 +320,10 @@ def test_inline_holds_reference_and_op_to_the_declared_output_shape(project):
         result = client.validate_op(op, {"x": x}, x.reshape(-1).copy())
         assert not result.passed and result.kind == "reference_error", (op, result.failures)
         assert source in result.failures[0]["message"] and "[12]" in result.failures[0]["message"]
+    # Without a schema, the message shows the whole [ops.schema] pinning x's shape (as the C++ side).
+    hint = client.validate_op("flat", {"x": x}, x.reshape(-1).copy()).failures[0]["message"]
+    assert ("dims = { D0 = { candidates = [3] }, D1 = { candidates = [4] } }\ninputs = { x = [\"D0\", \"D1\"] }\n"
+            "output = [12]") in hint, hint
     # An op of the right shape against that reference fails too (the reference cannot judge).
     assert client.validate_op("flat", {"x": x}, x.copy()).kind == "reference_error"
 def test_inline_names_the_schema_to_declare_for_default_shapes_and_reductions(project):
