@@ -84,7 +84,12 @@ Groups group_uses(const config::Config& config, const std::vector<const config::
       std::string key = settings.python;
       for (const auto& [name, value] : proc::python_env(settings)) key += "\n" + name + "=" + value;
       auto& group = groups[key];
+      const bool torch = settings.framework == config::Framework::pytorch ||
+                         (!group.second.empty() && group.first.framework == config::Framework::pytorch);
       if (group.second.empty() || settings.timeout > group.first.timeout) group.first = settings;
+      // One process imports every use's code: forked from the torch server when any use is a pytorch
+      // op's (proc::check_loads), whichever use's settings the group keeps.
+      if (torch) group.first.framework = config::Framework::pytorch;
       group.second.push_back({op, runnable, role});
     }
   }

@@ -47,6 +47,9 @@ Expected<std::vector<LoadCheck>> check_loads(const RunnerSettings& given,
   if (auto missing = check_interpreter(settings)) return fail(ErrorKind::environment, missing->message);
   spec.cwd = settings.cwd;
   spec.extra_env = python_env(settings);
+  // Forked from the server that imported torch, as the workers of a pytorch op are (warm_worker.cpp):
+  // the check imports the same code, and torch was most of its time.
+  if (settings.framework == config::Framework::pytorch) spec.preload = {"torch"};
   auto channel = TRY(WorkerChannel::start(spec, settings.stderr_tail, "load check"));
   wire::IncomingFrame frame;
   const auto status =
