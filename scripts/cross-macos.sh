@@ -22,15 +22,17 @@ SYSLIB=/usr/lib/$MULTIARCH
 # libb2, NNG, libcurl, zlib, pugixml). Only these folders are copied, so glibc's headers never leak in.
 stage_headers() {
   local inc=$1/include
+  # cp -p keeps Debian's timestamps, so a rerun in the same build directory recompiles nothing.
   rm -rf "$inc" && mkdir -p "$inc/openssl"
-  cp -r /usr/include/nlohmann /usr/include/toml++ /usr/include/fmt /usr/include/CLI /usr/include/nng "$inc/"
-  cp /usr/include/openssl/*.h "/usr/include/$MULTIARCH/openssl/"*.h "$inc/openssl/"
-  cp -r "/usr/include/$MULTIARCH/curl" "$inc/"
-  cp /usr/include/sqlite3.h /usr/include/sqlite3ext.h /usr/include/blake2.h /usr/include/zlib.h \
+  cp -rp /usr/include/nlohmann /usr/include/toml++ /usr/include/fmt /usr/include/CLI /usr/include/nng "$inc/"
+  cp -p /usr/include/openssl/*.h "/usr/include/$MULTIARCH/openssl/"*.h "$inc/openssl/"
+  cp -rp "/usr/include/$MULTIARCH/curl" "$inc/"
+  cp -p /usr/include/sqlite3.h /usr/include/sqlite3ext.h /usr/include/blake2.h /usr/include/zlib.h \
     /usr/include/zconf.h /usr/include/pugixml.hpp /usr/include/pugiconfig.hpp "$inc/"
   # Included first by every C++ file (CMAKE_CXX_FLAGS below): in zig 0.17's headers a first <float.h>
   # for INFINITY alone (libc++'s <__math/...>) sets libc++'s guard, so a later <cfloat> has no FLT_MAX.
   printf '#include <float.h>\n#include <__float_infinity_nan.h>\n' >"$inc/gpuemu-zig-prelude.h"
+  touch -r /usr/include/float.h "$inc/gpuemu-zig-prelude.h" 2>/dev/null || true
 }
 
 # CMake and pkg-config files for the header-only libraries (Debian's name its Linux libraries).
@@ -72,15 +74,37 @@ Libs: -L$lib -lpugixml
 PC
 }
 
-# zig's compilers for one target, as the programs CMake runs.
+# zig's compilers for one target, as the programs CMake runs. ccache tells compilers apart by the
+# wrapper's text (CCACHE_COMPILERCHECK=content below), which names zig's version and the target.
 write_wrappers() {
-  local bin=$1 target=$2
+  local bin=$1 target=$2 version
+  version=$("$ZIG" version)
   mkdir -p "$bin"
-  printf '#!/bin/sh\nexec "%s" cc -target %s "$@"\n' "$ZIG" "$target" >"$bin/zig-cc"
-  printf '#!/bin/sh\nexec "%s" c++ -target %s "$@"\n' "$ZIG" "$target" >"$bin/zig-c++"
-  printf '#!/bin/sh\nexec "%s" ar "$@"\n' "$ZIG" >"$bin/zig-ar"
-  printf '#!/bin/sh\nexec "%s" ranlib "$@"\n' "$ZIG" >"$bin/zig-ranlib"
-  chmod +x "$bin"/zig-*
+  local tool
+  for tool in "cc -target $target" "c++ -target $target" ar ranlib; do
+    local text name=zig-${tool%% *}
+    text=$(printf '#!/bin/sh\n# zig %s\nexec "%s" %s "$@"' "$version" "$ZIG" "$tool")
+    # Rewritten only when it changes: ninja and ccache see an unchanged compiler.
+    [ "$(cat "$bin/$name" 2>/dev/null)" = "$text" ] || printf '%s\n' "$text" >"$bin/$name"
+    chmod +x "$bin/$name"
+  done
+}
+
+# The two caches that make a rerun, or a CI run on a fresh clone, take seconds instead of minutes
+# (docs/platforms.md). zig's own (~/.cache/zig) keeps libc++ and libSystem's stubs, built once per
+# target (most of a cold configure), but not our objects; ccache keeps those, in a folder of its own
+# under ~/.cache/gpuemu (kept between CI runs, like the third-party builds) unless CCACHE_DIR is set.
+# It knows zig's compilers by their wrappers' text (a fresh clone writes new wrappers, whose
+# timestamps would miss), and paths under this checkout are hashed relative to it.
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuemu/ccache-macos}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-1G} CCACHE_COMPILERCHECK=content CCACHE_BASEDIR=$ROOT
+
+# The Mach-O architecture `file` names for each target.
+macho_arch() {
+  case $1 in
+    aarch64-*) echo arm64 ;;
+    *) echo "${1%%-*}" ;;
+  esac
 }
 
 status=0
@@ -88,6 +112,7 @@ summary=()
 for target in $TARGETS; do
   dir=$OUT/$target
   stage=$ROOT/$dir/stage
+  SECONDS=0
   echo "cross-macos: $target: building $dir/gpuemu with zig $("$ZIG" version)" >&2
   stage_headers "$stage"
   stage_packages "$stage"
@@ -107,6 +132,7 @@ for target in $TARGETS; do
     status=1
     continue
   fi
+  echo "cross-macos: $target: configured (${SECONDS} s)" >&2
   # Every library first (-k 0: every file that fails, not only the first); then the link, whose
   # undefined third-party symbols become the stubs'.
   if ! cmake --build "$dir/build" -j "$JOBS" --target gpuemu_cli -- -k 0 >"$dir/compile.log" 2>&1; then
@@ -115,6 +141,7 @@ for target in $TARGETS; do
     status=1
     continue
   fi
+  echo "cross-macos: $target: compiled (${SECONDS} s)" >&2
   cmake --build "$dir/build" --target gpuemu >"$dir/link.log" 2>&1 || true
   if ! "$PY" scripts/cross_macos_stubs.py "$stage/lib" "$SYSLIB" "$dir/link.log" ||
     ! cmake --build "$dir/build" --target gpuemu >"$dir/link.log" 2>&1; then
@@ -123,7 +150,14 @@ for target in $TARGETS; do
     status=1
     continue
   fi
-  summary+=("$target: ok ($(file -b "$dir/build/gpuemu" | cut -d, -f1))")
+  kind=$(file -b "$dir/build/gpuemu" | cut -d, -f1)
+  if [ "$kind" != "Mach-O 64-bit $(macho_arch "$target") executable" ]; then
+    summary+=("$target: link made a $kind, not a Mach-O $(macho_arch "$target") executable")
+    status=1
+    continue
+  fi
+  summary+=("$target linked (${SECONDS} s)")
 done
-echo "cross-macos: ${summary[*]}"
+joined=$(printf '%s, ' "${summary[@]}")
+echo "cross-macos: ${joined%, }"
 exit $status

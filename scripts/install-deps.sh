@@ -29,9 +29,11 @@ elif [ $# -gt 0 ]; then
   exit 2
 fi
 
+# file: scripts/cross-macos.sh checks the architecture of the Mach-O it links.
 install_debian_packages cmake ninja-build g++ pkg-config libtomlplusplus-dev nlohmann-json3-dev libb2-dev \
   libcli11-dev libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev libpugixml-dev libnng-dev \
-  libmbedtls-dev libxml2-utils clang-format nginx libnginx-mod-http-dav-ext python3 python3-pip shellcheck
+  libmbedtls-dev libxml2-utils clang-format nginx libnginx-mod-http-dav-ext python3 python3-pip shellcheck \
+  file
 
 # Node.js and npm: the VS Code extension's build and tests (vscode/, node --test). Machines that
 # already have a Node (e.g. from nodesource or nvm) keep it; Debian 12's nodejs 18 is enough.

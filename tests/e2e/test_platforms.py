@@ -43,6 +43,15 @@ def test_the_portable_run_names_existing_tests_and_forces_the_portable_paths():
     assert not missing, f"scripts/test.sh's portable run names test files that do not exist: {missing}"
 
 
+def test_the_suite_runs_the_macos_cross_compile_and_fails_with_it():
+    script = (REPO / "scripts" / "test.sh").read_text()
+    stage = script[script.index("scripts/cross-macos.sh 2>&1"):]
+    assert '[ "$rc" -eq 0 ] || status=1' in stage.split("\n\n")[0]
+    assert 'tail -n 1 "$LOGS/cross-macos.log"' in script[script.index("== summary =="):]
+    cross = (REPO / "scripts" / "cross-macos.sh").read_text()
+    assert "TARGETS=${GPUEMU_CROSS_TARGETS:-x86_64-macos aarch64-macos}" in cross
+
+
 needs_debian_libraries = pytest.mark.skipif(
     shutil.which("c++filt") is None or not (MULTIARCH_LIBDIR / "libcrypto.so.3").exists(),
     reason="needs binutils and the Debian libraries scripts/install-deps.sh installs")
