@@ -334,7 +334,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--script", metavar="PATH", action="append", default=[])
     parser.add_argument("--role", choices=("op", "reference"), default="op")
     parser.add_argument("--path", action="append", default=[], help="prepended to sys.path (repeatable)")
-    parser.add_argument("--framework", default="numpy", help="numpy, pytorch, jax or tensorflow")
+    parser.add_argument("--framework", default="numpy", help=", ".join(frameworks.FRAMEWORKS))
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--numpy-bfloat16", dest="numpy_bfloat16", default="float32", help="ml_dtypes or float32")
     parser.add_argument("--check", action="store_true",

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -31,6 +32,9 @@ std::optional<ExecutionMode> parse_execution_mode(std::string_view name);
 // The tensors an op's (or reference's) callable receives and may return (docs/frameworks.md).
 // Numbers are persisted: never renumber.
 enum class Framework : int { numpy = 0, pytorch = 1, jax = 2, tensorflow = 3 };
+// Every framework in the enum's order: the one list of framework names. Python's FRAMEWORKS, the
+// adapter modules, the result schema and the docs are checked against it (framework_names_test.cpp).
+std::span<const Framework> frameworks();
 std::string_view framework_name(Framework framework);
 std::optional<Framework> parse_framework(std::string_view name);
 

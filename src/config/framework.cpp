@@ -1,8 +1,18 @@
 // Names of the framework an op's callable receives, of the interpreter modes for its Triton and
 // Pallas kernels and of the numpy bfloat16 forms, as gpuemu.toml, result.json and the workers spell them.
+#include <array>
+
 #include "config/config.hpp"
 
 namespace gpuemu::config {
+
+namespace {
+constexpr std::array kFrameworks{Framework::numpy, Framework::pytorch, Framework::jax, Framework::tensorflow};
+}  // namespace
+
+std::span<const Framework> frameworks() {
+  return kFrameworks;
+}
 
 std::string_view framework_name(Framework framework) {
   switch (framework) {
@@ -19,7 +29,7 @@ std::string_view framework_name(Framework framework) {
 }
 
 std::optional<Framework> parse_framework(std::string_view name) {
-  for (auto f : {Framework::numpy, Framework::pytorch, Framework::jax, Framework::tensorflow}) {
+  for (auto f : kFrameworks) {
     if (framework_name(f) == name) return f;
   }
   return std::nullopt;

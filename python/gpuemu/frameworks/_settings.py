@@ -10,7 +10,8 @@ from dataclasses import dataclass
 __all__ = ["FRAMEWORKS", "DEVICES", "NUMPY_BFLOAT16_FORMS", "ROLES", "AdapterSettings", "check_choice"]
 
 # "numpy" is the form every gpuemu release before adapters used; the other three are [project]
-# framework values (docs/configuration.md).
+# framework values (docs/configuration.md). A mirror of src/config/framework.cpp's list, in its
+# order: unit_config's FrameworkNames tests fail when the two differ.
 FRAMEWORKS = ("numpy", "pytorch", "jax", "tensorflow")
 DEVICES = ("auto", "cpu", "cuda")
 # How a numpy callable receives a bfloat16 case: real ml_dtypes bfloat16 arrays, or exact float32
