@@ -18,7 +18,8 @@ __all__ = [
     "DEFAULT_TOLERANCES",
 ]
 
-# Must equal check::default_tolerance (src/check/tolerance.cpp, docs/configuration.md).
+# A mirror of check::default_tolerance (src/check/tolerance.cpp), the one source: unit_check's
+# DefaultTolerances tests fail when a dtype or value here differs from it.
 DEFAULT_TOLERANCES = {
     "float16": (1e-2, 1e-2),
     "bfloat16": (1e-2, 1e-2),
