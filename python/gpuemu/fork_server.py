@@ -31,9 +31,11 @@ import traceback
 from gpuemu import worker
 
 PRELOAD_ENV = "GPUEMU_FORK_SERVER_PRELOAD"
-# Modules whose import reads what gpuemu sets per worker (TRITON_INTERPRET, GPUEMU_PALLAS_INTERPRET):
-# a worker must import them itself.
-_NEVER_PRELOADED = ("triton", "jax", "gpuemu")
+# Modules whose import reads what gpuemu sets per worker (GPUEMU_PALLAS_INTERPRET, the Triton layers'
+# settings): a worker must import them itself. Triton may be preloaded: it reads TRITON_INTERPRET when a
+# kernel is defined, not at import, and a worker's triton_hook.arm() installs the layers at once on a
+# Triton imported before it.
+_NEVER_PRELOADED = ("jax", "gpuemu")
 
 MAX_REQUEST = 1 << 20
 
@@ -168,8 +170,8 @@ def _preload() -> None:
     # names in GPUEMU_FORK_SERVER_PRELOAD; once here instead of in each worker (docs/worker-protocol.md).
     for name in filter(None, (n.strip() for n in os.environ.get(PRELOAD_ENV, "").split(","))):
         if name.split(".")[0] in _NEVER_PRELOADED:
-            print(f"gpuemu fork server: {PRELOAD_ENV} names {name}, which reads TRITON_INTERPRET (or its Pallas "
-                  "twin) at import, set per worker: not preloaded", file=sys.stderr, flush=True)
+            print(f"gpuemu fork server: {PRELOAD_ENV} names {name}, whose import reads what gpuemu sets per worker "
+                  "(GPUEMU_PALLAS_INTERPRET, the Triton layers' settings): not preloaded", file=sys.stderr, flush=True)
             continue
         try:
             importlib.import_module(name)

@@ -1,5 +1,5 @@
 # GPUEMU_FORK_SERVER_PRELOAD: modules the fork server imports once for every worker it forks (torch for a
-# project of torch ops), never one that reads what gpuemu sets per worker (triton, jax, gpuemu itself).
+# project of torch ops), never one that reads what gpuemu sets per worker (jax, gpuemu itself).
 """python/gpuemu/fork_server.py's _preload, in a fresh interpreter (the server's own start)."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+
+import pytest
 
 
 def preload(value: str) -> subprocess.CompletedProcess:
@@ -24,10 +26,18 @@ def test_named_modules_are_imported_once_in_the_server():
 
 
 def test_modules_that_read_the_per_worker_interpreter_choice_are_refused():
-    proc = preload("triton,jax.numpy")
+    proc = preload("gpuemu.frameworks.triton_hook,jax.numpy")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "False", "False"]
     assert proc.stderr.count("not preloaded") == 2, proc.stderr
+
+
+def test_triton_may_be_preloaded():
+    # Its import reads nothing gpuemu sets per worker; each worker installs its layers on it (triton_hook).
+    pytest.importorskip("triton")
+    proc = preload("triton")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[1:] == ["True", "False"]  # triton, not jax (importing triton may import fractions)
 
 
 def test_nothing_is_preloaded_without_the_variable():

@@ -49,7 +49,10 @@ Expected<std::vector<LoadCheck>> check_loads(const RunnerSettings& given,
   spec.extra_env = python_env(settings);
   // Forked from the server that imported torch, as the workers of a pytorch op are (warm_worker.cpp):
   // the check imports the same code, and torch was most of its time.
-  if (settings.framework == config::Framework::pytorch) spec.preload = {"torch"};
+  if (settings.framework == config::Framework::pytorch) {
+    spec.preload = {"torch"};
+    if (settings.triton_interpret) spec.preload.emplace_back("triton");
+  }
   auto channel = TRY(WorkerChannel::start(spec, settings.stderr_tail, "load check"));
   wire::IncomingFrame frame;
   const auto status =

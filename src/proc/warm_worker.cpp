@@ -87,10 +87,12 @@ SpawnSpec WarmWorkerRunner::spawn_spec() const {
   for (auto& a : worker_args()) spec.argv.push_back(std::move(a));
   spec.cwd = settings_.cwd;
   spec.extra_env = python_env(settings_);
-  // Importing torch was most of a pytorch op's worker start (~2 s of CPU each; docs/worker-protocol.md,
-  // "Preloading a framework"). Not Triton: whether a worker imported it says whether the op's code uses
-  // it (launch counting, frameworks/_triton_launches.py).
-  if (settings_.framework == config::Framework::pytorch) spec.preload = {"torch"};
+  // Importing torch was most of a pytorch op's worker start (~2 s of CPU each), and Triton most of what
+  // was left under its interpreter (docs/worker-protocol.md, "Preloading a framework").
+  if (settings_.framework == config::Framework::pytorch) {
+    spec.preload = {"torch"};
+    if (settings_.triton_interpret) spec.preload.emplace_back("triton");
+  }
   return spec;
 }
 
