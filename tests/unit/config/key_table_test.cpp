@@ -56,7 +56,8 @@ std::string doc_region(std::string section) {
 TEST(KeyTable, EachSectionNamesAKeyOnce) {
   std::set<std::pair<std::string_view, std::string_view>> seen;
   for (const KeyRow& row : kKeyTable) {
-    EXPECT_TRUE(seen.insert({row.section, row.key}).second) << "[" << row.section << "] " << row.key << " twice";
+    EXPECT_TRUE(seen.insert({row.section, row.key}).second)
+        << "[" << row.section << "] " << row.key << " twice";
     EXPECT_FALSE(row.type.empty()) << row.key;
     EXPECT_FALSE(row.doc.empty()) << row.key;
   }
@@ -101,7 +102,8 @@ TEST(KeyTable, ConfigurationMdGivesTheTablesDefaults) {
     ASSERT_NE(at, std::string::npos) << "no row for `" << row.key << "` under [" << row.section << "]";
     const std::size_t type_end = region.find(" | ", at + cell.size());
     ASSERT_NE(type_end, std::string::npos);
-    EXPECT_EQ(region.substr(type_end + 3, row.default_value.size() + 2), "`" + std::string(row.default_value) + "`")
+    EXPECT_EQ(region.substr(type_end + 3, row.default_value.size() + 2),
+              "`" + std::string(row.default_value) + "`")
         << "[" << row.section << "] " << row.key << ": the table's default is " << row.default_value;
   }
 }
@@ -142,7 +144,8 @@ TEST(KeyTable, TheDigestHasEveryGlobalKeyTheTableWrites) {
 // python/gpuemu/_config_keys.py is python_keys_module() as of the last scripts/gen-config-keys.sh.
 TEST(KeyTable, PythonKeysModuleIsCurrent) {
   const fs::path file = fs::path(GPUEMU_SOURCE_DIR) / "python" / "gpuemu" / "_config_keys.py";
-  if (const char* write = std::getenv("GPUEMU_WRITE_CONFIG_KEYS"); write != nullptr && std::string(write) == "1")
+  if (const char* write = std::getenv("GPUEMU_WRITE_CONFIG_KEYS");
+      write != nullptr && std::string(write) == "1")
     std::ofstream(file) << python_keys_module();
   EXPECT_EQ(read_text(file), python_keys_module())
       << file << " is stale: run scripts/gen-config-keys.sh after editing src/config/key_table.cpp";
