@@ -39,9 +39,6 @@ constexpr std::string_view kPreloadVariable = "GPUEMU_FORK_SERVER_PRELOAD";
 constexpr std::size_t kMaxReply = 64 * 1024;
 // A spawn is a fork: milliseconds. A reap follows a SIGKILL. Longer means the server is stuck.
 constexpr std::chrono::milliseconds kReplyTimeout{30000};
-// A server started ahead of its first worker (start_fork_server_ahead) gets as long as a worker's own
-// start would give it (worker_channel.cpp's kForkServerStart).
-constexpr std::chrono::milliseconds kForkServerStartAhead{60000};
 
 // A worker command: PYTHON -m gpuemu.worker ARGS..., in a directory that exists (else spawn_child
 // says so in its own words).
@@ -293,21 +290,27 @@ ServerRegistry& registry() {
 
 // Workers that need other preloaded modules get a server of their own: a numpy op's workers never
 // carry torch because a pytorch op of the same run asked for it.
-ServerKey key_of(const SpawnSpec& spec, const std::map<std::string, std::string>& environment) {
-  return {spec.argv[0], startup_variables(environment) + "\npreload=" + preload_list(spec, environment)};
+struct KeyedServer {
+  ServerKey key;
+  std::string preload;  // the server's GPUEMU_FORK_SERVER_PRELOAD, part of the key
+};
+
+KeyedServer key_of(const SpawnSpec& spec, const std::map<std::string, std::string>& environment) {
+  std::string preload = preload_list(spec, environment);
+  return {{spec.argv[0], startup_variables(environment) + "\npreload=" + preload}, preload};
 }
 
-// The server for `key`, started now under the registry's lock (a spawn for any key waits for it).
-std::shared_ptr<ForkServer> server_for(const ServerKey& key, const SpawnSpec& spec,
-                                       const std::map<std::string, std::string>& environment,
+// The server for `keyed`, started now under the registry's lock (a spawn for any key waits for it).
+std::shared_ptr<ForkServer> server_for(const KeyedServer& keyed, const SpawnSpec& spec,
                                        std::chrono::milliseconds start_timeout) {
   ServerRegistry& known = registry();
   std::lock_guard lock(known.mutex);
-  auto it = known.servers.find(key);
+  auto it = known.servers.find(keyed.key);
   if (it == known.servers.end()) {
     Env server_env = spec.extra_env;
-    server_env.emplace_back(kPreloadVariable, preload_list(spec, environment));
-    it = known.servers.emplace(key, ForkServer::start(key.first, server_env, start_timeout)).first;
+    server_env.emplace_back(kPreloadVariable, keyed.preload);
+    it =
+        known.servers.emplace(keyed.key, ForkServer::start(keyed.key.first, server_env, start_timeout)).first;
   }
   return it->second;
 }
@@ -319,8 +322,7 @@ std::optional<SpawnedChild> spawn_from_fork_server(const SpawnSpec& spec,
   if (!fork_server_enabled() || !is_worker_command(spec)) return std::nullopt;
   ignore_sigpipe();
   const std::map<std::string, std::string> environment = child_environment(spec.extra_env);
-  std::shared_ptr<ForkServer> server =
-      server_for(key_of(spec, environment), spec, environment, start_timeout);
+  std::shared_ptr<ForkServer> server = server_for(key_of(spec, environment), spec, start_timeout);
   if (!server || !server->usable()) return std::nullopt;
   return server->spawn(spec, environment);
 }
@@ -329,13 +331,12 @@ void start_fork_server_ahead(const SpawnSpec& spec) {
   if (!fork_server_enabled() || !is_worker_command(spec)) return;
   ignore_sigpipe();
   const std::map<std::string, std::string> environment = child_environment(spec.extra_env);
-  const ServerKey key = key_of(spec, environment);
+  const KeyedServer keyed = key_of(spec, environment);
   ServerRegistry& known = registry();
   std::lock_guard lock(known.mutex);
-  if (known.servers.contains(key) || known.starting.contains(key)) return;
-  known.starting.emplace(key, std::thread([key, spec, environment] {
-                           server_for(key, spec, environment, kForkServerStartAhead);
-                         }));
+  if (known.servers.contains(keyed.key) || known.starting.contains(keyed.key)) return;
+  known.starting.emplace(keyed.key,
+                         std::thread([keyed, spec] { server_for(keyed, spec, kForkServerStart); }));
 }
 
 bool fork_server_enabled() {

@@ -10,6 +10,10 @@
 
 namespace gpuemu::proc {
 
+// How long a fork server may take to start (its imports: numpy, and torch and Triton for a pytorch
+// op's workers) before gpuemu gives up on it and starts workers as processes of its own.
+inline constexpr std::chrono::milliseconds kForkServerStart{60000};
+
 // Starts `spec` (a `PYTHON -m gpuemu.worker ...` command) as a fork of the fork server for its
 // interpreter and start-up variables (PYTHON*, BLAS threads), starting that server on first use. nullopt when
 // the spec is not a worker command, fork servers are off (GPUEMU_FORK_SERVER=0, or a system without

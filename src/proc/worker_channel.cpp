@@ -21,9 +21,6 @@ namespace {
 // After the worker exits, how long we keep reading what it already wrote.
 constexpr std::chrono::milliseconds kWorkerDrainGrace{200};
 constexpr std::size_t kIoChunk = 1 << 20;
-// How long a fork server may take to import the worker before we give up on it (and start
-// workers as processes of our own).
-constexpr std::chrono::milliseconds kForkServerStart{60000};
 
 // The worker's answer to SIGUSR1 (gpuemu/worker.py STOPPED_AT): the last whole line that starts so.
 constexpr std::string_view kStoppedAt = "gpuemu: stopped at ";

@@ -81,7 +81,9 @@ TEST(InputArena, ReservesRoomWhoseBytesItsViewsShowAndKeepsAViewedFile) {
     EXPECT_TRUE(wire::names_input_file(storage.segment())) << storage.segment();
     EXPECT_EQ(storage.segment_offset() % 64, 0u);
     EXPECT_EQ(storage.data(), bytes);
-    if (k > 0) EXPECT_GE(storage.segment_offset(), last_offset);
+    if (k > 0) {
+      EXPECT_GE(storage.segment_offset(), last_offset);
+    }
     last_offset = storage.segment_offset();
   }
   EXPECT_EQ((*room)[1].storage.size(), 0u);
