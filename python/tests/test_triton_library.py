@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 import torch
 
@@ -69,6 +70,13 @@ with interpreting():  # triton is imported here, under the interpreter
         value, index = tl.max(tl.load(x_ptr + tl.arange(0, N)), axis=0, return_indices=True)
         tl.store(v_ptr, value)
         tl.store(i_ptr, index)
+
+    @triton.jit
+    def copy_rows(x_ptr, y_ptr, B, W, BLOCK_W: tl.constexpr):  # FlagGems' reflection_pad1d mask idiom
+        row = tl.program_id(0)
+        offsets = tl.arange(0, BLOCK_W)
+        mask = (offsets < W) & (row < B)
+        tl.store(y_ptr + row * W + offsets, tl.load(x_ptr + row * W + offsets, mask=mask, other=0), mask=mask)
 
     @triton.jit
     def fill_grid(y_ptr, n):
@@ -235,6 +243,36 @@ def test_not_of_a_tensor_is_false_in_the_bare_interpreter():
         print(*y.tolist())
     """)
     assert proc.stdout.split() == ["0.0"] * 4, proc.stderr[-2000:]
+
+
+def test_a_scalar_comparison_and_a_block_mask_make_a_bool_mask():
+    x = torch.arange(12.0).reshape(3, 4)
+    y = torch.zeros(3, 4)
+    copy_rows[(3,)](x, y, 3, 4, BLOCK_W=8)
+    assert torch.equal(y, x)
+    assert triton.runtime.interpreter.InterpreterBuilder.create_icmpSLT.__name__ == "compare"
+
+
+def test_a_scalar_comparison_splats_as_int32_in_the_bare_interpreter():
+    proc = bare("""
+        @triton.jit
+        def k(x_ptr, y_ptr, B, W, BLOCK_W: tl.constexpr):
+            row = tl.program_id(0)
+            offsets = tl.arange(0, BLOCK_W)
+            mask = (offsets < W) & (row < B)
+            tl.store(y_ptr + row * W + offsets, tl.load(x_ptr + row * W + offsets, mask=mask, other=0), mask=mask)
+        k[(3,)](torch.ones(3, 4), torch.zeros(3, 4), 3, 4, BLOCK_W=8)
+    """)
+    assert proc.returncode != 0 and "mask has unsupported dtype" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_a_batched_access_leaves_a_mask_that_is_not_bool_to_the_interpreter():
+    from gpuemu.frameworks._triton_batch_memory import _Lanes  # lazy: the batching layer is not installed here
+
+    ptrs = np.array([64, 68, 72], dtype=np.uint64)
+    assert _Lanes(ptrs, np.array([True, False, True]), 4, None).index is not None
+    # numpy would read an int mask as indices (lanes 1, 0, 1); the interpreter's loop refuses it
+    assert _Lanes(ptrs, np.array([1, 0, 1], dtype=np.int32), 4, None).index is None
 
 
 def test_bool_op_short_circuits_compile_time_values_as_the_compiler():

@@ -50,11 +50,14 @@ class _Lanes:
     """The enabled lanes of an access: the address range they lie in and each lane's element index in
     it (None when no lane is enabled, or some lane is not aligned to the element size). For a pointer the
     sanitizer tagged (its lanes already checked to lie in the argument's storage) the range is that
-    storage, found without a pass over the lanes."""
+    storage, found without a pass over the lanes. A mask that is not bool is left to the interpreter's
+    own loop, which refuses it ("mask has unsupported dtype"): numpy would take it as indices."""
 
     def __init__(self, ptrs: np.ndarray, mask: np.ndarray, size: int, arg: Any):
         self.all = bool(mask.all())
         self.index = None
+        if mask.dtype != np.bool_:
+            return
         bits = np.uint64(size - 1)
         if arg is not None and arg.hi > arg.lo and arg.lo % size == 0 and \
                 not (int(np.bitwise_or.reduce(ptrs, axis=None)) & (size - 1)):
