@@ -73,6 +73,26 @@ KERNELS = textwrap.dedent('''
         negate_kernel[(triton.cdiv(x.numel(), 32),)](x, y, x.numel(), BLOCK=32)
         return y
 
+    # FlagGems' attention asserts BLOCK_N <= HEAD_DIM: on a GPU the configs that fail it do not compile
+    # and the autotuner skips them
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 16})], key=["n"])
+    @triton.jit
+    def head_kernel(x_ptr, y_ptr, n, HEAD: tl.constexpr, BLOCK: tl.constexpr):
+        tl.static_assert(BLOCK <= HEAD)
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3, mask=offs < n)
+
+    def triple(x, head):
+        y = torch.zeros_like(x)
+        head_kernel[(1,)](x, y, x.numel(), HEAD=head)
+        return y, head_kernel.best_config.kwargs["BLOCK"]
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 48}), triton.Config({"BLOCK": 16})], key=["n"])
+    @triton.jit
+    def odd_kernel(x_ptr, n, BLOCK: tl.constexpr):  # 48 is no power of 2: an error, not a static assert
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, 1.0, mask=offs < n)
+
     def _launch_scale(x):
         return scale(x)
 
@@ -160,6 +180,27 @@ def test_several_kernels_in_one_op_each_get_their_part_of_the_pin(tmp_path):
         out["plus_one"] = tuned.plus_one(x)[1]
     ''', TRITON_INTERPRET="1", GPUEMU_AUTOTUNE_PIN="scale_kernel:BLOCK=128,num_warps=4;modelled_kernel:BLOCK=32,num_warps=4")
     assert out == {"scale": 128, "plus_one": 32}
+
+
+def test_a_config_failing_a_static_assert_gives_way_to_the_next_as_on_a_gpu(tmp_path):
+    body = '''
+        triton_autotune.install()
+        x = torch.arange(10, dtype=torch.float32)
+        y, block = tuned.triple(x, 16)
+        out["block"], out["right"] = block, bool(torch.equal(y, x * 3))
+        out["wide"] = tuned.triple(x, 64)[1]
+        for name, call in (("none_fits", lambda: tuned.triple(x, 8)), ("other_error", lambda: tuned.odd_kernel[(1,)](x, 10))):
+            try:
+                call()
+                out[name] = "ran"
+            except Exception as exc:
+                out[name] = repr(exc)
+    '''
+    for pin in ({}, {"GPUEMU_AUTOTUNE_PIN": "BLOCK=64,num_warps=4"}):
+        out = run_python(tmp_path, body, TRITON_INTERPRET="1", **pin)
+        assert out["block"] == 16 and out["right"] and out["wide"] == 64, (pin, out)
+        assert "AssertionError" in out["none_fits"], out  # no config compiles: the assert is the error
+        assert "power of 2" in out["other_error"], out  # any other failure is the kernel's, never skipped
 
 
 def test_no_patch_on_a_gpu_run_without_a_pin(tmp_path):

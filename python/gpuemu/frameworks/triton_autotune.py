@@ -5,7 +5,8 @@
 GPUEMU_AUTOTUNE_PIN is what the op's variant name holds between its brackets, set by gpuemu for each
 variant's worker: a config label ("BLOCK_N=64,num_warps=2", as config_label gives it) when the op
 reaches one autotuned kernel, else "kernel:label;kernel:label" with each kernel's function name. A
-kernel the pin does not name runs its first config that survives pruning. No benchmark runs.
+kernel the pin does not name runs its first config that survives pruning; a config whose kernel fails a
+``tl.static_assert`` for the call's arguments gives way to the next, as on a GPU. No benchmark runs.
 
 discover(fn) lists the autotuned kernels reachable from a loaded op (its module's globals and the
 globals its code names, through modules it names), for the load check (`--check`).
@@ -84,10 +85,9 @@ def _pruned(tuner: Any, kwargs: dict) -> list:
     return configs
 
 
-def _choose(tuner: Any, kwargs: dict) -> Any:
+def _choose(tuner: Any, survivors: list) -> Any:
     labels = _labels(tuner.configs)
     wanted = _wanted(tuner, labels)
-    survivors = _pruned(tuner, kwargs)
     if wanted is None:
         return survivors[0]
     pinned = tuner.configs[labels.index(wanted)]
@@ -96,14 +96,39 @@ def _choose(tuner: Any, kwargs: dict) -> Any:
     return pinned if any(c is pinned for c in survivors) else survivors[0]
 
 
+def _fails_static_assert(exc: BaseException) -> bool:
+    """True when the launch failed on a tl.static_assert (the interpreter's own, an AssertionError anywhere
+    in the chain the interpreter and the batching layer wrap it in)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, AssertionError):
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            if tb is not None and tb.tb_frame.f_code.co_name == "_new_static_assert":
+                return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _pinned_run(self: Any, *args: Any, **kwargs: Any) -> Any:
     self.nargs = dict(zip(self.arg_names, args))
-    config = _choose(self, kwargs)
-    self.best_config = config
-    if config.pre_hook is not None:
-        config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
+    survivors = _pruned(self, kwargs)
+    chosen = _choose(self, survivors)
+    # On a GPU a config whose kernel fails a tl.static_assert for these arguments does not compile, and the
+    # autotuner's benchmark skips it (FlagGems' attention relies on it): the next surviving config runs.
+    order = [chosen] + [c for c in survivors if c is not chosen]
     try:
-        return self.fn.run(*args, **kwargs, **config.all_kwargs())
+        for i, config in enumerate(order):
+            self.best_config = config
+            if config.pre_hook is not None:
+                config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
+            try:
+                return self.fn.run(*args, **kwargs, **config.all_kwargs())
+            except Exception as exc:
+                if i + 1 == len(order) or not _fails_static_assert(exc):
+                    raise
     finally:
         self.nargs = None
 
