@@ -286,3 +286,14 @@ def test_libdevice_names_imported_before_the_layer_still_run():
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert float(proc.stdout) < 1e-6
+
+
+def test_no_libdevice_wrapper_takes_the_place_of_a_replaced_function():
+    """The stale-import rebinding knows the replaced functions by id: were one freed, a wrapper made after
+    it (the CUDA module's, which a library binds after arming) could take its id, and a kernel's name
+    bound to it would be swapped for another function (FlagGems' batch_norm then called rcp64h for rsqrt)."""
+    originals = triton_compat._state["libdevice_originals"]
+    modules = [sys.modules[name] for name in triton_compat.LIBDEVICE_MODULES if name in sys.modules]
+    wrappers = [v for m in modules for v in vars(m).values() if getattr(v, "__gpuemu_libdevice__", False)]
+    taken = [w.__name__ for w in wrappers if id(w) in originals and originals[id(w)][0] is not w]
+    assert len(wrappers) > 100 and not taken

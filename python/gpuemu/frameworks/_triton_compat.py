@@ -387,7 +387,8 @@ def _patch_libdevice(builder: type) -> None:
             wrapper = _libdevice_function(module_name, name, target)
             wrapper.__wrapped_extern__ = target
             setattr(module, name, wrapper)
-            originals[id(value)] = wrapper
+            # the original is kept: were it freed, a new object (a wrapper) could take its id
+            originals[id(value)] = (value, wrapper)
 
     def extern_elementwise(self, lib_name, lib_path, symbol, arg_list, ret_type, is_pure):
         if not _CURRENT:
@@ -414,8 +415,9 @@ def _patch_stale_imports() -> None:
             scope = fn.__globals__
             originals = _state.get("libdevice_originals", {})
             for key, value in list(scope.items()):
-                if id(value) in originals:
-                    scope[key] = originals[id(value)]
+                original, wrapper = originals.get(id(value), (None, None))
+                if original is value:
+                    scope[key] = wrapper
         return patch_lang(fn)
 
     interp._patch_lang = patched
