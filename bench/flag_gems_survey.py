@@ -10,10 +10,13 @@ path), its reference through a reference Converter (inputs widened to float64) a
 gpuemu's pass rule and default tolerances. A child that outlives --timeout is sent SIGUSR1 (the worker's
 "stopped at FILE:LINE" handler), then killed; the dtypes it did not reach run in a fresh child.
 
-Each call is one class: match, mismatch, triton_refused (Triton 3.9's tl.make_block_ptr refuses it, on a
-GPU too), cuda_assert (the library's own CUDA check: interpreter_unsupported), not_launched, op_error,
-reference_error, hang, crash. The headline is matched / calls not refused by the installed Triton or by
-the library's CUDA asserts, and matched / all calls (docs/frameworks.md, "Triton libraries").
+Each call is one class: match; sanitizer_finding (a mismatch or error that goes away with
+GPUEMU_SANITIZE=0: the kernel reads masked-off lanes loaded without other=, which tl.load documents as
+undefined, or depends on program order); mismatch; triton_refused (Triton 3.9's tl.make_block_ptr refuses
+it, on a GPU too); cuda_assert (the library's own CUDA check: interpreter_unsupported); not_launched (the
+library fell back to torch, e.g. `if not x.is_cuda`: kernel_not_launched); op_error; reference_error;
+hang; crash. The headline is matched / calls neither the installed Triton nor the library's CUDA checks
+refuse, and matched / all calls (docs/frameworks.md, "Triton libraries").
 """
 
 from __future__ import annotations
@@ -40,9 +43,11 @@ SEED = 5
 CHILD_ENV = {"TRITON_INTERPRET": "1", "GPUEMU_TRITON_CUDA_SHIM": "1", "GPUEMU_SANITIZE": "1",
              "GPUEMU_REQUIRE_LAUNCH": "1", "GEMS_VENDOR": "nvidia", "OMP_NUM_THREADS": "1",
              "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-CLASSES = ("match", "mismatch", "triton_refused", "cuda_assert", "not_launched", "op_error", "reference_error",
-           "hang", "crash")
-REFUSED = ("triton_refused", "cuda_assert")
+CLASSES = ("match", "sanitizer_finding", "mismatch", "triton_refused", "cuda_assert", "not_launched", "op_error",
+           "reference_error", "hang", "crash")
+# Not run on a CPU by the library or the installed Triton: Triton 3.9 refuses tl.make_block_ptr (on a GPU too);
+# the library's own CUDA check raises (interpreter_unsupported) or falls back to torch (kernel_not_launched).
+REFUSED = ("triton_refused", "cuda_assert", "not_launched")
 BLOCK_POINTERS = "Block pointers have been removed"
 
 
@@ -135,12 +140,23 @@ def child(op: str, dtypes: list[str]) -> int:
 # ---- driver ----
 
 def _run_op(op: str, timeout: float) -> list[dict]:
+    """The op's calls; a mismatch or op error that goes away without the sanitizer is its finding."""
+    rows = _run_dtypes(op, list(DTYPES), timeout, {})
+    again = [r["dtype"] for r in rows if r["class"] in ("mismatch", "op_error")]
+    if again:
+        unsanitized = {r["dtype"]: r for r in _run_dtypes(op, again, timeout, {"GPUEMU_SANITIZE": "0"})}
+        for row in rows:
+            if unsanitized.get(row["dtype"], {}).get("class") == "match":
+                row["class"] = "sanitizer_finding"
+    return rows
+
+
+def _run_dtypes(op: str, pending: list[str], timeout: float, extra_env: dict) -> list[dict]:
     rows: list[dict] = []
-    pending = list(DTYPES)
     while pending:
         # this checkout's gpuemu package first, as gpuemu puts its own package on a worker's PYTHONPATH
         path = os.pathsep.join(filter(None, [str(HERE.parent / "python"), os.environ.get("PYTHONPATH")]))
-        env = {**os.environ, **CHILD_ENV, "PYTHONPATH": path}
+        env = {**os.environ, **CHILD_ENV, "PYTHONPATH": path, **extra_env}
         proc = subprocess.Popen([sys.executable, __file__, "--child", op, "--dtypes", ",".join(pending)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         hung = False
@@ -194,10 +210,15 @@ def _table(rows: list[dict]) -> str:
 def headline(rows: list[dict]) -> str:
     counts = collections.Counter(row["class"] for row in rows)
     runnable = len(rows) - sum(counts[c] for c in REFUSED)
-    share = f"{100.0 * counts['match'] / runnable:.1f}%" if runnable else "n/a"
-    return (f"classes: " + ", ".join(f"{c} {counts[c]}" for c in CLASSES) + "\n"
+    unsanitized = counts["match"] + counts["sanitizer_finding"]
+
+    def share(n: int) -> str:
+        return f"{100.0 * n / runnable:.1f}%" if runnable else "n/a"
+
+    return ("classes: " + ", ".join(f"{c} {counts[c]}" for c in CLASSES) + "\n"
             f"matched {counts['match']} / {runnable} calls not refused by the installed Triton or by the "
-            f"library's CUDA asserts ({share}); matched {counts['match']} / {len(rows)} calls in all")
+            f"library's CUDA checks ({share(counts['match'])}); matched {counts['match']} / {len(rows)} calls in all\n"
+            f"without the sanitizer's findings: {unsanitized} / {runnable} ({share(unsanitized)})")
 
 
 def main() -> int:
