@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "config/config.hpp"
+#include "config/vocabulary.hpp"
 #include "util/time_spans.hpp"
 #include "wire/script_protocol.hpp"
 

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "proc/runner.hpp"
+#include "proc/spawn.hpp"
 #include "wire/segment.hpp"
 #include "wire/shared_file.hpp"
 
