@@ -7,9 +7,9 @@ if(GPUEMU_SANITIZE)
   target_compile_options(gpuemu_settings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   target_link_options(gpuemu_settings INTERFACE -fsanitize=address,undefined)
 endif()
-if(GPUEMU_FUZZ)
+if(GPUEMU_PARSER_HARNESSES)
   # Every library gets libFuzzer's coverage instrumentation and the sanitizers; only the harnesses
-  # in tests/fuzz/ link libFuzzer itself (-fsanitize=fuzzer), which brings its own main().
+  # in tests/harness/ link libFuzzer itself (-fsanitize=fuzzer), which brings its own main().
   target_compile_options(gpuemu_settings INTERFACE -fsanitize=fuzzer-no-link,address,undefined
                          -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   target_link_options(gpuemu_settings INTERFACE -fsanitize=address,undefined)

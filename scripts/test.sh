@@ -4,7 +4,7 @@
 # for the process, shared-file, worker and daemon tests with the portable platform paths forced
 # (build-portable), the macOS cross-compile of gpuemu for x86_64 and aarch64 with zig
 # (scripts/cross-macos.sh, build-cross), then the static binary's tests
-# (scripts/test-static.sh) and the parsers' libFuzzer harnesses (scripts/fuzz.sh, clang-19 in build-fuzz).
+# (scripts/test-static.sh) and the parsers' libFuzzer harnesses (scripts/parser-harnesses.sh, clang-19 in build-harness).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -143,9 +143,9 @@ if [ -x tests/action/run.sh ]; then
   tests/action/run.sh 2>&1 | tee "$LOGS/action.log" || status=1
 fi
 
-echo "test: libFuzzer (scripts/fuzz.sh)" >&2
+echo "test: parser harnesses (libFuzzer, scripts/parser-harnesses.sh)" >&2
 set +e
-scripts/fuzz.sh 2>&1 | tee "$LOGS/fuzz.log"
+scripts/parser-harnesses.sh 2>&1 | tee "$LOGS/parser-harnesses.log"
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" -eq 0 ] || status=1
@@ -163,7 +163,7 @@ echo "portable paths ($PORTABLE): ctest: $(grep -E "tests passed|tests failed" "
 # Its last line: the targets that linked and failed, or what stopped it.
 tail -n 1 "$LOGS/cross-macos.log"
 echo "static (pytest tests/static): $(tail -n 1 "$LOGS/static.log")"
-grep -E "^fuzz_[a-z_]+: " "$LOGS/fuzz.log" || echo "fuzz: no summary (build or run failed)"
+grep -E "^harness_[a-z_]+: " "$LOGS/parser-harnesses.log" || echo "parser harnesses: no summary (build or run failed)"
 echo "release build (build-static/gpuemu, -O3): $(grep -c "warning:" "$LOGS/static.log" || true) warning(s)$([ -x build-static/gpuemu ] || echo ", NOT BUILT")"
 tail -n 1 "$LOGS/pytest.log"
 [ -f "$LOGS/node.log" ] && grep -E "^# (pass|fail|tests)" "$LOGS/node.log" | tail -3

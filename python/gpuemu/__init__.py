@@ -20,7 +20,7 @@ _HOMES = {
     "SeededFuzzer": "gpuemu._internal.client.seeded_fuzzer",
     "validate_op": "gpuemu._internal.client.validate",
     **dict.fromkeys(["fuzz_dtypes", "fuzz_dtypes_seeded", "fuzz_layouts", "fuzz_layouts_seeded", "fuzz_shapes",
-                     "fuzz_shapes_seeded", "generate_random_tensor"], "gpuemu._internal.core.fuzzing"),
+                     "fuzz_shapes_seeded", "generate_random_tensor"], "gpuemu._internal.core.fuzz.generators"),
     "with_layout": "gpuemu._internal.core.layouts",
     **dict.fromkeys(["SeededRng", "derive_seed", "generate_seed"], "gpuemu._internal.core.rng"),
     **dict.fromkeys(["ToleranceConfig", "ToleranceProfile", "get_recommended_tolerance"],

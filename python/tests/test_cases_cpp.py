@@ -1,4 +1,4 @@
-# Python case generation (gpuemu._internal.core.cases, used by the client's inline mode) against the C++ one:
+# Python case generation (gpuemu._internal.core.fuzz.cases, used by the client's inline mode) against the C++ one:
 # `gpuemu fuzz` hands every case's inputs to an op that records them and always fails, so the
 # run's failures list every case seed; Python must derive the same seeds and the same inputs.
 import json
@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from gpuemu._internal.core.cases import generate_case, run_case_seed
+from gpuemu._internal.core.fuzz.cases import generate_case, run_case_seed
 from gpuemu._internal.client.inline import InlineProject
 
 TOML = """

@@ -15,7 +15,7 @@ from gpuemu import (
     fuzz_shapes_seeded,
     generate_random_tensor,
 )
-from gpuemu._internal.core.fuzzing import choose_dim
+from gpuemu._internal.core.fuzz.cases import choose_dim
 from gpuemu._internal.core.layouts import with_layout
 from gpuemu._internal.core.values import generate_tensor
 

@@ -6,6 +6,7 @@ import ast
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gpuemu"
@@ -174,6 +175,14 @@ def test_each_part_imports_only_the_parts_below_it():
 
 def test_every_part_is_in_the_layer_table():
     assert {part_of(m) for m in modules()} <= set(LAYERS)
+
+
+def test_pyproject_lists_every_package_folder():
+    # setuptools installs only the packages pyproject names: a new folder left out imports from a
+    # checkout but is missing from a wheel.
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {module_name(p.parent / "__init__.py") for p in PACKAGE.rglob("__init__.py")}
+    assert listed == folders
 
 
 def test_the_table_reader_reads_lists_and_nothing():

@@ -101,3 +101,11 @@ def test_a_name_that_did_not_move_is_left_to_the_path_finder():
     assert moved.new_name("gpuemu.frameworks") is None
     assert moved.new_name("gpuemu.corefoo") is None
     assert moved.new_name("gpuemu.core") == "gpuemu._internal.core"
+
+
+def test_a_module_renamed_on_the_way_answers_its_old_name():
+    # gpuemu.core.fuzzing became the fuzz generators' module of gpuemu._internal.core.fuzz.
+    assert moved.new_name("gpuemu.core.fuzzing") == "gpuemu._internal.core.fuzz.generators"
+    from gpuemu.core.fuzzing import fuzz_shapes_seeded
+
+    assert fuzz_shapes_seeded is gpuemu.fuzz_shapes_seeded

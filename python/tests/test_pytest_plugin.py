@@ -197,7 +197,7 @@ def test_config_seed(gpuemu_case):
 def test_marker_seed(gpuemu_case):
     gpuemu_case.run()
 ''')
-    from gpuemu._internal.core.cases import run_case_seed
+    from gpuemu._internal.core.fuzz.cases import run_case_seed
     from gpuemu._internal.client.inline import InlineProject
 
     spec = InlineProject(project.path / "gpuemu.toml").op("softmax")

@@ -101,7 +101,7 @@ def test_invalid_domains_are_rejected(tensor_vectors):
 def test_corner_cases_and_the_seeds_that_start_a_run(vectors_dir):
     # tests/vectors/corners.json (tests/unit/fuzz/corners_test.cpp checks the C++ side): the corners of
     # each schema, and a run's first seeds, corners first, each replaying its corner's shapes.
-    from gpuemu._internal.core.cases import (DimSpec, OpSpec, case_params, case_shapes, corners, is_corner_seed,
+    from gpuemu._internal.core.fuzz.cases import (DimSpec, OpSpec, case_params, case_shapes, corners, is_corner_seed,
                                              run_case_seed)
 
     vectors = json.loads((vectors_dir / "corners.json").read_text(encoding="utf-8"))

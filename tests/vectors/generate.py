@@ -201,7 +201,7 @@ def tensor_vectors() -> dict:
 def corner_vectors() -> dict:
     """Corner cases (docs/configuration.md "Corner cases"): per op schema the corners, and the first
     case seeds of a test and a fuzz stream (corners first) under two master seeds, with each case's dims."""
-    from gpuemu._internal.core.cases import DimSpec, OpSpec, case_params, case_shapes, corners, run_case_seed
+    from gpuemu._internal.core.fuzz.cases import DimSpec, OpSpec, case_params, case_shapes, corners, run_case_seed
 
     schemas = [
         ("mm", [("M", 1, 70, [], []), ("K", 1, 127, [1, 3, 127], [2]), ("N", 1, 300, [], [])],

@@ -15,9 +15,11 @@ import importlib.machinery
 import sys
 from types import ModuleType
 
-# Old package -> where it lives now. Its submodules follow it (gpuemu.core.fuzzing ->
-# gpuemu._internal.core.fuzzing).
+# Old package or module -> where it lives now. A package's submodules follow it (gpuemu.core.rng ->
+# gpuemu._internal.core.rng). A module renamed on the way is listed before its package, which
+# new_name() would otherwise match first: gpuemu.core.fuzzing is the fuzz generators' module now.
 MOVED = {
+    "gpuemu.core.fuzzing": "gpuemu._internal.core.fuzz.generators",
     "gpuemu.client": "gpuemu._internal.client",
     "gpuemu.core": "gpuemu._internal.core",
     "gpuemu.wire": "gpuemu._internal.wire",

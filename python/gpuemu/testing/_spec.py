@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from gpuemu._internal import loading
 from gpuemu._internal.client.inline import CALLABLE_RE, InlineProject, find_config
-from gpuemu._internal.core.cases import OpSpec
+from gpuemu._internal.core.fuzz.cases import OpSpec
 from gpuemu._internal.core.tolerance import ToleranceConfig, tolerance_from_tables
 
 __all__ = ["Op", "ResolvedOp", "resolve_project_op", "resolve_inline_op", "DEFAULT_ITERATIONS"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from gpuemu._internal.client.guard import run_guarded
 from gpuemu._internal.client.minimize import shrink
-from gpuemu._internal.core.cases import case_params, case_shapes, generate_case, run_case_seed
+from gpuemu._internal.core.fuzz.cases import case_params, case_shapes, generate_case, run_case_seed
 from gpuemu._internal.core.compare import Verdict, compare_output
 from gpuemu._internal.core.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
 from gpuemu.frameworks import AdapterSettings, Converter, framework_of

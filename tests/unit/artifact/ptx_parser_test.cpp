@@ -183,17 +183,17 @@ TEST(PtxParser, NeverCrashesOnMutatedOrRandomInput) {
       }
     }
     if (round % 4 == 0) text = text.substr(0, rng() % text.size());
-    auto module = parse_ptx(text, "fuzz.ptx");
+    auto module = parse_ptx(text, "mutated.ptx");
     if (module) {
       ++parsed;
     } else {
-      EXPECT_TRUE(module.error().message.starts_with("fuzz.ptx:")) << module.error().message;
+      EXPECT_TRUE(module.error().message.starts_with("mutated.ptx:")) << module.error().message;
     }
   }
   EXPECT_GT(parsed, 0) << "some mutations (e.g. inside comments) still parse";
 }
 
-// Found by fuzz_ptx's throughput (docs/fuzzing.md): the lexer copied the statement so far at
+// Found by harness_ptx's throughput (docs/parser-harnesses.md): the lexer copied the statement so far at
 // every character, so one 1 MB statement took about a minute; it must be linear.
 TEST(PtxParser, ALongStatementSplitsInLinearTime) {
   const std::string name(1 << 20, 'x');

@@ -22,7 +22,7 @@ from gpuemu._internal import loading
 from gpuemu._config_keys import DEFAULTS
 from gpuemu.frameworks import triton_hook
 from gpuemu._internal.client.repro import input_snapshot
-from gpuemu._internal.core.cases import OpSpec, declare_output_hint, declared_output, generate_case, run_case_seed
+from gpuemu._internal.core.fuzz.cases import OpSpec, declare_output_hint, declared_output, generate_case, run_case_seed
 from gpuemu._internal.core.compare import compare_outputs, named_outputs
 from gpuemu._internal.core.dtypes import canonical_dtype
 from gpuemu._internal.core.tolerance import ToleranceConfig, tolerance_from_tables

@@ -13,7 +13,7 @@ import numpy as np
 
 from gpuemu._internal.client.guard import run_guarded
 from gpuemu._internal.client.repro import fuzz_config_for, repro_for_case
-from gpuemu._internal.core.cases import DimSpec, OpSpec, generate_case, run_case_seed
+from gpuemu._internal.core.fuzz.cases import DimSpec, OpSpec, generate_case, run_case_seed
 from gpuemu.errors import ClientError
 from gpuemu.frameworks import AdapterSettings, Converter
 from gpuemu.frameworks._foreign import arrays_of, case_storage

@@ -13,7 +13,7 @@ from gpuemu._internal.client.guard import run_guarded
 from gpuemu._internal.client.repro import input_snapshot
 from gpuemu._internal.core.compare import compare_output
 from gpuemu._internal.core.dtypes import is_floating
-from gpuemu._internal.core.fuzzing import draw_shape, dtype_pool, layout_pool
+from gpuemu._internal.core.fuzz.generators import draw_shape, dtype_pool, layout_pool
 from gpuemu._internal.core.layouts import with_layout
 from gpuemu._internal.core.rng import SeededRng, derive_seed
 from gpuemu._internal.core.tolerance import ToleranceConfig

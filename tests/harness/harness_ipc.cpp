@@ -40,7 +40,7 @@ void daemon_message(std::span<const std::byte> bytes) {
 // that must be a JSON object, then the result frame's tensors.
 void worker_frame(std::span<const std::byte> bytes) {
   if (bytes.size() < wire::kFramePrefixSize) return;
-  auto prefix = wire::decode_frame_prefix(bytes.first<wire::kFramePrefixSize>(), "worker fuzz_op");
+  auto prefix = wire::decode_frame_prefix(bytes.first<wire::kFramePrefixSize>(), "worker harness_op");
   if (!prefix) return;
   const auto body = bytes.subspan(wire::kFramePrefixSize);
   if (prefix->header_bytes > body.size() || prefix->payload_bytes != body.size() - prefix->header_bytes)
@@ -51,7 +51,7 @@ void worker_frame(std::span<const std::byte> bytes) {
   if (frame.header.is_discarded() || !frame.header.is_object()) return;
   const auto payload = body.subspan(prefix->header_bytes);
   frame.payload->assign(payload.begin(), payload.end());
-  auto outputs = wire::decode_result_frame(frame, "worker fuzz_op");
+  auto outputs = wire::decode_result_frame(frame, "worker harness_op");
   if (!outputs) return;
   for (const auto& [name, t] : *outputs) {
     if (!tensor::validate_view(t, name)) std::abort();

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Writes the seed corpus of fuzz_requests (tests/fuzz/fuzz_requests.cpp): requests of every type against
+# Writes the seed corpus of harness_requests (tests/harness/harness_requests.cpp): requests of every type against
 # the harness's project, and the request vectors of tests/vectors/protocol, as header NUL payload.
 import json
 import struct

@@ -1,26 +1,26 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses of tests/fuzz/ with clang-19 (ASan/UBSan) in build-fuzz and runs each for
-# a bounded time from seed corpora taken from the repo (docs/fuzzing.md). Exits 1 on any crash.
+# Builds the libFuzzer harnesses of tests/harness/ with clang-19 (ASan/UBSan) in build-harness and runs each for
+# a bounded time from seed corpora taken from the repo (docs/parser-harnesses.md). Exits 1 on any crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-BUILD=${GPUEMU_FUZZ_BUILD_DIR:-build-fuzz}
+BUILD=${GPUEMU_HARNESS_BUILD_DIR:-build-harness}
 # 25 s each: on 2 cores five harnesses run in three rounds (75 s), four at 30 s took two (60 s).
-SECONDS_EACH=${GPUEMU_FUZZ_SECONDS:-25}
+SECONDS_EACH=${GPUEMU_HARNESS_SECONDS:-25}
 JOBS=${GPUEMU_JOBS:-$(nproc)}
-HARNESSES=(fuzz_config fuzz_script_reply fuzz_ipc fuzz_requests fuzz_ptx)
+HARNESSES=(harness_config harness_script_reply harness_ipc harness_requests harness_ptx)
 if [ $# -gt 0 ]; then HARNESSES=("$@"); fi
 
 # libFuzzer ships with clang's runtime libraries (clang-19: scripts/install-deps.sh --clang).
 scripts/install-deps.sh --clang
 
-echo "fuzz: building ${HARNESSES[*]} in $BUILD (clang-19, libFuzzer, ASan/UBSan)" >&2
+echo "parser-harnesses: building ${HARNESSES[*]} in $BUILD (clang-19, libFuzzer, ASan/UBSan)" >&2
 launcher=()  # ccache when installed (install-deps.sh --clang): a rerun compiles little
 command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-19 \
-  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_FUZZ=ON -DGPUEMU_UNITY=ON -DGPUEMU_BUILD_TESTS=OFF -DGPUEMU_WERROR=ON \
+  -DCMAKE_CXX_COMPILER=clang++-19 -DGPUEMU_PARSER_HARNESSES=ON -DGPUEMU_UNITY=ON -DGPUEMU_BUILD_TESTS=OFF -DGPUEMU_WERROR=ON \
   "${launcher[@]}" >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target "${HARNESSES[@]}"
 
@@ -33,13 +33,13 @@ seed() {
   local name=$1
   mkdir -p "$CORPUS/$name"
   case $name in
-    fuzz_config)
+    harness_config)
       for f in examples/gpuemu.toml policies/*.toml $(find tests/fixtures -name '*.toml'); do
         cp "$f" "$CORPUS/$name/seed-$(echo "$f" | tr '/' '_')"
       done ;;
-    fuzz_ptx)
+    harness_ptx)
       for f in tests/kernels/*.ptx; do cp "$f" "$CORPUS/$name/seed-$(basename "$f")"; done ;;
-    fuzz_ipc)
+    harness_ipc)
       # The daemon's test vectors (good and bad messages), and warm-worker result frames.
       python3 - "$CORPUS/$name" <<'PY'
 import json, struct, sys
@@ -61,15 +61,15 @@ open(f"{out}/seed-worker-strided", "wb").write(frame({"type": "result", "tensors
 open(f"{out}/seed-worker-ready", "wb").write(frame({"type": "ready", "pid": 1}))
 PY
       ;;
-    fuzz_requests)
+    harness_requests)
       # Requests of every type against the harness's project, and the protocol's request vectors.
       # Its corpus starts from the seeds on every run: its inputs run scripts (tens of ms each), and
       # libFuzzer replays the whole corpus before -max_total_time applies, so a corpus kept across
       # runs would make every run longer than the last.
       rm -rf "${CORPUS:?}/$name"
       mkdir -p "$CORPUS/$name"
-      python3 tests/fuzz/requests_seeds.py "$CORPUS/$name" ;;
-    fuzz_script_reply)
+      python3 tests/harness/requests_seeds.py "$CORPUS/$name" ;;
+    harness_script_reply)
       # Replies as docs/script-protocol.md shows them: one tensor, named outputs, strides.
       python3 - "$CORPUS/$name" <<'PY'
 import base64, json, struct, sys
@@ -95,8 +95,8 @@ run_harness() {
   local name=$1 log="$ROOT/$BUILD/$1.log" rc runs took reproducer
   set +e
   dict=()
-  [ -f "tests/fuzz/$name.dict" ] && dict=(-dict="$ROOT/tests/fuzz/$name.dict")
-  "$ROOT/$BUILD/tests/fuzz/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+  [ -f "tests/harness/$name.dict" ] && dict=(-dict="$ROOT/tests/harness/$name.dict")
+  "$ROOT/$BUILD/tests/harness/$name" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
     "${dict[@]}" -print_final_stats=1 -artifact_prefix="$ARTIFACTS/$name-" "$CORPUS/$name" >"$log" 2>&1
   rc=$?
   set -e
@@ -108,18 +108,18 @@ run_harness() {
   fi
   tail -n 60 "$log" >&2
   reproducer=$(grep -oE 'Test unit written to .*' "$log" | sed 's/^Test unit written to //' | tail -1 || true)
-  echo "$name: CRASH (exit $rc) after ${runs:-?} runs; reproducer ${reproducer:-none written, see $log}; rerun: $BUILD/tests/fuzz/$name ${reproducer:-}" \
+  echo "$name: CRASH (exit $rc) after ${runs:-?} runs; reproducer ${reproducer:-none written, see $log}; rerun: $BUILD/tests/harness/$name ${reproducer:-}" \
     >"$ROOT/$BUILD/$name.summary"
   return 1
 }
 
-# The harnesses are single-threaded: run up to $JOBS at once (the CI's wall time, not less fuzzing).
+# The harnesses are single-threaded: run up to $JOBS at once (the CI's wall time, not fewer runs per harness).
 status=0
 running=0
 for name in "${HARNESSES[@]}"; do
   seed "$name"
   rm -f "$ROOT/$BUILD/$name.summary"
-  echo "fuzz: running $name for ${SECONDS_EACH}s" >&2
+  echo "parser-harnesses: running $name for ${SECONDS_EACH}s" >&2
   run_harness "$name" &
   running=$((running + 1))
   if [ "$running" -ge "$JOBS" ]; then
@@ -133,7 +133,7 @@ while [ "$running" -gt 0 ]; do
 done
 
 echo
-echo "== fuzz summary =="
+echo "== parser harness summary =="
 for name in "${HARNESSES[@]}"; do
   cat "$ROOT/$BUILD/$name.summary" 2>/dev/null || { echo "$name: no summary (the harness did not finish)"; status=1; }
 done

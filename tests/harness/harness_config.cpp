@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   // As if it were examples/gpuemu.toml, so the example project's script paths resolve and the
   // loader goes on past [[ops]] (a missing script ends the load). Files are checked, never read.
-  auto config = gpuemu::config::load_config_text(text, GPUEMU_FUZZ_PROJECT_FILE);
+  auto config = gpuemu::config::load_config_text(text, GPUEMU_HARNESS_PROJECT_FILE);
   if (!config) {
     if (config.error().message.empty()) std::abort();  // every error says what went wrong
     return 0;

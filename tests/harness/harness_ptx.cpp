@@ -10,8 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto statements = gpuemu::artifact::split_ptx(text, "fuzz.ptx");
-  auto module = gpuemu::artifact::parse_ptx(text, "fuzz.ptx");
+  auto statements = gpuemu::artifact::split_ptx(text, "harness.ptx");
+  auto module = gpuemu::artifact::parse_ptx(text, "harness.ptx");
   if (!module) {
     if (module.error().message.empty()) std::abort();
     return 0;

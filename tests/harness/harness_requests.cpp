@@ -3,11 +3,11 @@
 //
 // Input format: the request's JSON header text, then (optionally) a NUL byte and the payload. The
 // harness writes the 20-byte prefix with the right lengths, so mutations land in the header's
-// fields instead of breaking the framing (fuzz_ipc fuzzes the framing itself).
+// fields instead of breaking the framing (harness_ipc attacks the framing itself).
 //
 // What is reached: every request type of the request table (ping, validate, submit_output,
 // get_test_case, get_test_batch, fuzz, test, reproduce, minimize, get_result, list_results,
-// list_failures, store_baseline, calibrate, lint, shutdown) with every field as the fuzzer wrote
+// list_failures, store_baseline, calibrate, lint, shutdown) with every field as libFuzzer wrote
 // it, down to the real engine: cases are generated, the op and reference scripts run as
 // subprocesses, results are compared and failures stored in SQLite, stored failures replayed
 // and minimized, baselines stored, PTX linted. The project (written at start-up, see kProject)
@@ -25,7 +25,7 @@
 // - Work counts are clamped before the request is framed: `iterations` to 3 (fuzz) or 2
 //   (calibrate, whose default of 50 becomes 2: one case per stratum), `cases` to 2, `max_iters` to 4
 //   (minimize's default of 200 becomes 4), `count` to 64, `jobs` to 1. Values out of the handlers' own ranges
-//   (negative, wrong type) pass through unchanged, so the range checks are still fuzzed; only the upper
+//   (negative, wrong type) pass through unchanged, so the range checks are still attacked; only the upper
 //   bounds of the real ranges (1,000,000 iterations, 10,000 batch cases) are not reached.
 // - `op_script` and `against` are kept only when they name one of the project's scripts
 //   (`op.sh`, `swap.sh`, `ref.sh`) or a missing `nope.sh`; anything else becomes `nope.sh`. A
@@ -69,9 +69,9 @@ namespace {
 using namespace gpuemu;
 namespace fs = std::filesystem;
 
-constexpr std::string_view kProject = R"(# The fuzz_requests harness's project (tests/fuzz/fuzz_requests.cpp).
+constexpr std::string_view kProject = R"(# The harness_requests harness's project (tests/harness/harness_requests.cpp).
 [project]
-name = "fuzz-requests"
+name = "harness-requests"
 
 [validation]
 dtypes = ["float32"]
@@ -145,7 +145,7 @@ void write_file(const fs::path& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   if (!out.flush()) {
-    std::fprintf(stderr, "fuzz_requests: cannot write %s\n", path.c_str());
+    std::fprintf(stderr, "harness_requests: cannot write %s\n", path.c_str());
     std::abort();
   }
 }
@@ -154,9 +154,9 @@ void write_file(const fs::path& path, std::string_view text) {
 class Harness {
  public:
   Harness() {
-    std::string pattern = (fs::temp_directory_path() / "gpuemu-fuzz-requests-XXXXXX").string();
+    std::string pattern = (fs::temp_directory_path() / "gpuemu-harness-requests-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
-      std::perror("fuzz_requests: mkdtemp");
+      std::perror("harness_requests: mkdtemp");
       std::abort();
     }
     dir_ = pattern;
@@ -176,7 +176,7 @@ class Harness {
     write_file(dir_ / "copy.ptx", kPtx);
     if (::mkfifo((dir_ / "pipe.toml").c_str(), 0600) != 0 ||
         ::symlink("/dev/zero", (dir_ / "zero.toml").c_str()) != 0) {
-      std::perror("fuzz_requests: setting up the project");
+      std::perror("harness_requests: setting up the project");
       std::abort();
     }
     daemon::DaemonOptions options;
@@ -185,7 +185,7 @@ class Harness {
     options.config = dir_ / "gpuemu.toml";
     auto state = daemon::DaemonState::open(std::move(options));
     if (!state) {
-      std::fprintf(stderr, "fuzz_requests: %s\n", state.error().message.c_str());
+      std::fprintf(stderr, "harness_requests: %s\n", state.error().message.c_str());
       std::abort();
     }
     state_ = std::move(*state);
@@ -274,16 +274,16 @@ std::string frame(std::string_view header, std::string_view payload) {
 void check_reply(const std::string& reply) {
   auto decoded = daemon::decode_message(std::as_bytes(std::span(reply)));
   if (!decoded) {
-    std::fprintf(stderr, "fuzz_requests: the reply does not decode: %s\n", decoded.error().message.c_str());
+    std::fprintf(stderr, "harness_requests: the reply does not decode: %s\n", decoded.error().message.c_str());
     std::abort();
   }
   const auto& header = decoded->header;
-  // GPUEMU_FUZZ_REQUESTS_VERBOSE=1: each reply's header on stderr, to see what seeds reach.
-  static const bool verbose = std::getenv("GPUEMU_FUZZ_REQUESTS_VERBOSE") != nullptr;
+  // GPUEMU_HARNESS_REQUESTS_VERBOSE=1: each reply's header on stderr, to see what seeds reach.
+  static const bool verbose = std::getenv("GPUEMU_HARNESS_REQUESTS_VERBOSE") != nullptr;
   if (verbose) std::fprintf(stderr, "reply: %.400s\n", header.dump().c_str());
   const auto ok = header.find("ok");
   if (ok == header.end() || !ok->is_boolean()) {
-    std::fprintf(stderr, "fuzz_requests: a reply without \"ok\": %s\n", header.dump().c_str());
+    std::fprintf(stderr, "harness_requests: a reply without \"ok\": %s\n", header.dump().c_str());
     std::abort();
   }
   if (ok->get<bool>()) return;
@@ -292,7 +292,7 @@ void check_reply(const std::string& reply) {
   const auto message = error.value("message", std::string());
   const auto parsed = daemon::parse_wire_error(kind);
   if (!parsed || message.empty() || *parsed == daemon::WireError::internal) {
-    std::fprintf(stderr, "fuzz_requests: error reply of kind '%s': %s\n", kind.c_str(), message.c_str());
+    std::fprintf(stderr, "harness_requests: error reply of kind '%s': %s\n", kind.c_str(), message.c_str());
     std::abort();
   }
 }

@@ -1,6 +1,6 @@
-# Case generation from a case seed in Python, draw for draw the same as src/fuzz/case.cpp, so the
-# client's inline mode (no daemon) makes the very cases the daemon would for the same seed.
-"""OpSpec (an [[ops]] table) and generate_case / case_seed / case_params for it."""
+# Case generation from a case seed in Python, draw for draw the same as src/fuzz/case.cpp and corners.cpp,
+# so the client's inline mode (no daemon) makes the very cases the daemon would for the same seed.
+"""OpSpec (an [[ops]] table) and generate_case / case_seed / case_params / corners for it."""
 
 from __future__ import annotations
 
@@ -10,15 +10,37 @@ import numpy as np
 
 from gpuemu._config_keys import DEFAULTS
 from gpuemu._internal.core.dtypes import canonical_dtype
-from gpuemu._internal.core.fuzzing import choose_dim
 from gpuemu._internal.core.layouts import with_layout
 from gpuemu._internal.core.rng import SeededRng, derive_seed
 from gpuemu._internal.core.values import generate_tensor
 from gpuemu.errors import ClientError
 from gpuemu.results import TestCase
 
-__all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "corner_seed", "corners",
-           "declare_output_hint", "generate_case", "is_corner_seed", "run_case_seed", "undeclared_input_shapes"]
+__all__ = ["DimSpec", "InputSpec", "OpSpec", "case_params", "case_seed", "case_shapes", "choose_dim", "corner_seed",
+           "corners", "declare_output_hint", "generate_case", "is_corner_seed", "run_case_seed", "undeclared_input_shapes"]
+
+# Primes spread over the sizes kernels meet (as src/fuzz/case.cpp); tile bugs hide at sizes coprime
+# with the block size.
+_PRIMES = (2, 3, 5, 7, 13, 17, 31, 61, 97, 127, 193, 251, 509, 1021, 2039, 4093)
+
+
+def choose_dim(rng: SeededRng, lo: int, hi: int) -> int:
+    """Boundary-aware size in [lo, hi], draw for draw the same as fuzz::choose_dim in C++."""
+    if hi <= lo:
+        return lo
+    if rng.gen_range(0, 10) >= 6:  # 40% uniform over the range, 60% from the boundary set
+        return lo + rng.gen_range(0, hi - lo + 1)
+    special = {lo, hi}
+    if lo <= 1 <= hi:
+        special.add(1)
+    p = 2
+    while p <= hi:
+        special.update(v for v in (p - 1, p, p + 1) if lo <= v <= hi)
+        p *= 2
+    special.update(v for v in _PRIMES if lo <= v <= hi)
+    ordered = sorted(special)
+    return ordered[rng.gen_range(0, len(ordered))]
+
 
 _DISTRIBUTIONS = ("regular", "boundary", "adversarial")
 DEFAULT_SHAPE = (4, 64)  # config::kDefaultInputShape

@@ -1,6 +1,6 @@
-# The fuzz draws in Python: boundary-aware sizes (fuzz::choose_dim, draw for draw), shapes, dtypes
-# and layouts (seeded or not) and random tensors, as docs/python-api.md "Fuzz generators" lists them.
-"""choose_dim, draw_shape, fuzz_shapes/_dtypes/_layouts (+ _seeded), generate_random_tensor."""
+# The fuzz generators in Python: shapes of boundary-aware sizes (choose_dim of cases.py), dtypes and
+# layouts (seeded or not) and random tensors, as docs/python-api.md "Fuzz generators" lists them.
+"""draw_shape, fuzz_shapes/_dtypes/_layouts (+ _seeded), generate_random_tensor; choose_dim re-exported."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from gpuemu._internal.core.dtypes import DTYPE_NAMES, canonical_dtype
+from gpuemu._internal.core.fuzz.cases import choose_dim
 from gpuemu._internal.core.layouts import LAYOUTS
 from gpuemu._internal.core.rng import SeededRng, derive_seed, generate_seed
 from gpuemu._internal.core.values import generate_tensor
@@ -27,28 +28,6 @@ __all__ = [
     "fuzz_layouts_seeded",
     "generate_random_tensor",
 ]
-
-# Primes spread over the sizes kernels meet (as src/fuzz/case.cpp); tile bugs hide at sizes coprime
-# with the block size.
-_PRIMES = (2, 3, 5, 7, 13, 17, 31, 61, 97, 127, 193, 251, 509, 1021, 2039, 4093)
-
-
-def choose_dim(rng: SeededRng, lo: int, hi: int) -> int:
-    """Boundary-aware size in [lo, hi], draw for draw the same as fuzz::choose_dim in C++."""
-    if hi <= lo:
-        return lo
-    if rng.gen_range(0, 10) >= 6:  # 40% uniform over the range, 60% from the boundary set
-        return lo + rng.gen_range(0, hi - lo + 1)
-    special = {lo, hi}
-    if lo <= 1 <= hi:
-        special.add(1)
-    p = 2
-    while p <= hi:
-        special.update(v for v in (p - 1, p, p + 1) if lo <= v <= hi)
-        p *= 2
-    special.update(v for v in _PRIMES if lo <= v <= hi)
-    ordered = sorted(special)
-    return ordered[rng.gen_range(0, len(ordered))]
 
 
 def _limited(gen: Iterator, count: int | None) -> Iterator:

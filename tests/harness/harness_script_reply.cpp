@@ -10,7 +10,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto outputs = gpuemu::wire::decode_response(text, "reference fuzz_ref.py");
+  auto outputs = gpuemu::wire::decode_response(text, "reference harness_ref.py");
   if (!outputs) {
     if (outputs.error().message.empty()) std::abort();
     return 0;
