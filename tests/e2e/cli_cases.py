@@ -15,6 +15,7 @@ from pathlib import Path
 from e2e_support import REPO
 
 SCRIPTS = REPO / "tests" / "e2e" / "scripts"
+KERNELS = REPO / "tests" / "kernels"
 CLI = REPO / "tests" / "cli"
 CASES = sorted((CLI / "cases").glob("*.case"))
 
@@ -25,7 +26,7 @@ PATTERNS = {
     "ANY": r".*",
 }
 PATTERN_MARK = re.compile(r"\{\{([A-Z]+)\}\}")
-HEADERS = ("run", "exit", "config", "scripts", "setup", "cleanup", "server")
+HEADERS = ("run", "exit", "config", "scripts", "kernels", "env", "setup", "cleanup", "server")
 REPEATABLE = ("setup", "cleanup")
 # A setup command may fail the way a run does (1: a check failed) but not as a usage (2) or
 # internal (3) error: that is a broken case, not the state it wants to set up.
@@ -61,6 +62,8 @@ class Case:
     setup: list[list[str]] = dataclasses.field(default_factory=list)
     cleanup: list[list[str]] = dataclasses.field(default_factory=list)
     server: str | None = None
+    kernels: list[str] = dataclasses.field(default_factory=list)
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
     files: dict[str, str] = dataclasses.field(default_factory=dict)
     stdout: list[str] | None = None
     stderr: list[str] | None = None
@@ -123,8 +126,15 @@ def parse_case(path: Path) -> Case:
     for stream in ("stdout", "stderr"):
         if stream not in blocks:
             raise ValueError(f"{name}: no '--- {stream}' block; an empty block means the stream must be empty")
+    env = {}
+    for word in shlex.split(headers.get("env", "")):
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{name}: 'env:' takes NAME=VALUE words, got {word!r}")
+        env[key] = value
     return Case(path=path, run=gpuemu_argv(headers["run"], f"{name}: 'run:'"), exit=int(headers["exit"]),
                 config=headers.get("config"), scripts=headers.get("scripts", "").split(),
+                kernels=headers.get("kernels", "").split(), env=env,
                 setup=repeated["setup"], cleanup=repeated["cleanup"], server=headers.get("server"), stdout=blocks["stdout"],
                 stderr=blocks["stderr"],
                 files={b[5:].strip(): "\n".join(lines) + "\n" for b, lines in blocks.items() if b.startswith("file ")})
@@ -173,6 +183,10 @@ def prepare(case: Case, project, url: str | None = None, env: dict | None = None
     """Writes the case's scripts, config and files into the (empty) project and runs its setup lines."""
     for name in ("_proto.py", *case.scripts) if case.scripts else ():
         shutil.copy(SCRIPTS / name, project.root / name)
+    if case.kernels:
+        (project.root / "kernels").mkdir(exist_ok=True)
+    for name in case.kernels:
+        shutil.copy(KERNELS / name, project.root / "kernels" / name)
     if case.config:
         (project.root / "gpuemu.toml").write_text((CLI / "configs" / f"{case.config}.toml").read_text())
     for name, text in case.files.items():
@@ -187,7 +201,8 @@ def prepare(case: Case, project, url: str | None = None, env: dict | None = None
 
 def execute(case: Case, project) -> Outcome:
     """Runs the case (setup, run, then cleanup whatever happened) and returns what run: did."""
-    with started_server(case.server, shown(case.path)) as (url, env):
+    with started_server(case.server, shown(case.path)) as (url, server_env):
+        env = {**server_env, **case.env}
         prepare(case, project, url, env)
         try:
             proc = project.run(*with_server(case.run, url), env=env)

@@ -60,12 +60,6 @@ def test_reproduce_from_store_without_op_and_after_config_change(project):
     assert replay["max_abs"] == failure["max_abs"]
 
 
-def test_unknown_seed_without_op_is_usage_error(project):
-    project.write(one_op_toml("op_identity.py"), ["op_identity.py", "ref_identity.py"])
-    proc = project.run("reproduce", "123")
-    assert proc.returncode == 2 and "--op" in proc.stderr
-
-
 def test_corrupt_database_is_refused_and_untouched(project):
     project.write(one_op_toml("op_identity.py"), ["op_identity.py", "ref_identity.py"])
     db = db_path(project)
