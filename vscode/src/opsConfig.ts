@@ -196,7 +196,8 @@ export function parseToml(text: string): { root: Table; opLines: number[] } {
 const strings = (v: Value | undefined): string[] | undefined =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined;
 
-const isCallable = (spec: string) => /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_][\w.]*$/.test(spec);
+// package.module:function, as config::is_callable_spelling (src/config/runnable.cpp).
+const isCallable = (spec: string) => /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$/.test(spec);
 
 // An implementation's name: the table's `name`, a callable's function name, a script's stem.
 function implementation(entry: Value): { name: string; file?: string } | undefined {
@@ -211,7 +212,7 @@ function implementation(entry: Value): { name: string; file?: string } | undefin
       ? entry.name
       : undefined;
   if (typeof spec !== 'string') return undefined;
-  if (isCallable(spec)) return { name: given ?? spec.split(':')[1].split('.').pop()! };
+  if (isCallable(spec)) return { name: given ?? spec.split(':')[1] };
   return { name: given ?? path.basename(spec).replace(/\.[^.]*$/, ''), file: spec };
 }
 

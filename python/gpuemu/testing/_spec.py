@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gpuemu._internal import loading
-from gpuemu._internal.client.inline import CALLABLE_RE, InlineProject, find_config
+from gpuemu._internal.client.inline import CALLABLE_RE, InlineProject, find_config, result_kernels
 from gpuemu._internal.core.fuzz.cases import OpSpec
 from gpuemu._internal.core.tolerance import ToleranceConfig, tolerance_from_tables
 
@@ -75,31 +75,17 @@ def project(path: Path) -> InlineProject:
     return _projects[path]
 
 
-def implementation_script(entry: Any) -> tuple[str, str]:
-    """(name, op_script) of an `implementations` entry (docs/configuration.md): a callable is named
-    by its function, a script by its stem, a table by its `name`."""
-    if isinstance(entry, dict):
-        script = str(entry.get("op_script", ""))
-        return str(entry.get("name") or implementation_script(script)[0]), script
-    script = str(entry)
-    if CALLABLE_RE.match(script):
-        return script.split(":", 1)[1].split(".")[-1], script
-    return Path(script).stem, script
-
-
 def resolve_project_op(config_path: Path, name: str) -> ResolvedOp:
     proj = project(config_path)
-    spec_name, _, impl = name.partition("/")
+    spec_name = name.partition("/")[0]
     spec = proj.op(spec_name)  # ClientError with "did you mean" for an unknown name
     table = proj._tables[spec_name]
     validation = proj.data.get("validation", {})
-    op_script = str(table.get("op_script", "") or table.get("module", ""))
-    if "implementations" in table or impl:
-        scripts = dict(implementation_script(e) for e in table.get("implementations", []))
-        if impl not in scripts:
-            known = ", ".join(f"{spec_name}/{n}" for n in scripts) or "none"
-            raise ValueError(f"op '{name}': name one implementation of '{spec_name}' in the marker (known: {known})")
-        op_script = scripts[impl]
+    kernels_by_name = result_kernels(spec_name, table)
+    if name not in kernels_by_name:
+        known = ", ".join(n for n in kernels_by_name if "/" in n) or "none"
+        raise ValueError(f"op '{name}': name one implementation of '{spec_name}' in the marker (known: {known})")
+    op_script = kernels_by_name[name]
     kernels: dict[str, Callable | None] = {}
 
     def own_kernel() -> Callable | None:

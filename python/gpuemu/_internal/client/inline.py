@@ -30,7 +30,7 @@ from gpuemu.errors import ClientError
 from gpuemu.results import Failure, ReproductionInfo, TestCase, ValidationResult
 from gpuemu._internal.wire import tensors
 
-__all__ = ["InlineProject", "ColdScript", "find_config", "CALLABLE_RE", "BFLOAT16_STARTUP"]
+__all__ = ["InlineProject", "ColdScript", "find_config", "result_kernels", "CALLABLE_RE", "BFLOAT16_STARTUP"]
 
 # package.module:function, as config::is_callable_spelling (src/config/runnable.cpp).
 CALLABLE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
@@ -62,13 +62,17 @@ def _merge(low: dict, high: dict) -> dict:
     return out
 
 
+# The kernel keys go together through `extends`: a child naming one of the first three replaces all four.
 _KERNEL_KEYS = ("op_script", "module", "implementations", "source")
 
 
 def _resolve_extends(tables: dict[str, dict]) -> dict[str, dict]:
     """Each [[ops]] table with what it inherits through `extends` (docs/configuration.md, "extends"):
     the parent's keys under the child's, tables merged key by key, the kernel keys replaced together.
-    Unknown parents and cycles are left for the binary to diagnose; here the table stays as written."""
+    A `module` without a function that the child inherits keeps the parent's function (named like the
+    parent), as the C++ loader resolves it once, on the parent. Unknown parents and cycles are left for
+    the binary to diagnose; here the table stays as written. tests/vectors/op_family.json holds this
+    and result_kernels() to the C++ loader's results."""
     resolved: dict[str, dict] = {}
 
     def get(name: str, chain: tuple[str, ...]) -> dict:
@@ -82,6 +86,8 @@ def _resolve_extends(tables: dict[str, dict]) -> dict[str, dict]:
         base = {k: v for k, v in get(parent, (*chain, name)).items() if k not in ("name", "extends")}
         if any(k in table for k in _KERNEL_KEYS[:3]):
             base = {k: v for k, v in base.items() if k not in _KERNEL_KEYS}
+        elif isinstance(base.get("module"), str) and ":" not in base["module"] and "op_script" not in base:
+            base["module"] = f"{base['module']}:{parent}"
         merged = _merge(base, table)
         if "schema" in table:  # a schema is replaced whole; an input's table per input
             merged["schema"] = table["schema"]
@@ -91,6 +97,30 @@ def _resolve_extends(tables: dict[str, dict]) -> dict[str, dict]:
         return merged
 
     return {name: get(name, ()) for name in tables}
+
+
+def _implementation(entry: Any) -> tuple[str, str]:
+    """(name, kernel) of one `implementations` entry: a table by its `name`, a callable by its
+    function, a script by its stem."""
+    if isinstance(entry, dict):
+        kernel = str(entry.get("op_script", ""))
+        return str(entry.get("name") or _implementation(kernel)[0]), kernel
+    kernel = str(entry)
+    if CALLABLE_RE.match(kernel):
+        return kernel.split(":", 1)[1], kernel
+    return Path(kernel).stem, kernel
+
+
+def result_kernels(name: str, table: dict) -> dict[str, str]:
+    """The results one resolved [[ops]] table makes, each with the kernel it runs (docs/configuration.md,
+    "One op, many implementations"): `NAME/IMPL` per implementation, else NAME with its `op_script`, or
+    its `module` (alone, it names the function called like the op: "pkg.mod:NAME")."""
+    if "implementations" in table:
+        return {f"{name}/{impl}": kernel for impl, kernel in map(_implementation, table["implementations"])}
+    kernel = str(table.get("op_script", "") or table.get("module", ""))
+    if "op_script" not in table and kernel and ":" not in kernel:
+        kernel = f"{kernel}:{name}"
+    return {name: kernel}
 
 
 class InlineProject:
