@@ -33,9 +33,8 @@ import numpy as np
 
 from gpuemu._internal import runtime
 from gpuemu.errors import CaseFailure
-from gpuemu.frameworks import AdapterSettings, Converter, triton_hook
+from gpuemu.frameworks import ROLES, AdapterSettings, Converter, triton_hook
 from gpuemu.frameworks.convert import output_dtype, seed_of
-from gpuemu.frameworks._settings import ROLES
 from gpuemu._internal.wire import tensors
 from gpuemu._internal.wire.input_guard import InputGuard
 

@@ -295,7 +295,7 @@ def _user_frame(frame: Any) -> str:
     """file:line in function of the innermost frame outside gpuemu, the frameworks and the standard
     library: the kernel's own line under the Triton interpreter, the op's line otherwise."""
     skipped = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
-    for name in ("triton", "torch", "numpy", "jax", "tensorflow"):
+    for name in ("triton", *(frameworks.adapter(f).MODULE for f in frameworks.FRAMEWORKS)):
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None):
             skipped.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)

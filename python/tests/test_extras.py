@@ -14,11 +14,14 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the same parser as tomli
     tomllib = pytest.importorskip("tomli", reason="Python 3.10 reads pyproject.toml with tomli")
-from gpuemu.frameworks import adapter
+from gpuemu.frameworks import FRAMEWORKS, adapter
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
-# extra -> the distributions it must install
-EXPECTED = {"torch": {"torch"}, "jax": {"jax"}, "tensorflow": {"tensorflow"}, "triton": {"torch", "triton"}}
+# The frameworks an extra installs: each adapter's but numpy's (a dependency of gpuemu itself), from the
+# one list of framework names (FRAMEWORKS, checked against src/config/framework.cpp by unit_config).
+ADAPTED = [name for name in FRAMEWORKS if name != "numpy"]
+# extra -> the distributions it must install, besides each adapter's EXTRA -> its MODULE
+EXPECTED = {"triton": {"torch", "triton"}}
 
 
 def extras() -> dict[str, dict[str, str]]:
@@ -37,12 +40,16 @@ def extras() -> dict[str, dict[str, str]]:
 
 def test_each_framework_has_its_extra():
     found = extras()
-    for extra, distributions in EXPECTED.items():
+    expected = {**{adapter(name).EXTRA: {adapter(name).MODULE} for name in ADAPTED}, **EXPECTED}
+    for extra, distributions in expected.items():
         assert extra in found, f"pyproject.toml has no gpuemu[{extra}]"
         assert set(found[extra]) == distributions, (extra, found[extra])
+    # gpuemu[frameworks] is all of them, and no extra names a framework gpuemu has no adapter for.
+    assert set(found) == set(expected) | {"frameworks"}, set(found) ^ (set(expected) | {"frameworks"})
+    assert found["frameworks"] == {dist: spec for extra in expected for dist, spec in found[extra].items()}
 
 
-@pytest.mark.parametrize("framework", ["pytorch", "jax", "tensorflow"])
+@pytest.mark.parametrize("framework", ADAPTED)
 def test_the_extra_an_adapter_names_installs_its_module(framework):
     module = adapter(framework)
     assert module.MODULE in extras()[module.EXTRA], (framework, module.EXTRA, module.MODULE)

@@ -112,7 +112,7 @@ def test_numpy_cannot_run_on_cuda():
 
 
 def test_settings_name_the_allowed_values():
-    with pytest.raises(ValueError, match="framework must be one of numpy, pytorch, jax, tensorflow, not 'torch'; "
+    with pytest.raises(ValueError, match=f"framework must be one of {', '.join(frameworks.FRAMEWORKS)}, not 'torch'; "
                                          "did you mean 'pytorch'"):
         AdapterSettings(framework="torch")
     with pytest.raises(ValueError, match="numpy_bfloat16 must be one of ml_dtypes, float32"):

@@ -13,13 +13,17 @@ import sys
 import textwrap
 from pathlib import Path
 
+from gpuemu.frameworks import FRAMEWORKS, adapter
+from gpuemu.frameworks._foreign import _ALSO_OWNED
+
 PYTHON_DIR = Path(__file__).resolve().parents[1]
+ADAPTED = [name for name in FRAMEWORKS if name != "numpy"]  # the frameworks gpuemu does not depend on
 
 CODE = textwrap.dedent('''
     import json
     import sys
 
-    BLOCKED = {"torch", "triton", "jax", "jaxlib", "tensorflow", "keras"}
+    BLOCKED = set(json.loads(sys.argv[1]))
     asked = []
 
     class Blocked:
@@ -34,16 +38,15 @@ CODE = textwrap.dedent('''
 
     import gpuemu
     import gpuemu.frameworks
-    from gpuemu.frameworks import jax as gj, numpy as gn, pytorch as gp, tensorflow as gt
     from gpuemu import Client, case_dtype, script
     from gpuemu._internal import loading, runtime
-    for name in ("numpy", "pytorch", "jax", "tensorflow"):
-        gpuemu.frameworks.adapter(name)
+    for name in gpuemu.frameworks.FRAMEWORKS:
+        gpuemu.frameworks.adapter(name)  # every adapter module
     on_import = list(asked)
     # numpy needs nothing: conversion works without any framework.
     arr = gpuemu.frameworks.to_numpy(gpuemu.frameworks.to_framework(np.ones((2, 3), np.float32), "numpy"))
     errors = {}
-    for framework in ("pytorch", "jax", "tensorflow"):
+    for framework in [name for name in gpuemu.frameworks.FRAMEWORKS if name != "numpy"]:
         try:
             gpuemu.frameworks.to_framework(np.ones((2, 3), np.float32), framework)
         except gpuemu.frameworks.FrameworkNotInstalledError as exc:
@@ -54,12 +57,15 @@ CODE = textwrap.dedent('''
 
 def test_adapters_import_without_their_framework_and_name_the_extra_on_use():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, env=env, timeout=120)
+    # Every framework module an adapter imports, triton, and the modules whose types are a framework's.
+    blocked = sorted({adapter(name).MODULE for name in ADAPTED} | {"triton"} | set(_ALSO_OWNED))
+    proc = subprocess.run([sys.executable, "-c", CODE, json.dumps(blocked)], capture_output=True, text=True, env=env,
+                          timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["on_import"] == [], f"importing gpuemu tried to import {out['on_import']}"
     assert out["numpy_ok"]
-    extras = {"pytorch": ("torch", "torch"), "jax": ("jax", "jax"), "tensorflow": ("tensorflow", "tensorflow")}
+    extras = {name: (adapter(name).MODULE, adapter(name).EXTRA) for name in ADAPTED}
     assert sorted(out["errors"]) == sorted(extras), out["errors"]
     for framework, (module, extra) in extras.items():
         message = out["errors"][framework]

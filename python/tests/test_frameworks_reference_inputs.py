@@ -9,14 +9,13 @@ import pytest
 
 from framework_cases import case_storage, every_16bit_pattern, need
 from gpuemu._internal.core.dtypes import from_bf16_bits
-from gpuemu.frameworks import AdapterSettings, Converter
+from gpuemu.frameworks import FRAMEWORKS as ALL_FRAMEWORKS, AdapterSettings, Converter, adapter
 
-FRAMEWORKS = ("pytorch", "jax", "tensorflow")
-MODULES = {"pytorch": "torch", "jax": "jax", "tensorflow": "tensorflow"}
+FRAMEWORKS = [name for name in ALL_FRAMEWORKS if name != "numpy"]  # the frameworks with tensors of their own
 
 
 def converter(framework: str, role: str) -> Converter:
-    need(MODULES[framework])
+    need(adapter(framework).MODULE)
     return Converter(AdapterSettings(framework=framework, device="cpu", role=role))
 
 

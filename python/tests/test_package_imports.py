@@ -177,6 +177,31 @@ def test_every_part_is_in_the_layer_table():
     assert {part_of(m) for m in modules()} <= set(LAYERS)
 
 
+def private_imports() -> list[str]:
+    """Imports (at the top or in a function) of a module whose name starts with "_" from outside the
+    package that holds it, as "importer imports target"."""
+    mods = modules()
+    found = []
+    for name, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for target in imported(node, name, path.name == "__init__.py", set(mods)):
+                parts = target.split(".")
+                for i in range(2, len(parts)):
+                    owner = ".".join(parts[:i])
+                    inside = name == owner or name.startswith(owner + ".")
+                    if parts[i].startswith("_") and not parts[i].startswith("__") and not inside:
+                        found.append(f"{name} imports {target}")
+    return found
+
+
+def test_no_module_imports_another_packages_private_module():
+    # A leading underscore keeps a module to its package (docs/python-api.md): `_internal` and the public
+    # modules use what gpuemu.frameworks or gpuemu.testing export, not their `_` modules.
+    assert private_imports() == []
+
+
 def test_pyproject_lists_every_package_folder():
     # setuptools installs only the packages pyproject names: a new folder left out imports from a
     # checkout but is missing from a wheel.

@@ -23,12 +23,13 @@ from gpuemu.errors import AdapterError, FrameworkNotInstalledError
 from gpuemu.frameworks.convert import Converter, case_dtype
 from gpuemu.frameworks._foreign import framework_of, to_numpy_any
 from gpuemu.frameworks._registry import adapter
-from gpuemu.frameworks._settings import DEVICES, FRAMEWORKS, NUMPY_BFLOAT16_FORMS, AdapterSettings
+from gpuemu.frameworks._settings import DEVICES, FRAMEWORKS, NUMPY_BFLOAT16_FORMS, ROLES, AdapterSettings
 
 __all__ = [
     "FRAMEWORKS",
     "DEVICES",
     "NUMPY_BFLOAT16_FORMS",
+    "ROLES",
     "AdapterSettings",
     "AdapterError",
     "FrameworkNotInstalledError",
@@ -71,6 +72,7 @@ def to_framework(value: Any, framework: str, *, dtype: str | None = None, device
     return Converter(settings).input(storage, dtype, "tensor")
 
 
-def to_numpy(value: Any) -> np.ndarray:
-    """Any supported tensor as a numpy array (bfloat16 as ml_dtypes.bfloat16), a view where possible."""
-    return to_numpy_any(value, "tensor")
+def to_numpy(value: Any, what: str = "tensor") -> np.ndarray:
+    """Any supported tensor as a numpy array (bfloat16 as ml_dtypes.bfloat16), a view where possible.
+    `what` names the value in an AdapterError ("input 'x'")."""
+    return to_numpy_any(value, what)

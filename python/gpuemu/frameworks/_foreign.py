@@ -1,30 +1,43 @@
-# Any tensor a user hands gpuemu (numpy, torch, jax, tensorflow, or anything with __dlpack__) as a
+# Any tensor a user hands gpuemu (of any framework of FRAMEWORKS, or anything with __dlpack__) as a
 # numpy array, found by the value's type without importing a framework the value does not come from.
 """to_numpy_any(value, what): the numpy array (bfloat16 as ml_dtypes.bfloat16) of any supported tensor."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from typing import Any
 
 import numpy as np
 
-from gpuemu._internal.core.dtypes import DTYPE_NAMES, to_bf16_bits
+from gpuemu._internal.core.dtypes import DTYPE_NAMES
 from gpuemu.errors import AdapterError
 from gpuemu.frameworks._registry import adapter
+from gpuemu.frameworks._settings import FRAMEWORKS, check_choice
 
-__all__ = ["framework_of", "to_numpy_any", "arrays_of", "case_storage"]
+__all__ = ["framework_of", "to_numpy_any"]
 
-# Top-level module of a value's type -> the adapter that reads it.
-_OWNERS = {"torch": "pytorch", "jax": "jax", "jaxlib": "jax", "tensorflow": "tensorflow", "keras": "tensorflow"}
+# Top-level modules whose types are a framework's tensors besides the module its adapter imports
+# (MODULE): jaxlib's arrays are JAX's, keras tensors TensorFlow's.
+_ALSO_OWNED = {"jaxlib": "jax", "keras": "tensorflow"}
+
+
+@functools.cache
+def _owners() -> dict[str, str]:
+    """Top-level module of a value's type -> the framework whose adapter reads it, from the adapters."""
+    owners = {adapter(name).MODULE: name for name in FRAMEWORKS}
+    for module, name in _ALSO_OWNED.items():
+        check_choice(name, FRAMEWORKS, "framework")
+        owners[module] = name
+    return owners
 
 
 def framework_of(value: Any) -> str | None:
-    """The framework a value's type belongs to ("numpy", "pytorch", "jax", "tensorflow"), else None."""
+    """The framework (a name of FRAMEWORKS) a value's type belongs to, else None."""
     if isinstance(value, (np.ndarray, np.generic)):
         return "numpy"
     for klass in type(value).__mro__:
-        owner = _OWNERS.get(klass.__module__.partition(".")[0])
+        owner = _owners().get(klass.__module__.partition(".")[0])
         if owner is not None:
             return owner
     return None
@@ -75,27 +88,3 @@ def to_numpy_any(value: Any, what: str, lenient: bool = True) -> np.ndarray:
     if owner is None and not lenient:
         raise AdapterError(f"{what} is a {type(value).__name__}, not a tensor; return a tensor")
     return adapter("numpy").to_numpy(value, None, what)
-
-
-def arrays_of(value: Any, what: str) -> Any:
-    """value with every tensor in it (one, or a dict of them) as a numpy array; None stays None."""
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        return {name: (None if v is None else to_numpy_any(v, f"{what} {name!r}")) for name, v in value.items()}
-    return to_numpy_any(value, what)
-
-
-def case_storage(arr: np.ndarray, case_dtype: str | None, what: str) -> tuple[np.ndarray, str]:
-    """(storage view, gpuemu dtype) of a case input held by the client: ml_dtypes bfloat16 as its bits,
-    and a float32 array of a bfloat16 case (the client's older form) as bfloat16 bits when every
-    value is a bfloat16 value (a copy), so a framework op gets the case's real dtype."""
-    if arr.dtype.name == "bfloat16":
-        return arr.view(np.uint16), "bfloat16"
-    if case_dtype in ("bfloat16", "bf16") and arr.dtype == np.float32:
-        bits = to_bf16_bits(arr)
-        if np.array_equal((bits.astype(np.uint32) << 16).view(np.float32), arr, equal_nan=True):
-            return bits, "bfloat16"
-    if arr.dtype.name not in DTYPE_NAMES:
-        raise AdapterError(f"{what} has dtype {arr.dtype}, which gpuemu cannot store without a cast")
-    return arr, arr.dtype.name

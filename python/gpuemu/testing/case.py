@@ -15,8 +15,7 @@ from gpuemu._internal.client.minimize import shrink
 from gpuemu._internal.core.fuzz.cases import case_params, case_shapes, generate_case, run_case_seed
 from gpuemu._internal.core.compare import Verdict, compare_output
 from gpuemu._internal.core.dtypes import canonical_dtype, round_to_dtype, to_bf16_bits
-from gpuemu.frameworks import AdapterSettings, Converter, framework_of
-from gpuemu.frameworks._foreign import to_numpy_any
+from gpuemu.frameworks import AdapterSettings, Converter, framework_of, to_numpy
 from gpuemu.testing._spec import ResolvedOp, relative
 
 __all__ = ["CaseRef", "GpuemuCase", "GpuemuCaseFailure", "plan_cases"]
@@ -65,7 +64,7 @@ def to_numpy(value: Any) -> Any:
     if isinstance(value, np.ndarray) or value is None:
         return value
     # torch (any device), jax, tensorflow: gpuemu.frameworks' conversion (bfloat16 as ml_dtypes.bfloat16).
-    return to_numpy_any(value, "the output") if framework_of(value) not in (None, "numpy") else value
+    return to_numpy(value, "the output") if framework_of(value) not in (None, "numpy") else value
 
 
 class GpuemuCase:

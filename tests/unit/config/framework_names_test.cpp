@@ -1,5 +1,6 @@
 // Keeps config::frameworks() (src/config/framework.cpp) the one list of framework names: Python's
-// FRAMEWORKS, the adapter modules, the result schema and the docs each name exactly its frameworks.
+// FRAMEWORKS (which the Python package and its tests derive the rest from: the pip extras, the
+// tensor owners), the adapter modules, the result schema and the docs each name exactly its frameworks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,6 +120,11 @@ TEST(FrameworkNames, DocsAndTheWorkersUsageNameTheList) {
   const std::string flag = "--framework " + joined("", "|", "|");
   for (const char* file : {"docs/worker-protocol.md", "python/gpuemu/worker.py"})
     EXPECT_NE(read_text(kSource / file).find(flag), std::string::npos) << file << " should say " << flag;
+  // The value of gpuemu.frameworks.FRAMEWORKS, as docs/python-api.md's Frameworks table gives it.
+  const std::string tuple = "`(" + joined("\"", ", ", ", ") + ")`";
+  EXPECT_NE(read_text(kSource / "docs/python-api.md").find("| `frameworks.FRAMEWORKS`, "), std::string::npos);
+  EXPECT_NE(read_text(kSource / "docs/python-api.md").find(tuple), std::string::npos)
+      << "docs/python-api.md should give FRAMEWORKS as " << tuple;
 }
 
 }  // namespace

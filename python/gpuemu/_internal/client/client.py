@@ -15,7 +15,7 @@ from gpuemu._internal.client.inline import InlineProject, find_config
 from gpuemu._internal.client.minimize import minimize_client_side
 from gpuemu._internal.core.rng import generate_seed
 from gpuemu.errors import ClientError, DaemonError, ProtocolMismatchError
-from gpuemu.frameworks._foreign import arrays_of
+from gpuemu._internal.client.arrays import arrays_of
 from gpuemu.results import Failure, FuzzResults, LintMetrics, MinimizeResult, ReproduceResult, ValidationResult
 from gpuemu._internal.wire import protocol
 from gpuemu._internal.wire.records import (
@@ -356,7 +356,7 @@ class Client:
 
         Inputs are hashed before and after run_op: an op that writes into them fails with kind
         input_mutated, one whose output shares memory with an input with output_aliased.
-        framework ("numpy", "pytorch", "jax", "tensorflow"; default: the op's `framework` or the
+        framework (a name of gpuemu.frameworks.FRAMEWORKS; default: the op's `framework` or the
         written `[project] framework` of gpuemu.toml) converts each case's inputs to that
         framework's tensors and run_op's result back, through gpuemu.frameworks; with none of
         them, run_op gets the cases' numpy arrays as they are (bfloat16 as float32).

@@ -16,7 +16,7 @@ from gpuemu._internal.client.repro import fuzz_config_for, repro_for_case
 from gpuemu._internal.core.fuzz.cases import DimSpec, OpSpec, generate_case, run_case_seed
 from gpuemu.errors import ClientError
 from gpuemu.frameworks import AdapterSettings, Converter
-from gpuemu.frameworks._foreign import arrays_of, case_storage
+from gpuemu._internal.client.arrays import arrays_of, case_storage
 from gpuemu.results import Failure, FuzzResults, ValidationResult
 from gpuemu._internal.wire.records import seed_from_wire
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from gpuemu._internal.client.client import Client
 from gpuemu.errors import ClientError, ValidationError
-from gpuemu.frameworks._foreign import arrays_of
+from gpuemu._internal.client.arrays import arrays_of
 from gpuemu.results import ValidationResult
 from gpuemu._internal.wire.input_guard import first_change, mutation_message
 
