@@ -1,6 +1,7 @@
 // `gpuemu test` and `gpuemu fuzz`: build a case plan, execute it, print the result document.
 // Exit 0 when every case passed, 1 when any failed or errored (DESIGN section 4).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <thread>
 
 #include "cli/ci_plan.hpp"
@@ -40,9 +41,8 @@ class RunCommand : public Command {
     if (!dtype_.empty()) {
       selection.dtype = tensor::parse_dtype(dtype_);
       if (!selection.dtype) {
-        return fail(ErrorKind::usage, fmt::format("--dtype '{}' is not a dtype; use one of float32, float16, "
-                                                  "bfloat16, float64, int8, int16, int32, int64, uint8, bool",
-                                                  dtype_));
+        return fail(ErrorKind::usage, fmt::format("--dtype '{}' is not a dtype; use one of {}", dtype_,
+                                                  fmt::join(tensor::all_dtype_names(), ", ")));
       }
     }
     TRY(add_specific_selection(selection));

@@ -2,12 +2,17 @@
 #include "daemon/request.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 
+#include "tensor/dtype.hpp"
 #include "util/seed.hpp"
 
 namespace gpuemu::daemon {
+
+const std::string kDtypeChoices = fmt::format("one of {}", fmt::join(tensor::all_dtype_names(), ", "));
+
 namespace {
 
 constexpr std::array<std::pair<WireError, std::string_view>, 11> kWireErrors = {{

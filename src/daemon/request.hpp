@@ -64,9 +64,8 @@ struct Reply {
   std::vector<std::pair<std::string, tensor::Tensor>> tensors;  // in wire order
 };
 
-// The names optional_choice accepts, as its errors list them.
-inline constexpr std::string_view kDtypeChoices =
-    "one of float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool";
+// The names optional_choice accepts, as its errors list them; the dtypes are tensor::all_dtype_names().
+extern const std::string kDtypeChoices;
 inline constexpr std::string_view kLayoutChoices = "contiguous, transposed, strided or channels_last";
 inline constexpr std::string_view kValuesChoices = "regular, boundary, adversarial or mixed";
 
