@@ -2,13 +2,14 @@
 # gpuemu's Triton layers as its worker installs them, against torch in float64; each op in its own process.
 """python3 bench/flag_gems_survey.py [--jobs 2] [--timeout 60] [--ops a,b] [--json FILE]
 
-Every op runs in a child process (this file with ``--child``) whose environment is an op worker's with
+A server process (this file with ``--serve``) starts with an op worker's environment under
 ``interpreter_cuda_shim = true`` (TRITON_INTERPRET=1, GPUEMU_TRITON_CUDA_SHIM=1, GPUEMU_SANITIZE=1,
-GPUEMU_REQUIRE_LAUNCH=1, GEMS_VENDOR=nvidia); it arms gpuemu.frameworks.triton_hook before importing
-anything, calls the op through a pytorch Converter (the worker's conversion, launch count and CUDA-refusal
-path), its reference through a reference Converter (inputs widened to float64) and compares with
-gpuemu's pass rule and default tolerances. A child that outlives --timeout is sent SIGUSR1 (the worker's
-"stopped at FILE:LINE" handler), then killed; the dtypes it did not reach run in a fresh child.
+GPUEMU_REQUIRE_LAUNCH=1, GEMS_VENDOR=nvidia), arms gpuemu.frameworks.triton_hook, imports FlagGems once
+and forks a child per op (as gpuemu's fork server forks workers). The child calls the op through a
+pytorch Converter (the worker's conversion, launch count and CUDA-refusal path), its reference through a
+reference Converter (inputs widened to float64), and compares with gpuemu's pass rule and default
+tolerances. A child that outlives --timeout is sent SIGUSR1 (the worker's "stopped at FILE:LINE"
+handler), then killed; the dtypes it did not reach run in a fresh child.
 
 Each call is one class: match; sanitizer_finding (a mismatch or error that goes away with
 GPUEMU_SANITIZE=0: the kernel reads masked-off lanes loaded without other=, which tl.load documents as
@@ -27,12 +28,14 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import traceback
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -88,8 +91,6 @@ def _classify_error(exc: BaseException) -> tuple[str, str]:
 
 def _where(exc: BaseException) -> str:
     """The innermost flag_gems frame of the traceback, else the innermost frame."""
-    import traceback  # lazy: child only
-
     frames = traceback.extract_tb(exc.__traceback__)
     mine = [f for f in frames if "flag_gems" in f.filename] or frames
     return f" at {mine[-1].filename.split('site-packages/')[-1]}:{mine[-1].lineno}" if mine else ""
@@ -122,11 +123,10 @@ def _one_call(op: str, set_name: str, call: str, reference: str | None, dtype: s
 
 
 def child(op: str, dtypes: list[str]) -> int:
-    from gpuemu import worker  # lazy: the worker's own "stopped at" handler and Triton hook
-    from gpuemu.frameworks import AdapterSettings, Converter, triton_hook
+    from gpuemu import worker  # lazy: the worker's own "stopped at" handler
+    from gpuemu.frameworks import AdapterSettings, Converter
 
     signal.signal(signal.SIGUSR1, worker._say_where_stopped)
-    triton_hook.arm()
     converters = tuple(Converter(AdapterSettings(framework="pytorch", device="cpu", role=role))
                        for role in ("op", "reference"))
     (_, set_name, call, reference), = [o for o in OPS if o[0] == op]
@@ -137,58 +137,112 @@ def child(op: str, dtypes: list[str]) -> int:
     return 0
 
 
-# ---- driver ----
+# ---- server: FlagGems imported once under the layers, then one forked child per op ----
 
-def _run_op(op: str, timeout: float) -> list[dict]:
-    """The op's calls; a mismatch or op error that goes away without the sanitizer is its finding."""
-    rows = _run_dtypes(op, list(DTYPES), timeout, {})
-    again = [r["dtype"] for r in rows if r["class"] in ("mismatch", "op_error")]
-    if again:
-        unsanitized = {r["dtype"]: r for r in _run_dtypes(op, again, timeout, {"GPUEMU_SANITIZE": "0"})}
-        for row in rows:
-            if unsanitized.get(row["dtype"], {}).get("class") == "match":
-                row["class"] = "sanitizer_finding"
+def _in_child(op: str, dtypes: list[str], out: str, err: str) -> None:
+    """In the forked child: stdout and stderr to the job's files, the op's calls, exit. Never returns."""
+    code = 1
+    try:
+        for path, fd in ((out, 1), (err, 2)):
+            target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(target, fd)
+            os.close(target)
+        code = child(op, dtypes)
+    except BaseException:  # noqa: BLE001  (the driver reads the traceback as the crash's detail)
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _collect(job: dict, status: int, timeout: float, rows: list[dict]) -> list[str]:
+    """The finished child's rows; a hang or crash row for the dtype it was on; the dtypes it did not reach."""
+    pending, started = list(job["dtypes"]), None
+    for line in pathlib.Path(job["out"]).read_text().splitlines():
+        row = json.loads(line)
+        if row.get("started"):
+            started = row["dtype"]
+        else:
+            rows.append(row)
+            pending.remove(row["dtype"])
+            started = None
+    if not pending:
+        return []
+    stuck = started or pending[0]
+    err = pathlib.Path(job["err"]).read_text(errors="replace")
+    if job["hung"]:
+        where = re.search(r"gpuemu: stopped at (.*)", err)
+        detail = f"no answer in {timeout:.0f} s" + (f"; stopped at {where.group(1)}" if where else "")
+        rows.append({"op": job["op"], "dtype": stuck, "class": "hang", "detail": detail})
+    else:
+        how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.waitstatus_to_exitcode(status)}"
+        tail = " | ".join(err.strip().splitlines()[-3:])
+        rows.append({"op": job["op"], "dtype": stuck, "class": "crash", "detail": f"{how}: {tail}"[:400]})
+    return [d for d in pending if d != stuck]
+
+
+def serve(names: list[str], jobs: int, timeout: float) -> list[dict]:
+    """Each op in its own forked child, at most `jobs` at once, as gpuemu's fork server forks workers; a
+    child past `timeout` is asked where it is (SIGUSR1: the worker's "stopped at"), then killed."""
+    from gpuemu.frameworks import triton_hook  # lazy: the server's environment is set before it starts
+
+    triton_hook.arm()
+    import flag_gems  # noqa: F401  (lazy: after arming, as a worker imports the op's library)
+
+    scratch = tempfile.mkdtemp(prefix="flag-gems-survey-")
+    queue = [(op, list(DTYPES)) for op in names]
+    running: dict[int, dict] = {}
+    rows: list[dict] = []
+    while queue or running:
+        while queue and len(running) < jobs:
+            op, dtypes = queue.pop(0)
+            out, err = (os.path.join(scratch, f"{op}.{len(dtypes)}.{kind}") for kind in ("out", "err"))
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                _in_child(op, dtypes, out, err)
+            running[pid] = {"op": op, "dtypes": dtypes, "out": out, "err": err, "hung": False,
+                            "deadline": time.monotonic() + timeout}
+        for pid, job in list(running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done == 0:
+                if time.monotonic() > job["deadline"]:
+                    os.kill(pid, signal.SIGKILL if job["hung"] else signal.SIGUSR1)
+                    job["hung"], job["deadline"] = True, time.monotonic() + 2
+                continue
+            del running[pid]
+            rest = _collect(job, status, timeout, rows)
+            if rest:
+                queue.insert(0, (job["op"], rest))
+        time.sleep(0.02)
+    shutil.rmtree(scratch, ignore_errors=True)
     return rows
 
 
-def _run_dtypes(op: str, pending: list[str], timeout: float, extra_env: dict) -> list[dict]:
-    rows: list[dict] = []
-    while pending:
-        # this checkout's gpuemu package first, as gpuemu puts its own package on a worker's PYTHONPATH
-        path = os.pathsep.join(filter(None, [str(HERE.parent / "python"), os.environ.get("PYTHONPATH")]))
-        env = {**os.environ, **CHILD_ENV, "PYTHONPATH": path, **extra_env}
-        proc = subprocess.Popen([sys.executable, __file__, "--child", op, "--dtypes", ",".join(pending)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        hung = False
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            hung = True
-            proc.send_signal(signal.SIGUSR1)
-            time.sleep(2)
-            proc.kill()
-            stdout, stderr = proc.communicate()
-        started = None
-        for line in stdout.splitlines():
-            row = json.loads(line)
-            if row.get("started"):
-                started = row["dtype"]
-            else:
-                rows.append(row)
-                pending.remove(row["dtype"])
-                started = None
-        if not pending:
-            break
-        stuck = started or pending[0]
-        if hung:
-            where = re.search(r"gpuemu: stopped at (.*)", stderr)
-            detail = f"no answer in {timeout:.0f} s" + (f"; stopped at {where.group(1)}" if where else "")
-            rows.append({"op": op, "dtype": stuck, "class": "hang", "detail": detail})
-        else:
-            tail = " | ".join(stderr.strip().splitlines()[-3:])
-            rows.append({"op": op, "dtype": stuck, "class": "crash",
-                         "detail": f"exit {proc.returncode}: {tail}"[:400]})
-        pending.remove(stuck)
+# ---- driver ----
+
+def _server(names: list[str], args: argparse.Namespace, extra_env: dict) -> list[dict]:
+    """One server process over `names`, its environment an op worker's (set before Python starts)."""
+    # this checkout's gpuemu package first, as gpuemu puts its own package on a worker's PYTHONPATH
+    path = os.pathsep.join(filter(None, [str(HERE.parent / "python"), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, **CHILD_ENV, "PYTHONPATH": path, **extra_env}
+    with tempfile.NamedTemporaryFile(suffix=".json") as result:
+        subprocess.run([sys.executable, __file__, "--serve", "--ops", ",".join(names), "--jobs", str(args.jobs),
+                        "--timeout", str(args.timeout), "--json", result.name], env=env, check=True)
+        return json.loads(pathlib.Path(result.name).read_text())
+
+
+def survey(names: list[str], args: argparse.Namespace) -> list[dict]:
+    """Every call; a mismatch or op error that goes away without the sanitizer is its finding."""
+    rows = _server(names, args, {})
+    again = sorted({r["op"] for r in rows if r["class"] in ("mismatch", "op_error")})
+    if again:
+        plain = {(r["op"], r["dtype"]): r["class"] for r in _server(again, args, {"GPUEMU_SANITIZE": "0"})}
+        for row in rows:
+            if row["class"] in ("mismatch", "op_error") and plain.get((row["op"], row["dtype"])) == "match":
+                row["class"] = "sanitizer_finding"
     return rows
 
 
@@ -223,23 +277,22 @@ def headline(rows: list[dict]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per child process")
+    parser.add_argument("--jobs", type=int, default=2, help="ops run at once")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per op (its three calls)")
     parser.add_argument("--ops", default="", help="comma-separated op names (default: all)")
     parser.add_argument("--json", default="", help="also write the rows to this file")
-    parser.add_argument("--child", default="", help=argparse.SUPPRESS)
-    parser.add_argument("--dtypes", default=",".join(DTYPES), help=argparse.SUPPRESS)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        return child(args.child, args.dtypes.split(","))
     names = [o[0] for o in OPS]
     chosen = [n for n in args.ops.split(",") if n] or names
     unknown = sorted(set(chosen) - set(names))
     if unknown:
         parser.error(f"unknown ops {', '.join(unknown)}; the survey's ops are in bench/flag_gems_survey_ops.py")
+    if args.serve:
+        pathlib.Path(args.json).write_text(json.dumps(serve(chosen, max(1, args.jobs), args.timeout)))
+        return 0
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        rows = [row for op_rows in pool.map(lambda op: _run_op(op, args.timeout), chosen) for row in op_rows]
+    rows = survey(chosen, args)
     print(_table(rows))
     print(headline(rows))
     print(f"{len(chosen)} ops, {len(rows)} calls in {time.perf_counter() - started:.0f} s")

@@ -189,7 +189,8 @@ def test_a_config_failing_a_static_assert_gives_way_to_the_next_as_on_a_gpu(tmp_
         y, block = tuned.triple(x, 16)
         out["block"], out["right"] = block, bool(torch.equal(y, x * 3))
         out["wide"] = tuned.triple(x, 64)[1]
-        for name, call in (("none_fits", lambda: tuned.triple(x, 8)), ("other_error", lambda: tuned.odd_kernel[(1,)](x, 10))):
+        calls = {"none_fits": lambda: tuned.triple(x, 8), "other_error": lambda: tuned.odd_kernel[(1,)](x, 10)}
+        for name, call in calls.items():
             try:
                 call()
                 out[name] = "ran"
