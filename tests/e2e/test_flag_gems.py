@@ -176,7 +176,8 @@ def test_flag_gems_ops_pass_unmodified_and_seeded_bugs_are_caught(project):
         entry("special_i0e", "special_i0e(x)", "softmax", reference="torch.special.i0e(x)"),
         entry("abs_generated", "abs(x)", "softmax", reference="torch.abs(x)"),
         # FlagGems' own bug as Triton documents tl.load: its bmm loads the K tail without other= and sums the
-        # undefined lanes into the dot (a compiled load may well give 0 there); the sanitizer's poison makes it a mismatch
+        # undefined lanes into the dot (a compiled load may well give 0 there); the sanitizer's poison makes it
+        # a mismatch
         entry("bmm_dead_lanes", "bmm(a[None], b[None])", "mm", reference="torch.bmm(a[None], b[None])"),
     ]
     (project.root / "gpuemu.toml").write_text(
