@@ -262,19 +262,17 @@ def test_rate_limit_says_when_it_resets(gpuemu_bin, results, server):
     assert "rate limit of this token is used up" in proc.stderr and "2100-01-01 00:00:00 UTC" in proc.stderr
 
 
-@pytest.mark.parametrize("pr", ["0", "abc", "-3", "7x"])
-def test_bad_pr_number_is_a_usage_error(gpuemu_bin, results, server, pr):
+def test_bad_pr_number_is_a_usage_error(gpuemu_bin, results, server):
+    # Each bad --pr's message is a CLI case (tests/cli/cases/ci_publish_pr_*.case); here, that nothing is sent.
     env = clean_env(GITHUB_TOKEN=TOKEN, GITHUB_REPOSITORY=REPO_NAME, GITHUB_API_URL=server.url)
-    proc = subprocess.run([str(gpuemu_bin), "ci", "publish", "--pr", pr, "--result", str(results["first"])],
+    proc = subprocess.run([str(gpuemu_bin), "ci", "publish", "--pr", "abc", "--result", str(results["first"])],
                           cwd=results["root"], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert "is not a pull request number" in proc.stderr
     assert server.requests == []
 
 
 def test_bad_repo_and_unknown_pull_request(gpuemu_bin, results, server):
-    bad = publish(gpuemu_bin, results, server, "first", "--repo", "no-slash")
-    assert bad.returncode == 2 and "is not OWNER/NAME" in bad.stderr
+    # A --repo that is not OWNER/NAME: tests/cli/cases/ci_publish_repo_not_owner_name.case.
     missing = publish(gpuemu_bin, results, server, "first", "--repo", "octo/other")
     assert missing.returncode == 3
     assert "not found (HTTP 404: Not Found)" in missing.stderr and "--repo and --pr" in missing.stderr
