@@ -58,21 +58,8 @@ def test_execution_modes_config_loads_and_the_cli_names_what_it_leaves_out(proje
     # -v as well, and fuzz and ci run say the same.
     verbose = project.run("-v", "fuzz", "-n", "1", "--format", "json")
     assert verbose.returncode == 0 and "op 'my_matmul' is not run here" in verbose.stderr
-    # Naming a client-run op is a usage error that says the same, never a bare refusal.
-    named = project.run("test", "my_matmul")
-    assert named.returncode == 2
-    assert "op 'my_matmul' is not run here: execution_mode 'daemon_orchestrated'" in named.stderr
-    assert "get_test_case" in named.stderr
-
-
-def test_only_client_run_ops_is_an_error_that_lists_them(project):
-    seed_project(project, "execution_modes.toml")
-    text = (project.root / "gpuemu.toml").read_text()
-    (project.root / "gpuemu.toml").write_text(text[:text.index('[[ops]]\nname = "my_softmax"')])
-    proc = project.run("test")
-    assert proc.returncode == 2
-    assert "no [[ops]] with both a reference and an op_script to run" in proc.stderr
-    assert "op 'my_relu' is not run here" in proc.stderr and "op 'my_matmul' is not run here" in proc.stderr
+    # Naming a client-run op, and a project of client-run ops only, are CLI cases:
+    # tests/cli/cases/test_names_a_client_run_op.case, test_only_client_run_ops.case.
 
 
 # Item 3, the Python side: the daemon serves the daemon-orchestrated op it has no op under test
