@@ -61,7 +61,7 @@ def reduce_kernel(x_ptr, y_ptr, n, OTHER: tl.constexpr, HOW: tl.constexpr, BLOCK
         x = tl.load(x_ptr + offs, mask=offs < n, other=0.0 if HOW == 2 else (-float("inf") if HOW == 0
                                                                                else float("inf")))
     else:
-        x = tl.load(x_ptr + offs, mask=offs < n)
+        x = tl.load(x_ptr + offs, mask=offs < n)  # reduce: no other=
     if HOW == 0:
         tl.store(y_ptr, tl.max(x, axis=0))
     elif HOW == 1:
@@ -86,7 +86,7 @@ def chain_kernel(y_ptr):
 @triton.jit
 def flat_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)  # flat: no other=
 
 
 @triton.jit
@@ -221,6 +221,44 @@ def test_masked_lanes_without_other_are_poisoned(how, expected):
     # Without the sanitizer the interpreter loads 0.0 there, which this max, min and sum never notice.
     triton_sanitizer.uninstall()
     assert abs(float(call(reduce_op(False, how), {"x": x})) - float(right)) < 1e-6 or how == 1
+
+
+DEAD_LANES = "gpuemu sanitizer: note: this case loaded masked-off lanes of tl.load without other= at "
+
+
+def test_a_sum_over_poisoned_lanes_gets_a_note_naming_the_load_and_the_fix(capfd):
+    x = torch.tensor([1.0, 3.0, 2.0, 0.5, 1.5])
+    assert abs(float(call(reduce_op(False, 2), {"x": x})) - 8.0) > 1e9
+    lines = capfd.readouterr().err.splitlines()
+    assert lines and lines[-1].startswith(DEAD_LANES), "the stderr's last line: what a failure's report shows"
+    assert f"{THIS}:{line_of('# reduce: no other=')} (reduce_kernel)" in lines[-1]
+    assert "Pass other= to tl.load, or mask the lanes before reducing them" in lines[-1]
+    assert "undefined (on a GPU too" in lines[-1]
+    assert sum(DEAD_LANES in line for line in lines) == 1, "one note per case, however many launches and loads"
+
+
+def test_a_load_with_other_gets_no_dead_lanes_note(capfd):
+    assert float(call(reduce_op(True, 2), {"x": torch.tensor([1.0, 3.0, 2.0, 0.5, 1.5])})) == 8.0
+    assert "without other=" not in capfd.readouterr().err
+
+
+def test_the_dead_lanes_note_is_per_case_and_names_only_that_cases_loads(capfd):
+    # flat_kernel loads without other= but stores through the same mask: its result is right, and the note
+    # (on stderr, which gpuemu keeps only in a failing case's report) names its load, not an earlier case's.
+    x = torch.arange(10, dtype=torch.float32)
+
+    def op(inputs):
+        y = torch.empty_like(inputs["x"])
+        flat_kernel[(1,)](inputs["x"], y, 10, BLOCK=16)
+        return y
+
+    call(reduce_op(False, 2), {"x": x[:5]})
+    capfd.readouterr()
+    assert torch.equal(call(op, {"x": x}), x * 2.0)
+    err = capfd.readouterr().err
+    assert f"{THIS}:{line_of('# flat: no other=')} (flat_kernel)" in err and "reduce_kernel" not in err
+    assert call(lambda inputs: inputs["x"] + 1.0, {"x": x}) is not None
+    assert "without other=" not in capfd.readouterr().err, "a case that loads no dead lanes gets no note"
 
 
 def test_torch_empty_memory_is_poisoned_inside_the_call_only():

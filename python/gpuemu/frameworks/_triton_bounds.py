@@ -17,7 +17,7 @@ import numpy as np
 
 from gpuemu.errors import OutOfBoundsError
 
-__all__ = ["TAG", "Arg", "argument_names", "check", "register"]
+__all__ = ["TAG", "Arg", "argument_names", "check", "kernel_site", "register", "site_text"]
 
 TAG = "gpuemu.sanitizer.arg"  # TensorHandle.attr key: the Arg a pointer derives from
 _SHOWN = 8  # offending offsets a message lists
@@ -51,6 +51,35 @@ def _kernel_line(interp: Any) -> str:
             return f"{path if shown.startswith('..') else shown}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>:0"
+
+
+_in_kernel: dict[str, bool] = {}  # co_filename -> outside Triton and this package (a kernel's or the user's)
+
+
+def kernel_site(interp: Any) -> tuple[str, int]:
+    """(co_filename, line) of the frame _kernel_line names, for a caller that runs on every load: each
+    file name is judged once, so this is a few frame hops and dict lookups (show it with site_text)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        outside = _in_kernel.get(name)
+        if outside is None:
+            triton_dir = os.path.dirname(os.path.dirname(os.path.abspath(interp.__file__)))
+            path = os.path.abspath(name)
+            outside = _in_kernel[name] = not path.startswith(triton_dir) and not path.startswith(_HERE)
+        if outside:
+            return name, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
+
+
+def site_text(site: tuple[str, int]) -> str:
+    """kernel_site's answer as _kernel_line shows it: relative to the worker's directory, the project root."""
+    if site[1] == 0:
+        return "<unknown>:0"
+    path = os.path.abspath(site[0])
+    shown = os.path.relpath(path)
+    return f"{path if shown.startswith('..') else shown}:{site[1]}"
 
 
 def _program_id(interp: Any) -> str:

@@ -18,7 +18,10 @@ import functools
 
 import numpy as np
 
-__all__ = ["POISON_LANES", "lane_poison", "fill_empty"]
+__all__ = ["POISON_LANES", "dead_lanes_note", "lane_poison", "fill_empty"]
+
+# Loads a dead-lanes note names; a case that poisons more says how many more.
+NOTE_SITES = 3
 
 # The pattern's length; a block with more dead lanes repeats it (its sizes still differ within it).
 POISON_LANES = 1024
@@ -84,6 +87,18 @@ def _base_pattern(type_name: str, np_dtype: np.dtype) -> np.ndarray | None:
         top = np.iinfo(np_dtype).max
         return rng.integers(top // 4, top // 2, POISON_LANES, dtype=np.uint64).astype(np_dtype)
     return None
+
+
+def dead_lanes_note(sites: list[str]) -> str:
+    """The one-line note on a case's stderr when loads at sites ("file:line (kernel)", first load first)
+    had masked-off lanes poisoned. A failing case's report shows its stderr's last line, which this is (the
+    worker prints it once the op returns); a passing case's report has no stderr, so it never shows."""
+    shown = ", ".join(sites[:NOTE_SITES]) + (f" and {len(sites) - NOTE_SITES} more" if len(sites) > NOTE_SITES else "")
+    return (f"gpuemu sanitizer: note: this case loaded masked-off lanes of tl.load without other= at {shown}; "
+            "those lanes are undefined (on a GPU too, where they often happen to read 0) and the sanitizer filled "
+            "them with large values of both signs (2^40 and up in float32): if the output is wrong or not finite, "
+            "the kernel uses them. Pass other= to tl.load, or mask the lanes before reducing them "
+            "(docs/frameworks.md, \"The sanitizer\")")
 
 
 def fill_empty(tensor, seed: int | None) -> None:

@@ -35,10 +35,10 @@ import numpy as np
 from gpuemu.errors import CaseFailure
 from gpuemu.frameworks import _triton_batch_ops as triton_batch_ops
 from gpuemu.frameworks import _triton_poison as triton_poison
-from gpuemu.frameworks._triton_bounds import TAG, Arg, argument_names, check, register
+from gpuemu.frameworks._triton_bounds import TAG, Arg, argument_names, check, kernel_site, register, site_text
 from gpuemu.frameworks.convert import case_run
 
-__all__ = ["ENV", "install", "uninstall", "installed"]
+__all__ = ["ENV", "install", "uninstall", "installed", "note_dead_lanes"]
 
 ENV = "GPUEMU_SANITIZE"  # "1" in the environment of an op's worker that gpuemu wants sanitized
 
@@ -185,6 +185,9 @@ def _make_masked_load(original: Any) -> Any:
             check(launch, ptrs, mask, "load")
             if other is None and mask is not None and not mask.data.all():
                 other = _poisoned_other(launch, ptrs)
+                if other is not None:  # for the case's note (note_dead_lanes)
+                    launch.run.state.setdefault("sanitizer_dead_lanes", {}).setdefault(
+                        kernel_site(launch.interp), launch.kernel)
         return original(self, ptrs, mask, other, cache_policy, is_volatile)
 
     return create_masked_load
@@ -201,6 +204,15 @@ def _poisoned_other(launch: _Launch, ptrs: Any) -> Any:
     if pattern is None:
         return None
     return _interp.TensorHandle(triton_batch_ops.per_program(pattern, ptrs.data.shape), element)
+
+
+def note_dead_lanes(run: Any) -> None:
+    """Prints the case's dead-lanes note on stderr when its kernels loaded poisoned lanes (called once the
+    op returned, so the note is its stderr's last line: what a failure's report shows)."""
+    sites = run.state.get("sanitizer_dead_lanes")
+    if sites:
+        print(triton_poison.dead_lanes_note([f"{site_text(site)} ({kernel})" for site, kernel in sites.items()]),
+              file=sys.stderr, flush=True)
 
 
 def _make_masked_store(original: Any) -> Any:

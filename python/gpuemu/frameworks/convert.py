@@ -147,6 +147,9 @@ class Converter:
             launches = sys.modules.get("gpuemu.frameworks._triton_launches")
             if launches is not None:
                 launches.judge(run, fn, self.settings.role)  # kernel_not_launched when a launch is required
+            sanitizer = sys.modules.get("gpuemu.frameworks._triton_sanitizer")  # loaded with Triton, like launches
+            if sanitizer is not None:
+                sanitizer.note_dead_lanes(run)  # poisoned load lanes: the note a failing case's report shows
             return out
         except Exception as exc:
             refused = cuda_refusal.refusal(exc)  # a library's CUDA-only check under the Triton interpreter
