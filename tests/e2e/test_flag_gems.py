@@ -204,6 +204,9 @@ def test_flag_gems_ops_pass_unmodified_and_seeded_bugs_are_caught(project):
     dead = results["bmm_dead_lanes"]
     assert dead["failed"] > 0 and {f["kind"] for f in dead["failures"]} <= {"mismatch", "unexpected_nonfinite"}, \
         dead["failures"][:2]
+    # ... and each failure's report names the loads and the fix (the sanitizer's dead-lanes note)
+    assert all(re.search(r"tl\.load without other= at \S*flag_gems/ops/bmm\.py:\d+ \(bmm_kernel\)", f["stderr"])
+               and "Pass other= to tl.load" in f["stderr"] for f in dead["failures"]), dead["failures"][:1]
     mask_bug = results["log_softmax_mask_bug"]
     oob = [f for f in mask_bug["failures"] if f["kind"] == "out_of_bounds"]
     assert oob and "gems_log_softmax_bug.py:" in oob[0]["message"], mask_bug["failures"][:2]

@@ -1,9 +1,10 @@
 """End-to-end: the Triton sanitizer through the real gpuemu binary, real workers, torch and Triton's
 interpreter, on the sanitizer's kernels of examples/triton: `gpuemu ci run` fails the unmasked tail
 load and store as out_of_bounds (naming the kernel line, argument, program and offsets) and the row
-max without other= on its numbers, passes the correct twin, and each printed replay fails the very
-same way (the case seed reaches the worker: same program order, same poison). With `sanitize =
-false` the same bugs pass: the off switch works, and the bare interpreter cannot see them.
+max without other= on its numbers (its report naming that load and the fix), passes the correct
+twin, and each printed replay fails the very same way (the case seed reaches the worker: same
+program order, same poison). With `sanitize = false` the same bugs pass: the off switch works, and
+the bare interpreter cannot see them.
 """
 from __future__ import annotations
 
@@ -85,6 +86,16 @@ def test_ci_run_catches_what_only_the_sanitizer_sees_and_replays_it(gpuemu_bin, 
     rowmax_bug = ops["rowmax_other_bug"]
     assert rowmax_bug["failed"] > 0 and rowmax_bug["errors"] == 0
     assert {f["kind"] for f in rowmax_bug["failures"]} == {"mismatch"}, rowmax_bug["failures"][:1]
+    # Each failure's report says why: the load that left the dead lanes to the poison, and the fix; the text
+    # report shows that line too. scale (loads without other=, stores through the mask) and rowmax (other=)
+    # pass, and a passing case's report has no stderr: no note.
+    dead_lanes = ("gpuemu sanitizer: note: this case loaded masked-off lanes of tl.load without other= at "
+                  "kernels/rowmax_other_bug.py:15 (rowmax_kernel);")
+    for f in rowmax_bug["failures"]:
+        assert dead_lanes in f["stderr"] and "Pass other= to tl.load, or mask the lanes" in f["stderr"], f
+    assert "stderr: " + dead_lanes in output, output[-3000:]
+    assert not any("without other=" in f.get("stderr", "") for op in ops.values() for f in op["failures"]
+                   if op["op"] != "rowmax_other_bug"), "only the case that loaded poisoned lanes"
 
     # Each kind of failure, replayed from its printed command, fails the very same way.
     for name in ("scale_tail_load_bug", "scale_tail_store_bug", "rowmax_other_bug"):

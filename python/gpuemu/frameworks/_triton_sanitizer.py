@@ -11,7 +11,9 @@ While gpuemu calls an op (a CaseRun is set, gpuemu.frameworks.convert), each ker
   came from, before the interpreter touches memory: a lane outside raises OutOfBoundsError (failure
   kind out_of_bounds) naming the argument, the program id, the offsets, load or store and the kernel's
   file:line, so an out-of-bounds store is refused instead of corrupting the worker's heap;
-- gives masked-off lanes of a load without ``other=`` poison values (_triton_poison.py says which and why);
+- gives masked-off lanes of a load without ``other=`` poison values (_triton_poison.py says which and why),
+  and once the op returns prints one note on the case's stderr naming those loads and the fix (a failing
+  case's report shows it; note_dead_lanes);
 - runs the grid's programs in an order drawn from the case seed (a replay runs the same order).
 
 A pointer the sanitizer cannot follow to an argument (made by int_to_ptr, loaded from memory, or an
