@@ -1,5 +1,6 @@
-// Every gpuemu.toml key, one row each: where it lives, its type, default, parser and doc line. The
-// allowed-key lists, the config digest's global sections and python/gpuemu/_config_keys.py derive from it.
+// Every gpuemu.toml key, one row each: where it lives, its type, default and doc line. The allowed
+// keys of each TableReader, the config digest's global sections and python/gpuemu/_config_keys.py
+// derive from it; key_table_test fails on a row no parser reads (KeyReadLog, table_reader.hpp).
 #pragma once
 
 #include <span>
@@ -20,7 +21,6 @@ struct KeyRow {
   std::string_view key;
   std::string_view type;           // as docs/configuration.md's Type column spells it
   std::string_view default_value;  // TOML text; "" when required, derived or without a literal default
-  std::string_view parser;         // the function that reads and checks it (src/config)
   std::string_view doc;            // one line; docs/configuration.md has the full text
   // Its value in the config digest (config_json.cpp), for the keys of [project], [validation],
   // [policies] and [ci]; nullptr when the digest leaves it out (so digests of older configs stay)

@@ -70,8 +70,8 @@ Expected<Config> load(Diagnostics& diag, const fs::path& project_file, const std
   Config config;
   config.project_file = project_absolute;
   config.root = project_absolute.parent_path();
-  const TableReader top(diag, merged, "the top level");
-  TRY(top.only_keys(keys_of("")));
+  const TableReader top(diag, merged, "", "the top level");
+  TRY(top.only_keys());
   config.project = TRY(parse_project(diag, merged));
   config.validation = TRY(parse_validation(diag, merged));
   config.ops = TRY(parse_ops(diag, merged, config.validation));
@@ -81,14 +81,6 @@ Expected<Config> load(Diagnostics& diag, const fs::path& project_file, const std
     const Framework project_framework = parse_framework(config.project.framework).value_or(Framework::numpy);
     for (OpConfig& op : config.ops) {
       if (!op.framework_written) op.framework = project_framework;
-    }
-  }
-  // Unwritten, the seed's default "pytorch" would hand torch tensors to every numpy kernel
-  // written before frameworks existed; only a written [project] framework applies to ops.
-  if (config.project.framework_written) {
-    for (OpConfig& op : config.ops) {
-      if (!op.framework_written)
-        op.framework = parse_framework(config.project.framework).value_or(Framework::numpy);
     }
   }
   config.kernels = TRY(parse_kernels(diag, merged));

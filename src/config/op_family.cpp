@@ -27,7 +27,7 @@ class FamilyResolver {
 
   Expected<const OpSpec*> resolve(std::size_t i) {
     if (state_[i] == State::read) return &*specs_[i];
-    const TableReader r(diag_, *tables_[i], "[[ops]] '" + names_[i] + "'");
+    const TableReader r(diag_, *tables_[i], "ops", "[[ops]] '" + names_[i] + "'");
     const OpSpec* base = nullptr;
     if (const auto extends = TRY(r.string_item("extends"))) {
       const auto parent = index_.find(extends->value);
@@ -103,7 +103,7 @@ Expected<std::vector<OpConfig>> parse_ops(const Diagnostics& diag, const toml::t
   std::map<std::string, const toml::table*> seen;
   for (const toml::table* table : tables) {
     const std::string name =
-        TRY(TableReader(diag, *table, "[[ops]]").required_string("name", "\"matmul\"")).value;
+        TRY(TableReader(diag, *table, "ops", "[[ops]]").required_string("name", "\"matmul\"")).value;
     if (const auto it = seen.find(name); it != seen.end()) {
       return diag.at(*table->get("name"), "duplicate op name '" + name + "'",
                      "op names must be unique; the first is at " + diag.position(it->second->source()));

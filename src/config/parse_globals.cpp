@@ -13,9 +13,9 @@ namespace {
 // A table at the root, or an empty one so absent sections read as all-defaults.
 Expected<TableReader> root_section(const Diagnostics& diag, const toml::table& root, std::string_view key,
                                    const toml::table& empty) {
-  const TableReader top(diag, root, "the top level");
+  const TableReader top(diag, root, "", "the top level");
   const toml::table* t = TRY(top.subtable(key));
-  return TableReader(diag, t != nullptr ? *t : empty, "[" + std::string(key) + "]");
+  return TableReader(diag, t != nullptr ? *t : empty, key, "[" + std::string(key) + "]");
 }
 
 // Seeds are u64: TOML integers stop at 2^63 - 1, so larger seeds are written as decimal strings.
@@ -53,7 +53,7 @@ Expected<ProjectConfig> parse_project(const Diagnostics& diag, const toml::table
     return diag.at(toml::source_region{}, "no [project] table with a name",
                    "add [project] with name = \"my-project\"");
   }
-  TRY(r.only_keys(keys_of("project")));
+  TRY(r.only_keys());
   project.name = TRY(r.required_string("name", "\"my-project\"")).value;
   if (auto v = TRY(r.string("version"))) project.version = *v;
   if (auto f = TRY(parse_framework_key(r, "framework"))) {
@@ -70,7 +70,7 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
   ValidationConfig v;
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "validation", empty));
-  TRY(r.only_keys(keys_of("validation")));
+  TRY(r.only_keys());
   if (auto m = TRY(parse_interpret_key(r, "triton_interpret"))) v.triton_interpret = *m;
   if (auto m = TRY(parse_interpret_key(r, "pallas_interpret"))) v.pallas_interpret = *m;
   if (auto d = TRY(parse_dtype_list(r, "dtypes"))) v.dtypes = *d;
@@ -109,7 +109,8 @@ Expected<ValidationConfig> parse_validation(const Diagnostics& diag, const toml:
                             std::pair{"max_case_bytes", &v.max_case_bytes}}) {
     if (auto n = TRY(r.integer(key))) {
       if (*n < 1) {
-        return diag.at(*r.node(key), "'" + std::string(key) + "' must be at least 1, got " + std::to_string(*n),
+        return diag.at(*r.node(key),
+                       "'" + std::string(key) + "' must be at least 1, got " + std::to_string(*n),
                        "it bounds the size of one case; the default is " + std::to_string(*limit));
       }
       *limit = *n;
@@ -122,7 +123,7 @@ Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table
   PolicyConfig p = std::move(base);
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "policies", empty));
-  TRY(r.only_keys(keys_of("policies")));
+  TRY(r.only_keys());
   if (auto b = TRY(r.boolean("fail_on_regression"))) p.fail_on_regression = *b;
   if (auto w = TRY(r.number("warn_threshold"))) {
     if (*w < 0 || *w > 1) {
@@ -149,7 +150,7 @@ Expected<PolicyConfig> parse_policies(const Diagnostics& diag, const toml::table
     p.regression_margin = *m;
   }
   if (const toml::table* t = TRY(r.subtable("artifact_thresholds"))) {
-    const TableReader thresholds(diag, *t, "[policies.artifact_thresholds]");
+    const TableReader thresholds(diag, *t, kUserNamedKeys, "[policies.artifact_thresholds]");
     for (const toml::key* k : keys_in_file_order(*t)) {
       const auto value = TRY(thresholds.number(k->str()));
       if (*value < 0)
@@ -164,7 +165,7 @@ Expected<CiConfig> parse_ci(const Diagnostics& diag, const toml::table& root, Ci
   CiConfig c = std::move(base);
   const toml::table empty;
   const TableReader r = TRY(root_section(diag, root, "ci", empty));
-  TRY(r.only_keys(keys_of("ci")));
+  TRY(r.only_keys());
   if (auto d = TRY(parse_dtype_list(r, "quick_dtypes"))) c.quick_dtypes = *d;
   if (auto n = TRY(r.int_at_least("thorough_timeout", 1))) c.thorough_timeout = *n;
   if (auto n = TRY(r.int_at_least("parallel_jobs", 1))) c.parallel_jobs = *n;

@@ -58,8 +58,8 @@ Expected<DimSpec> parse_dim(const Diagnostics& diag, const Entry& e) {
     return dim;
   }
   if (const auto* table = e.value->as_table()) {
-    const TableReader r(diag, *table, "dim '" + e.name + "'");
-    TRY(r.only_keys(keys_of("ops.schema.dims.NAME")));
+    const TableReader r(diag, *table, "ops.schema.dims.NAME", "dim '" + e.name + "'");
+    TRY(r.only_keys());
     const toml::array* candidates = TRY(r.array("candidates"));
     if (candidates == nullptr || candidates->empty()) {
       return diag.at(*e.value, "dim '" + e.name + "' needs a non-empty candidates list", example);
@@ -141,8 +141,8 @@ Expected<std::vector<DimRef>> parse_shape(const Diagnostics& diag, const toml::n
 
 Expected<OpSchema> parse_schema(const Diagnostics& diag, const toml::table& table) {
   OpSchema schema;
-  const TableReader r(diag, table, "[ops.schema]");
-  TRY(r.only_keys(keys_of("ops.schema")));
+  const TableReader r(diag, table, "ops.schema", "[ops.schema]");
+  TRY(r.only_keys());
   if (const toml::table* dims = TRY(r.subtable("dims"))) {
     for (const Entry& e : entries_in_file_order(*dims)) schema.dims.push_back(TRY(parse_dim(diag, e)));
   }
@@ -199,8 +199,8 @@ Expected<InputSpec> parse_input(const Diagnostics& diag, const Entry& e, bool ha
     return diag.at(*e.value, "wrong type for input '" + e.name + "': expected a table, got " +
                                  std::string(toml_type_phrase(*e.value)));
   }
-  const TableReader r(diag, *table, "[ops.inputs." + e.name + "]");
-  TRY(r.only_keys(keys_of("ops.inputs.NAME")));
+  const TableReader r(diag, *table, "ops.inputs.NAME", "[ops.inputs." + e.name + "]");
+  TRY(r.only_keys());
   if (const toml::node* domain = r.node("domain")) input.domain = TRY(parse_domain(diag, *domain));
   if (auto dtype = TRY(r.string_item("dtype"))) input.dtype = TRY(parse_dtype_item(diag, *dtype));
   if (const toml::node* shape = r.node("shape")) {

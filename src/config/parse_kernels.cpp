@@ -13,8 +13,8 @@ namespace {
 
 Expected<ArtifactChecks> parse_artifact_checks(const Diagnostics& diag, const toml::table& table) {
   ArtifactChecks checks;
-  const TableReader r(diag, table, "[kernels.artifact_checks]");
-  TRY(r.only_keys(keys_of("kernels.artifact_checks")));
+  const TableReader r(diag, table, "kernels.artifact_checks", "[kernels.artifact_checks]");
+  TRY(r.only_keys());
   if (auto n = TRY(r.int_at_least("max_registers", 1))) checks.max_registers = *n;
   if (auto n = TRY(r.int_at_least("max_spills", 0))) checks.max_spills = *n;
   if (auto n = TRY(r.int_at_least("max_local_memory_bytes", 0))) checks.max_local_memory_bytes = *n;
@@ -33,9 +33,10 @@ Expected<ArtifactChecks> parse_artifact_checks(const Diagnostics& diag, const to
 Expected<KernelConfig> parse_kernel(const Diagnostics& diag, const toml::table& table) {
   KernelConfig kernel;
   kernel.name =
-      TRY(TableReader(diag, table, "[[kernels]]").required_string("name", "\"matmul_kernel\"")).value;
-  const TableReader r(diag, table, "[[kernels]] '" + kernel.name + "'");
-  TRY(r.only_keys(keys_of("kernels")));
+      TRY(TableReader(diag, table, "kernels", "[[kernels]]").required_string("name", "\"matmul_kernel\""))
+          .value;
+  const TableReader r(diag, table, "kernels", "[[kernels]] '" + kernel.name + "'");
+  TRY(r.only_keys());
   kernel.location = SourceLocation{diag.file_of(table.source()), static_cast<int>(table.source().begin.line),
                                    static_cast<int>(table.source().begin.column)};
 

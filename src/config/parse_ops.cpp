@@ -61,8 +61,8 @@ Expected<ImplementationEntry> parse_implementation(const TableReader& r, const t
     item = StringItem{text->get(), &element};
     runnable_item = &item;
   } else if (const auto* table = element.as_table()) {
-    const TableReader t(diag, *table, r.context() + " implementation");
-    TRY(t.only_keys(keys_of("ops.implementations")));
+    const TableReader t(diag, *table, "ops.implementations", r.context() + " implementation");
+    TRY(t.only_keys());
     item = TRY(t.required_string("op_script", "\"kernels.softmax:v2\" or \"kernels/softmax_v2.py\""));
     runnable_item = &item;
     if (auto name = TRY(t.string_item("name"))) {
@@ -136,9 +136,9 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table,
                           const ValidationConfig& validation, const OpSpec* base) {
   OpSpec spec = base != nullptr ? *base : OpSpec{};
   OpConfig& op = spec.op;
-  op.name = TRY(TableReader(diag, table, "[[ops]]").required_string("name", "\"matmul\"")).value;
-  const TableReader r(diag, table, "[[ops]] '" + op.name + "'");
-  TRY(r.only_keys(keys_of("ops")));
+  op.name = TRY(TableReader(diag, table, "ops", "[[ops]]").required_string("name", "\"matmul\"")).value;
+  const TableReader r(diag, table, "ops", "[[ops]] '" + op.name + "'");
+  TRY(r.only_keys());
   if (base == nullptr) {
     op.triton_interpret = validation.triton_interpret;
     op.pallas_interpret = validation.pallas_interpret;
@@ -222,14 +222,15 @@ Expected<OpSpec> parse_op(const Diagnostics& diag, const toml::table& table,
 Expected<std::vector<const toml::table*>> array_of_tables(const Diagnostics& diag, const toml::table& root,
                                                           std::string_view name) {
   std::vector<const toml::table*> out;
-  const toml::node* n = root.get(name);
+  const TableReader top(diag, root, "", "the top level");
+  const toml::node* n = top.node(name);
   if (n == nullptr) return out;
   const auto* arr = n->as_array();
   const std::string expected = "an array of tables ([[" + std::string(name) + "]])";
-  if (arr == nullptr) return TableReader(diag, root, "the top level").type_error(name, *n, expected);
+  if (arr == nullptr) return top.type_error(name, *n, expected);
   for (const toml::node& element : *arr) {
     const auto* t = element.as_table();
-    if (t == nullptr) return TableReader(diag, root, "the top level").type_error(name, element, expected);
+    if (t == nullptr) return top.type_error(name, element, expected);
     out.push_back(t);
   }
   return out;

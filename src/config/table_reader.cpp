@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "config/key_table.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuemu::config {
@@ -57,7 +58,34 @@ std::vector<const toml::key*> keys_in_file_order(const toml::table& table) {
   return keys;
 }
 
-Expected<void> TableReader::only_keys(const std::vector<std::string_view>& names) const {
+namespace {
+
+// The innermost live KeyReadLog of this thread; nullptr (the usual case) when none.
+thread_local KeyReadLog* active_log = nullptr;
+
+}  // namespace
+
+KeyReadLog::KeyReadLog() : outer_(active_log) {
+  active_log = this;
+}
+
+KeyReadLog::~KeyReadLog() {
+  active_log = outer_;
+}
+
+void KeyReadLog::note(std::string_view section, std::string_view key, bool present) {
+  Read& read = reads_[{std::string(section), std::string(key)}];
+  read.present = read.present || present;
+}
+
+const toml::node* TableReader::node(std::string_view key) const {
+  const toml::node* found = table_->get(key);
+  if (active_log != nullptr && section_ != kUserNamedKeys) active_log->note(section_, key, found != nullptr);
+  return found;
+}
+
+Expected<void> TableReader::only_keys() const {
+  const std::vector<std::string_view> names = keys_of(section_);
   for (const toml::key* key : keys_in_file_order(*table_)) {
     if (std::find(names.begin(), names.end(), key->str()) != names.end()) continue;
     std::string hint = util::did_you_mean(key->str(), names);

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <toml++/toml.h>
@@ -33,21 +35,30 @@ struct StringItem {
   const toml::node* node = nullptr;
 };
 
-// One table being read; `context` names it in messages, e.g. "[validation]" or "[[ops]]".
+// The section of a reader whose keys the user names (dims, tiles, artifact_thresholds): the key
+// table has no rows for them, so only_keys allows nothing and KeyReadLog notes nothing.
+inline constexpr std::string_view kUserNamedKeys = "*";
+
+// One table being read. `section` is its section in the key table (config/key_table.hpp:
+// "validation", "ops.inputs.NAME", "" for the top level), whose rows are the keys it may hold;
+// `context` names it in messages, e.g. "[validation]" or "[[ops]] 'softmax'".
 class TableReader {
  public:
-  TableReader(const Diagnostics& diag, const toml::table& table, std::string context)
-      : diag_(&diag), table_(&table), context_(std::move(context)) {}
+  TableReader(const Diagnostics& diag, const toml::table& table, std::string_view section,
+              std::string context)
+      : diag_(&diag), table_(&table), section_(section), context_(std::move(context)) {}
 
   const Diagnostics& diag() const { return *diag_; }
   const toml::table& table() const { return *table_; }
+  std::string_view section() const { return section_; }
   const std::string& context() const { return context_; }
 
-  // Every key must be one of `allowed` (the table's section, config::keys_of); otherwise an error at
-  // the key with a suggestion.
-  Expected<void> only_keys(const std::vector<std::string_view>& allowed) const;
+  // Every key must be a row of the reader's section (config::keys_of); otherwise an error at the
+  // key with a suggestion.
+  Expected<void> only_keys() const;
 
-  const toml::node* node(std::string_view key) const { return table_->get(key); }
+  // Every read of a key goes through here, so that a KeyReadLog sees it.
+  const toml::node* node(std::string_view key) const;
   // An error at the table itself, e.g. for a missing required key.
   std::unexpected<Error> error(std::string_view message, std::string_view hint = {}) const {
     return diag_->at(table_->source(), message, hint);
@@ -82,7 +93,29 @@ class TableReader {
  private:
   const Diagnostics* diag_;
   const toml::table* table_;
+  std::string_view section_;
   std::string context_;
+};
+
+// While one lives, every key the TableReaders of its thread are asked for, as (section, key), and
+// whether the table held it. key_table_test loads a config that sets every key under one, so that
+// a row of the key table no parser reads (a key gpuemu.toml would accept and ignore) fails a test.
+class KeyReadLog {
+ public:
+  struct Read {
+    bool present = false;  // the key was in the table at least once when it was asked for
+  };
+  KeyReadLog();
+  ~KeyReadLog();
+  KeyReadLog(const KeyReadLog&) = delete;
+  KeyReadLog& operator=(const KeyReadLog&) = delete;
+
+  const std::map<std::pair<std::string, std::string>, Read>& reads() const { return reads_; }
+  void note(std::string_view section, std::string_view key, bool present);
+
+ private:
+  std::map<std::pair<std::string, std::string>, Read> reads_;
+  KeyReadLog* outer_;
 };
 
 // The keys of a table in the order they appear in the file (toml++ keeps them sorted by name).

@@ -97,8 +97,8 @@ Expected<std::map<tensor::DType, check::ToleranceSpec>> parse_tolerances(
                                 "': expected a table { atol = ..., rtol = ... }, got " +
                                 std::string(toml_type_phrase(value)));
     }
-    const TableReader spec(diag, *spec_table, context + " " + name.value);
-    TRY(spec.only_keys(keys_of("validation.tolerances.DTYPE")));
+    const TableReader spec(diag, *spec_table, "validation.tolerances.DTYPE", context + " " + name.value);
+    TRY(spec.only_keys());
     check::ToleranceSpec tol = fallback(*dtype);
     for (const auto& [field, target] : {std::pair{"atol", &tol.atol}, std::pair{"rtol", &tol.rtol}}) {
       const auto v = TRY(spec.number(field));

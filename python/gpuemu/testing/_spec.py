@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from gpuemu._config_keys import DEFAULTS
 from gpuemu._internal import loading
 from gpuemu._internal.client.inline import CALLABLE_RE, InlineProject, find_config, result_kernels
 from gpuemu._internal.core.fuzz.cases import OpSpec
@@ -16,7 +17,7 @@ from gpuemu._internal.core.tolerance import ToleranceConfig, tolerance_from_tabl
 
 __all__ = ["Op", "ResolvedOp", "resolve_project_op", "resolve_inline_op", "DEFAULT_ITERATIONS"]
 
-DEFAULT_ITERATIONS = 100  # [validation] fuzz_iterations' default, as the CLI's
+DEFAULT_ITERATIONS = DEFAULTS["validation", "fuzz_iterations"]  # as the CLI's
 
 
 @dataclass
@@ -30,14 +31,14 @@ class Op:
     reference: Callable | str
     schema: dict | None = None
     inputs: dict = field(default_factory=dict)
-    dtypes: list = field(default_factory=lambda: ["float32"])
-    layouts: list = field(default_factory=lambda: ["contiguous"])
+    dtypes: list = field(default_factory=lambda: list(DEFAULTS["validation", "dtypes"]))
+    layouts: list = field(default_factory=lambda: list(DEFAULTS["ops", "layouts"]))
     tolerances: dict = field(default_factory=dict)
     kwargs: dict = field(default_factory=dict)
-    check_nan: bool = True
-    check_inf: bool = True
+    check_nan: bool = DEFAULTS["validation", "check_nan"]
+    check_inf: bool = DEFAULTS["validation", "check_inf"]
     iterations: int = DEFAULT_ITERATIONS
-    seed: int = 0  # 0: none fixed (the session's seed, or --gpuemu-seed)
+    seed: int = DEFAULTS["validation", "seed"]  # 0: none fixed (the session's seed, or --gpuemu-seed)
 
     def table(self) -> dict:
         table: dict[str, Any] = {"name": self.name, "dtypes": list(self.dtypes), "layouts": list(self.layouts),
@@ -97,7 +98,7 @@ def resolve_project_op(config_path: Path, name: str) -> ResolvedOp:
                       reference=lambda: proj.reference(spec_name), own_kernel=own_kernel,
                       check_nan=proj.check_nan, check_inf=proj.check_inf,
                       iterations=int(validation.get("fuzz_iterations", DEFAULT_ITERATIONS)),
-                      seed=int(validation.get("seed", 0)), config_path=proj.path, op_script=op_script)
+                      seed=int(validation.get("seed", DEFAULTS["validation", "seed"])), config_path=proj.path, op_script=op_script)
 
 
 def _load(proj: InlineProject, spec: str) -> Callable:

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gpuemu._config_keys import DEFAULTS
 from gpuemu._internal.client.guard import run_guarded
 from gpuemu._internal.client.repro import fuzz_config_for, repro_for_case
 from gpuemu._internal.core.fuzz.cases import DimSpec, OpSpec, generate_case, run_case_seed
@@ -22,7 +23,7 @@ from gpuemu._internal.wire.records import seed_from_wire
 
 __all__ = ["fuzz", "inline_batch", "cases_from_reply", "schema_op", "op_timeout"]
 
-DEFAULT_TIMEOUT = 60.0  # seconds: [validation] timeout's default (src/config/config.hpp)
+DEFAULT_TIMEOUT = float(DEFAULTS["validation", "timeout"])  # seconds, as the CLI's
 
 
 def schema_op(base: OpSpec, op_schema: dict) -> OpSpec:
@@ -81,7 +82,7 @@ def _guard_failure(case: dict, op_name: str, kind: str, message: str, took: int)
 
 
 def op_timeout(client, op_name: str) -> float:
-    """The op's `timeout` from gpuemu.toml, else [validation] timeout, else 60 s (the C++ default)."""
+    """The op's `timeout` from gpuemu.toml, else [validation] timeout, else that key's default."""
     try:
         project = client._project()
     except ClientError:  # no local gpuemu.toml: a daemon-only setup
