@@ -10,6 +10,7 @@
 #include <span>
 #include <type_traits>
 
+#include "check/pass_rule.hpp"
 #include "check/simd/element_kernels.hpp"
 #include "check/simd/kernel_set.hpp"
 #include "check/simd/ulp16.hpp"
@@ -430,15 +431,14 @@ void StatsAccumulator::precise_chunk(const Chunk& chunk) {
     }
     const double d = std::fabs(x - y);
     const double ay = std::fabs(y);
-    // The pass rule, check::within_tolerance (check/pass_rule.hpp), its bound kept for the ratio.
-    const double bound = atol + rtol * ay;
+    const double bound = tolerance_bound(y, atol, rtol);  // for the ratio
     const double ratio = d == 0 ? 0.0 : bound > 0 ? d / bound : INFINITY;
     const double rel = d == 0 ? 0.0 : ay > 0 ? d / ay : INFINITY;
     max_abs_ = std::max(max_abs_, d);
     max_rel_ = std::max(max_rel_, rel);
     max_ulp_ = std::max(max_ulp_, ulp_any(chunk.out_dtype, x, y, d));
     max_ratio_ = std::max(max_ratio_, ratio);
-    if (!(d <= bound)) {
+    if (!within_tolerance(x, y, atol, rtol)) {
       ++finite_failures_;
     }
     if (ratio > worst_threshold()) offer_worst({ratio, chunk.output, linear, x, y, d, rel});

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 
+#include "check/pass_rule.hpp"
 #include "check/verdict_text.hpp"
 
 namespace gpuemu::check {
@@ -51,8 +52,9 @@ std::optional<std::string> check_symmetric(const std::string& name, const tensor
         if (!std::isfinite(x) || !std::isfinite(y)) {
           ok = (std::isnan(x) && std::isnan(y)) || x == y;
         } else {
-          // The pass rule, check::within_tolerance (check/pass_rule.hpp) with the larger of the pair as the reference.
-          ok = std::fabs(x - y) <= tol.atol + tol.rtol * std::max(std::fabs(x), std::fabs(y));
+          // The pass rule with the larger of the pair as the reference (|x - y| is the same either way).
+          const bool x_larger = std::fabs(x) >= std::fabs(y);
+          ok = within_tolerance(x_larger ? y : x, x_larger ? x : y, tol.atol, tol.rtol);
         }
         if (!ok) {
           return violated(

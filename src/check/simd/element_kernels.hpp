@@ -13,6 +13,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "check/pass_rule.hpp"
 #include "check/simd/ulp16.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -210,12 +211,11 @@ template <UlpMode M, class Out, class Ref>
       const double y = ref(i);
       const double d = std::fabs(x - y);
       const double ay = std::fabs(y);
-      // The pass rule, check::within_tolerance (check/pass_rule.hpp).
-      const double bound = s.atol + s.rtol * ay;
+      const double bound = tolerance_bound(y, s.atol, s.rtol);
       // NaN/Inf on either side makes d or |ref| NaN/Inf; finite pairs near DBL_MAX whose sum
       // overflows are flagged too, which only sends them to the precise pass.
       nonfinite |= !(d + ay <= DBL_MAX) ? 1 : 0;
-      failures += !(d <= bound) ? 1 : 0;
+      failures += within_tolerance(x, y, s.atol, s.rtol) ? 0 : 1;
       // d above any of max_abs, thr*bound, rel*ay: one comparison with their minimum. std::min(a, b)
       // returns a when b is NaN (inf * 0), as the separate comparison d > NaN would not flag.
       bool flag = (d > std::min(std::min(s.max_abs, thr * bound), rel * ay)) | ((d > 0) & (d < kTiny));
@@ -269,8 +269,7 @@ template <UlpMode M, class Out, class Ref>
     const double y = ref(i);
     const double d = std::fabs(x - y);
     const double ay = std::fabs(y);
-    // The pass rule, check::within_tolerance (check/pass_rule.hpp).
-    const double bound = atol + rtol * ay;
+    const double bound = tolerance_bound(y, atol, rtol);
     // The precise pass's definitions; the quotients are taken unconditionally so the loop has no
     // branch, and selected as it selects them.
     const double q_ratio = d / bound;
@@ -279,7 +278,7 @@ template <UlpMode M, class Out, class Ref>
     const double rel = d == 0 ? 0.0 : ay > 0 ? q_rel : INFINITY;
     ratios[i] = ratio;
     above += ratio > threshold ? 1 : 0;
-    failures += !(d <= bound) ? 1 : 0;
+    failures += within_tolerance(x, y, atol, rtol) ? 0 : 1;
     abs_l[lane] = abs_l[lane] < d ? d : abs_l[lane];
     rel_l[lane] = rel_l[lane] < rel ? rel : rel_l[lane];
     ratio_l[lane] = ratio_l[lane] < ratio ? ratio : ratio_l[lane];  // a NaN ratio is never kept
