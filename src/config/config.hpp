@@ -62,6 +62,14 @@ struct InputSpec {
   bool shape_defaulted = false;        // `shape` is kDefaultInputShape: none was declared
 };
 
+// One @triton.autotune config an op is tested at (docs/configuration.md, "Autotuned kernels"):
+// engine::expand_autotune_variants makes one op per config, named "OF[CONFIG]" from this
+// (engine::variant_name), whose op worker pins CONFIG.
+struct AutotuneVariant {
+  std::string of;      // the name of the op it is a variant of: "softmax", "softmax/v2"
+  std::string config;  // "BLOCK=64,num_warps=4"; with several autotuned kernels "k1:label;k2:label"
+};
+
 // One [[ops]] table, or one implementation of it (docs/configuration.md, "One op, many
 // implementations"): an op with `implementations = [...]` becomes one OpConfig per entry, named
 // "<op>/<implementation>", sharing everything else the op declares.
@@ -69,6 +77,7 @@ struct OpConfig {
   std::string name;            // unique: "softmax", or "softmax/v2_tail_bug" for an implementation
   std::string spec;            // the [[ops]] name ("softmax"); equals `name` without implementations
   std::string implementation;  // "v2_tail_bug", or "" for an op without implementations
+  std::optional<AutotuneVariant> autotune;  // set on an autotune variant: its name is rendered from it
   std::string extends;         // the op this one inherits from, or ""
   std::string module;          // informational dotted module path (seed docs)
   Runnable reference;

@@ -17,9 +17,8 @@ bool loads_in_python(const config::Runnable& r) {
          (r.kind == config::Runnable::Kind::script && r.persistent);
 }
 
-bool names_op(const std::string& name, const config::OpConfig& op) {
-  const std::string base = without_variant(name);
-  return op.name == base || op.spec == base;
+bool names_op(const OpName& name, const config::OpConfig& op) {
+  return op.name == name.op || op.spec == name.op;
 }
 
 // The variant's label: the kernel's config label, or with several kernels "kernel:label;kernel:label".
@@ -34,28 +33,35 @@ std::string label_of(const std::vector<proc::AutotunedKernel>& kernels, std::siz
 
 }  // namespace
 
-std::string without_variant(const std::string& name) {
-  if (name.empty() || name.back() != ']') return name;
-  const auto open = name.find('[');
-  return open == std::string::npos ? name : name.substr(0, open);
+std::string variant_name(const config::AutotuneVariant& variant) {
+  return variant.of + "[" + variant.config + "]";
 }
 
-std::string autotune_pin(const std::string& name) {
-  const std::string base = without_variant(name);
-  return base.size() == name.size() ? std::string{}
-                                    : name.substr(base.size() + 1, name.size() - base.size() - 2);
+config::OpConfig autotune_variant(const config::OpConfig& op, std::string config) {
+  config::OpConfig variant = op;
+  variant.autotune = config::AutotuneVariant{op.name, std::move(config)};
+  variant.name = variant_name(*variant.autotune);
+  return variant;
+}
+
+OpName parse_op_name(const std::string& name) {
+  const auto open = name.find('[');
+  if (name.empty() || name.back() != ']' || open == std::string::npos) return {name, std::nullopt};
+  return {name.substr(0, open), name.substr(open + 1, name.size() - open - 2)};
 }
 
 Expected<void> expand_autotune_variants(config::Config& config, const std::vector<std::string>& names) {
+  std::vector<OpName> named;
+  for (const std::string& name : names) named.push_back(parse_op_name(name));
   std::vector<const config::OpConfig*> candidates;
   for (const auto& op : config.ops) {
-    if (!autotune_pin(op.name).empty() || op.op_script.empty() || !loads_in_python(op.op_script)) continue;
-    const bool named = std::ranges::any_of(names, [&](const std::string& n) { return names_op(n, op); });
-    if (!names.empty() && !named) continue;
+    if (op.autotune || op.op_script.empty() || !loads_in_python(op.op_script)) continue;
+    if (!named.empty() && !std::ranges::any_of(named, [&](const OpName& n) { return names_op(n, op); }))
+      continue;
     // Under the interpreter every config is tested; on a GPU autotune benchmarks as usual unless a
     // variant is named (then its config is pinned there too).
-    const bool pinned_by_name = std::ranges::any_of(
-        names, [&](const std::string& n) { return n != without_variant(n) && names_op(n, op); });
+    const bool pinned_by_name =
+        std::ranges::any_of(named, [&](const OpName& n) { return n.config && names_op(n, op); });
     if (!runner_settings(config, op, "op").triton_interpret && !pinned_by_name) continue;
     candidates.push_back(&op);
   }
@@ -73,11 +79,7 @@ Expected<void> expand_autotune_variants(config::Config& config, const std::vecto
     const auto& kernels = it->second;
     std::size_t count = 0;
     for (const auto& k : kernels) count = std::max(count, k.configs.size());
-    for (std::size_t i = 0; i < count; ++i) {
-      config::OpConfig variant = op;
-      variant.name = op.name + "[" + label_of(kernels, i) + "]";
-      expanded.push_back(std::move(variant));
-    }
+    for (std::size_t i = 0; i < count; ++i) expanded.push_back(autotune_variant(op, label_of(kernels, i)));
   }
   config.ops = std::move(expanded);
   return {};

@@ -3,6 +3,7 @@
 // variants.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,20 +15,28 @@ namespace gpuemu::engine {
 // Replaces every op of `config` that a run of `names` (empty: every op) may select, whose op under test
 // loads in Python (a callable or persistent script) and runs Triton under the interpreter (or is named
 // with a variant, "softmax[BLOCK=64,num_warps=4]"), and whose code reaches @triton.autotune kernels,
-// by one op per config, named "softmax[BLOCK=64,num_warps=4]", with everything else (spec, so case
-// seeds, kwargs, source) the op's own; the name alone says which config the variant's worker pins
-// (autotune_pin). With several autotuned kernels, variant i pins config i modulo each kernel's count,
-// labelled "kernel:label;kernel:label", and there are as many variants as the longest config list. Runs the
-// load check once for those ops (its answers serve check_op_loads later in the run); an op that does not load
-// stays as it is, for check_op_loads to report. No Python starts when no op qualifies.
+// by one op per config (autotune_variant): its typed field `autotune` says which config the variant's
+// worker pins, and its name is rendered from it. With several autotuned kernels, variant i pins config i
+// modulo each kernel's count, labelled "kernel:label;kernel:label", and there are as many variants as the
+// longest config list. Runs the load check once for those ops (its answers serve check_op_loads later in the
+// run); an op that does not load stays as it is, for check_op_loads to report. No Python starts when no op
+// qualifies.
 Expected<void> expand_autotune_variants(config::Config& config, const std::vector<std::string>& names);
 
-// "softmax" for "softmax[BLOCK=64,num_warps=4]", the name itself when it names no variant (op names
-// cannot hold '[' or ']': parse_ops refuses them).
-std::string without_variant(const std::string& name);
+// `op` tested at one autotune config: op.autotune = {op.name, config}, its name rendered from that
+// ("softmax[BLOCK=64,num_warps=4]"), everything else (spec, so case seeds, kwargs, source) the op's own.
+config::OpConfig autotune_variant(const config::OpConfig& op, std::string config);
 
-// What an autotune variant's op worker pins (GPUEMU_AUTOTUNE_PIN): "BLOCK=64,num_warps=4" for
-// "softmax[BLOCK=64,num_warps=4]"; empty for an op that is not a variant.
-std::string autotune_pin(const std::string& name);
+// "OF[CONFIG]": a variant's name in results, plans and --op.
+std::string variant_name(const config::AutotuneVariant& variant);
+
+// A name the user gave (--op NAME, a run request's ops): an op, "op/implementation", or one variant
+// "op[CONFIG]" split into its op and config. The one place a variant's name is read back; op names
+// cannot hold '[' or ']' (parse_ops refuses them).
+struct OpName {
+  std::string op;
+  std::optional<std::string> config;  // set when the name is a variant's
+};
+OpName parse_op_name(const std::string& name);
 
 }  // namespace gpuemu::engine

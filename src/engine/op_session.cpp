@@ -11,7 +11,6 @@
 #include <cstdlib>
 
 #include "check/compare.hpp"
-#include "engine/autotune_variants.hpp"
 #include "engine/output_hint.hpp"
 #include "proc/cancel.hpp"
 #include "proc/interpret.hpp"
@@ -140,7 +139,7 @@ proc::RunnerSettings runner_settings(const config::Config& config, const config:
   // its BLAS and OpenMP threads, which would otherwise each take them all and spin against the other
   // (docs/worker-protocol.md "The op and the reference at the same time").
   if (parallel_reference_wanted()) s.pool_threads = std::max(1, proc::usable_cpus() / 2);
-  if (role == "op") s.autotune_pin = autotune_pin(op.name);
+  if (role == "op" && op.autotune) s.autotune_pin = op.autotune->config;
   s.role = std::move(role);
   return s;
 }

@@ -7,7 +7,6 @@
 #include <random>
 
 #include "config/default_shapes.hpp"
-#include "engine/autotune_variants.hpp"
 #include "fuzz/corners.hpp"
 #include "util/suggest.hpp"
 
@@ -98,8 +97,8 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
   for (const auto& op : config.ops) {
     if (op.spec != op.name && std::find(known.begin(), known.end(), op.spec) == known.end())
       known.push_back(op.spec);
-    const std::string base = without_variant(op.name);
-    if (base != op.name && std::find(known.begin(), known.end(), base) == known.end()) known.push_back(base);
+    if (op.autotune && std::find(known.begin(), known.end(), op.autotune->of) == known.end())
+      known.push_back(op.autotune->of);
     known.push_back(op.name);
   }
   for (const auto& name : names) {
@@ -107,7 +106,8 @@ Expected<std::vector<const config::OpConfig*>> select_ops(const config::Config& 
     // ("op/implementation", with its variants) or one variant ("op[BLOCK=64,num_warps=4]").
     std::vector<const config::OpConfig*> matched;
     for (const auto& op : config.ops) {
-      if (op.name == name || op.spec == name || without_variant(op.name) == name) matched.push_back(&op);
+      if (op.name == name || op.spec == name || (op.autotune && op.autotune->of == name))
+        matched.push_back(&op);
     }
     if (matched.empty()) {
       return fail(ErrorKind::usage,

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 
-#include "engine/autotune_variants.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuemu::engine {
@@ -38,7 +37,7 @@ Expected<ResolvedCase> resolve_case(const config::Config& config, const store::S
   // stored it.
   std::vector<std::string> family;
   for (const auto& o : config.ops) {
-    if (o.name != op_name && (o.spec == op_name || without_variant(o.name) == op_name))
+    if (o.name != op_name && (o.spec == op_name || (o.autotune && o.autotune->of == op_name)))
       family.push_back(o.name);
   }
   if (store && family.empty()) {

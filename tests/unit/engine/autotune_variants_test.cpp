@@ -1,4 +1,5 @@
-// Autotune variants as the engine sees them once expanded: names, what each variant's worker pins,
+// Autotune variants as the engine sees them once expanded: the typed field and the name rendered
+// from it, a user's name read back, what each variant's worker pins,
 // selection by op, variant and implementation, case seeds shared by every variant, and the config
 // refusing op names that would read as variants.
 #include "engine/autotune_variants.hpp"
@@ -26,11 +27,7 @@ config::Config expanded() {
       ops.push_back(op);
       continue;
     }
-    for (const char* label : kLabels) {
-      config::OpConfig variant = op;
-      variant.name = op.name + "[" + label + "]";
-      ops.push_back(variant);
-    }
+    for (const char* label : kLabels) ops.push_back(autotune_variant(op, label));
   }
   config.ops = ops;
   return config;
@@ -42,12 +39,27 @@ std::vector<std::string> names_of(const std::vector<const config::OpConfig*>& op
   return out;
 }
 
-TEST(AutotuneVariants, TheNameSaysTheOpAndThePinnedConfig) {
-  EXPECT_EQ(without_variant("softmax[BLOCK=64,num_warps=4]"), "softmax");
-  EXPECT_EQ(without_variant("softmax/v1[BLOCK=64,num_warps=4]"), "softmax/v1");
-  EXPECT_EQ(without_variant("softmax"), "softmax");
-  EXPECT_EQ(autotune_pin("softmax/v1[k1:BLOCK=16;k2:BLOCK=64]"), "k1:BLOCK=16;k2:BLOCK=64");
-  EXPECT_EQ(autotune_pin("softmax/v1"), "");
+TEST(AutotuneVariants, TheNameIsRenderedFromTheTypedField) {
+  config::OpConfig op;
+  op.name = "softmax/v1";
+  op.spec = "softmax";
+  const config::OpConfig variant = autotune_variant(op, "k1:BLOCK=16;k2:BLOCK=64");
+  ASSERT_TRUE(variant.autotune);
+  EXPECT_EQ(variant.autotune->of, "softmax/v1");
+  EXPECT_EQ(variant.autotune->config, "k1:BLOCK=16;k2:BLOCK=64");
+  EXPECT_EQ(variant.name, "softmax/v1[k1:BLOCK=16;k2:BLOCK=64]");
+  EXPECT_EQ(variant.spec, "softmax");  // case seeds derive from the spec: every variant meets the same cases
+  EXPECT_FALSE(op.autotune);
+}
+
+TEST(AutotuneVariants, AUserNameSplitsIntoTheOpAndTheConfig) {
+  const OpName variant = parse_op_name(variant_name({"softmax/v1", "BLOCK=64,num_warps=4"}));
+  EXPECT_EQ(variant.op, "softmax/v1");
+  EXPECT_EQ(variant.config, "BLOCK=64,num_warps=4");
+  const OpName op = parse_op_name("softmax/v1");
+  EXPECT_EQ(op.op, "softmax/v1");
+  EXPECT_FALSE(op.config);
+  EXPECT_FALSE(parse_op_name("softmax[").config);  // not a variant: select_ops reports it unknown
 }
 
 TEST(AutotuneVariants, OnlyTheOpWorkerOfAVariantGetsThePin) {
@@ -57,6 +69,10 @@ TEST(AutotuneVariants, OnlyTheOpWorkerOfAVariantGetsThePin) {
   EXPECT_EQ(runner_settings(config, *variant, "op").autotune_pin, "BLOCK=64,num_warps=2");
   EXPECT_EQ(runner_settings(config, *variant, "reference").autotune_pin, "");
   EXPECT_EQ(runner_settings(config, *config.find_op("other"), "op").autotune_pin, "");
+  // The pin comes from the typed field, not from reading the name back.
+  config::OpConfig renamed = *variant;
+  renamed.name = "scan_renamed";
+  EXPECT_EQ(runner_settings(config, renamed, "op").autotune_pin, "BLOCK=64,num_warps=2");
 }
 
 TEST(AutotuneVariants, SelectionByOpOrByVariant) {
