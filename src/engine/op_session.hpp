@@ -1,5 +1,5 @@
 // Runs single cases of one op: builds the case, runs the op under test and the reference
-// through their runners, and compares. One OpSession per (op, worker thread).
+// through their runners, and has CaseJudge (case_judge.hpp) compare. One OpSession per (op, worker thread).
 #pragma once
 
 #include <array>
@@ -13,6 +13,7 @@
 
 #include "check/compare.hpp"
 #include "config/config.hpp"
+#include "engine/case_judge.hpp"
 #include "engine/task_thread.hpp"
 #include "fuzz/case.hpp"
 #include "proc/cancel.hpp"
@@ -96,15 +97,9 @@ class OpSession {
   void set_stop_at(std::chrono::steady_clock::time_point stop_at) { stop_at_ = stop_at; }
 
  private:
-  result::CaseRecord new_record(const fuzz::Case& c) const;
-  static void keep_inputs_if_failed(result::CaseRecord& record, const fuzz::Case& c);
-  // Fills record.verdict from the reference's and the op's answers.
-  void judge(result::CaseRecord& record, const fuzz::Case& c, const proc::RunOutcome& ref,
-             const proc::RunOutcome& out, bool expect_case_dtype) const;
   // `placed`: c's inputs as views in the input file (same values), sent when the layout is plain.
   proc::RunOutcome run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
                                  const tensor::NamedTensors* placed = nullptr);
-  void declare_output_shape(check::CompareOptions& options, const fuzz::Case& c) const;
 
   // A case ready to run: generated, and its inputs placed in input_arenas_[arena] (no placement
   // when the arena is off or the op runs elsewhere).
@@ -160,6 +155,7 @@ class OpSession {
 
   const config::Config& config_;
   const config::OpConfig& op_;
+  const CaseJudge judge_;
   std::unique_ptr<proc::Runner> op_runner_;
   std::unique_ptr<proc::Runner> reference_runner_;
   // The input files: the workers read one case's while the next case is placed in another, and
