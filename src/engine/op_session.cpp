@@ -75,7 +75,7 @@ proc::RunnerSettings runner_settings(const config::Config& config, const config:
 
 OpSession::OpSession(const config::Config& config, const config::OpConfig& op,
                      const proc::RunnerFactory& runners)
-    : config_(config), op_(op), judge_(config, op), parallel_reference_(parallel_reference_wanted()) {
+    : op_(op), judge_(config, op), parallel_reference_(parallel_reference_wanted()) {
   const proc::RunnerFactory& make = runners ? runners : proc::RunnerFactory(proc::make_runner);
   if (!op.op_script.empty()) op_runner_ = make(op.op_script, runner_settings(config, op, "op"));
   reference_runner_ = make(op.reference, runner_settings(config, op, "reference"));

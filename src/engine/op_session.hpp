@@ -153,7 +153,6 @@ class OpSession {
   // of running a case needs the workers; the session ends): its calls are cancelled, and waited for.
   void drop_started();
 
-  const config::Config& config_;
   const config::OpConfig& op_;
   const CaseJudge judge_;
   std::unique_ptr<proc::Runner> op_runner_;
