@@ -1,33 +1,25 @@
-// Runs single cases of one op: builds the case, runs the op under test and the reference
-// through their runners, and has CaseJudge (case_judge.hpp) compare. One OpSession per (op, worker thread).
+// Runs single cases of one op: builds the case, has RunnerPair (runner_pair.hpp) call the op under test
+// and the reference, and CaseJudge (case_judge.hpp) compare. One OpSession per (op, worker thread).
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <future>
-#include <memory>
 #include <optional>
 #include <vector>
 
-#include "check/compare.hpp"
 #include "config/config.hpp"
 #include "engine/case_judge.hpp"
+#include "engine/runner_pair.hpp"
 #include "engine/task_thread.hpp"
 #include "fuzz/case.hpp"
-#include "proc/cancel.hpp"
 #include "proc/runner.hpp"
 #include "result/run_result.hpp"
 #include "util/error.hpp"
-#include "util/time_spans.hpp"
 #include "wire/shared_file.hpp"
 
 namespace gpuemu::engine {
-
-// Settings shared by every session of a run.
-proc::RunnerSettings runner_settings(const config::Config& config, const config::OpConfig& op,
-                                     std::string role);
 
 class OpSession {
  public:
@@ -71,17 +63,14 @@ class OpSession {
                                             const nlohmann::json* kwargs = nullptr);
 
   // Runs op and reference on a case and hands back both raw answers (for calibration).
-  struct RawOutputs {
-    proc::RunOutcome op;
-    proc::RunOutcome reference;
-  };
+  using RawOutputs = engine::RawOutputs;
   Expected<RawOutputs> run_raw(const fuzz::Case& c);
 
   const config::OpConfig& op() const { return op_; }
 
   // Starts the op's and the reference's workers without waiting for them (Runner::warm_up): called
   // while the op before runs its last cases, so this op's first case does not wait for their start.
-  void warm_up();
+  void warm_up() { runners_.warm_up(); }
 
   // Cases are made ahead only while the running one's inputs, times the cases made ahead, are at
   // most this large (default 256 MiB): three cases of 1 GiB and their input files at once could
@@ -94,44 +83,26 @@ class OpSession {
   bool started_ahead() const { return started_.has_value(); }
 
   // The run's time budget: a case still running then is killed and its record marked `cut`.
-  void set_stop_at(std::chrono::steady_clock::time_point stop_at) { stop_at_ = stop_at; }
+  void set_stop_at(std::chrono::steady_clock::time_point stop_at) { runners_.set_stop_at(stop_at); }
 
  private:
-  // `placed`: c's inputs as views in the input file (same values), sent when the layout is plain.
-  proc::RunOutcome run_reference(const fuzz::Case& c, const nlohmann::json* kwargs,
-                                 const tensor::NamedTensors* placed = nullptr);
-
-  // A case ready to run: generated, and its inputs placed in input_arenas_[arena] (no placement
-  // when the arena is off or the op runs elsewhere).
-  struct PreparedCase {
-    std::uint64_t seed = 0;
-    int arena = 0;
-    Expected<fuzz::Case> c;
-    std::optional<tensor::NamedTensors> placed;
-  };
+  // A case ready to run, its inputs placed in input_arenas_[arena].
   PreparedCase prepare(std::uint64_t seed, int arena);
   // The case made ahead for `seed`, else one made now.
   PreparedCase take_prepared(std::uint64_t seed);
   std::optional<tensor::NamedTensors> place_now(const fuzz::Case& c);
-  Expected<RawOutputs> run_placed(const fuzz::Case& c, const std::optional<tensor::NamedTensors>& placed);
   Expected<result::CaseRecord> run_prepared(const fuzz::Case& c,
                                             const std::optional<tensor::NamedTensors>& placed);
   // The record of a case both of whose calls came back: judged, timed, its inputs kept if it failed.
   result::CaseRecord judged(const fuzz::Case& c, RawOutputs raw, std::chrono::steady_clock::time_point start);
-  // How long this case's calls ran at the same time as another call of this session: each other's,
-  // or (a case started ahead) the calls of the case before. Remembers this case's spans.
-  double overlap_secs(const proc::RunOutcome& op, const proc::RunOutcome& reference);
 
   // A case handed to the workers: its inputs made (or being made) on maker_, the op's and the
-  // reference's calls queued on their threads behind the calls of the case before.
+  // reference's calls queued on their threads behind the calls of the case before (RunnerPair::start).
   struct StartedCase {
     std::uint64_t seed = 0;
     int arena = 0;
     std::shared_future<PreparedCase> prepared;
-    std::future<proc::RunOutcome> op;
-    std::future<proc::RunOutcome> reference;
-    // Set when the case is abandoned: its calls stop as if cancelled.
-    proc::CancelToken abandoned = std::make_shared<std::atomic<bool>>(false);
+    StartedCalls calls;
   };
   StartedCase hand_to_workers(std::shared_future<PreparedCase> prepared, std::uint64_t seed, int arena);
   Expected<result::CaseRecord> run_started(std::uint64_t seed, const std::vector<std::uint64_t>& upcoming,
@@ -155,20 +126,14 @@ class OpSession {
 
   const config::OpConfig& op_;
   const CaseJudge judge_;
-  std::unique_ptr<proc::Runner> op_runner_;
-  std::unique_ptr<proc::Runner> reference_runner_;
   // The input files: the workers read one case's while the next case is placed in another, and
   // (cases started ahead) the case after it in the third.
   std::array<wire::InputArena, 3> input_arenas_;
-  std::optional<std::chrono::steady_clock::time_point> stop_at_;
-  bool parallel_reference_;  // the op and the reference run at the same time
-  // The spans of the last case's calls (overlap_secs).
-  std::vector<util::TimeSpan> last_spans_;
-  // The threads that call the op (while this one runs the reference, or judges), call the reference
-  // (cases started ahead) and make the next case, kept for the session (declared after what their
-  // jobs use: joined first, after running what is queued).
-  TaskThread op_caller_;
-  TaskThread reference_caller_;
+  // The runners and the threads that call them (declared after the input files their calls read:
+  // those threads are joined first, after running what is queued).
+  RunnerPair runners_;
+  // The thread that makes the next case, kept for the session (declared after the input files and
+  // runners_ its jobs use: joined first, after running what is queued).
   TaskThread maker_;
   // A case being made by maker_, not yet handed to the workers: the next one (Ahead::make), or the
   // one after the case started ahead (Ahead::run).
